@@ -1,0 +1,65 @@
+"""The one error type for bad input, shared by every layer.
+
+Every validation failure names the field and the values it allows, so the CLI can print one
+sentence and exit with code 2, and a library caller can catch a single exception type.
+"""
+
+from __future__ import annotations
+
+
+class InvalidInput(ValueError):
+    """A parameter outside its allowed values.
+
+    Parameters
+    ----------
+    field:
+        The name of the offending parameter as the user spelled it (``epsilon``, ``forget``).
+    allowed:
+        What the field accepts, in words (``a finite number > 0``).
+    got:
+        The value received; shown with ``repr`` in the message.
+    hint:
+        Optional extra sentence (e.g. which mechanism to use instead).
+    """
+
+    def __init__(self, field: str, allowed: str, got: object = None, hint: str | None = None):
+        self.field = field
+        self.allowed = allowed
+        self.got = got
+        message = f"{field} must be {allowed}; got {got!r}."
+        if hint:
+            message = f"{message} {hint}"
+        super().__init__(message)
+
+
+def require_positive(field: str, value: float) -> float:
+    """Return ``float(value)`` if it is finite and > 0, else raise :class:`InvalidInput`."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, "a finite number > 0", value) from None
+    if not (x > 0 and x < float("inf")):
+        raise InvalidInput(field, "a finite number > 0", value)
+    return x
+
+
+def require_nonnegative(field: str, value: float) -> float:
+    """Return ``float(value)`` if it is finite and >= 0, else raise :class:`InvalidInput`."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, "a finite number >= 0", value) from None
+    if not (x >= 0 and x < float("inf")):
+        raise InvalidInput(field, "a finite number >= 0", value)
+    return x
+
+
+def require_probability(field: str, value: float) -> float:
+    """Return ``float(value)`` if it lies in the open interval (0, 1), else raise."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, "a number in the open interval (0, 1)", value) from None
+    if not (0.0 < x < 1.0):
+        raise InvalidInput(field, "a number in the open interval (0, 1)", value)
+    return x
