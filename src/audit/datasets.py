@@ -1060,8 +1060,13 @@ def _load_adult(group_column: str | None, **common: Any) -> AuditData:
         groups=groups,
         X_test=None,
         y_test=None,
+        # Two whitened components: certified first-order methods pay exp(eta*L*T) with the
+        # per-sample L = (||x||^2+1)/4, while GD progresses at the *average* curvature, about
+        # L/k per whitened direction. With k = 2, full-batch GD reaches the converged logistic-
+        # regression accuracy (81-82 %, vs 83 % with 20 components) within eta*L*T = 6, which
+        # keeps R2D's noise small (README, "Choosing the defaults").
         default_feature_map={
-            "standardize": True, "pca_components": 20, "whiten": True, "row_norm": "unit"
+            "standardize": True, "pca_components": 2, "whiten": True, "row_norm": "unit"
         },
         source=source,
         preprocessing=preprocessing,

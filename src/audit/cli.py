@@ -1,0 +1,251 @@
+"""The ``audit`` command line: a thin shell over the library.
+
+stdout carries data (``--json``), stderr carries people's output (progress, tables, errors).
+Exit codes: 0 consistent, 1 certificate violated or not issued, 2 bad input, 70 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from enum import IntEnum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from certify.errors import InvalidInput
+
+err = Console(stderr=True)
+app = typer.Typer(
+    name="audit",
+    help="Audit certified machine unlearning: certified epsilon next to measured leakage.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    VIOLATED = 1
+    USAGE = 2
+    INTERNAL = 70
+
+
+def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(int(code))
+
+
+# ----------------------------------------------------------------------------------------
+@app.command()
+def run(
+    method: Annotated[Optional[str], typer.Option(help="Unlearning method (see `audit methods`).")] = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="Target epsilon > 0.")] = None,
+    delta: Annotated[Optional[float], typer.Option(help="Target delta in (0, 1).")] = None,
+    mechanism: Annotated[Optional[str], typer.Option(help="analytic | classic (classic needs epsilon <= 1).")] = None,
+    dataset: Annotated[Optional[str], typer.Option(help="adult | digits | idx:<dir> | csv:<file>.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="logreg | mlp.")] = None,
+    hidden: Annotated[Optional[str], typer.Option(help="MLP hidden widths, e.g. 64,64.")] = None,
+    pca_components: Annotated[Optional[int], typer.Option(help="Whitened PCA features (default: the dataset's).")] = None,
+    forget_count: Annotated[Optional[int], typer.Option(help="Forget this many random training records.")] = None,
+    forget_fraction: Annotated[Optional[float], typer.Option(help="Forget this fraction of the training set.")] = None,
+    forget_class: Annotated[Optional[int], typer.Option(help="Forget every record of this class.")] = None,
+    forget_groups: Annotated[Optional[int], typer.Option(help="Forget every record of this many random groups.")] = None,
+    group_column: Annotated[Optional[str], typer.Option(help="CSV column holding user/group ids.")] = None,
+    label_column: Annotated[Optional[str], typer.Option(help="CSV column holding the label.")] = None,
+    steps: Annotated[Optional[int], typer.Option(help="T: full-batch gradient steps.")] = None,
+    eta: Annotated[Optional[float], typer.Option(help="Constant step size (default: horizon/(L*T)).")] = None,
+    horizon: Annotated[Optional[float], typer.Option(help="eta*L*T when --eta is not given.")] = None,
+    rewind: Annotated[Optional[int], typer.Option(help="K: rewind steps.")] = None,
+    rewind_fraction: Annotated[Optional[float], typer.Option(help="K as a fraction of T.")] = None,
+    sigma_budget: Annotated[Optional[float], typer.Option(help="Smallest K whose noise fits this sigma.")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Root seed (all derived seeds are reported).")] = None,
+    device: Annotated[Optional[str], typer.Option(help="auto | cpu | cuda.")] = None,
+    dtype: Annotated[Optional[str], typer.Option(help="float64 | float32.")] = None,
+    max_train: Annotated[Optional[int], typer.Option(help="Cap on the training-set size.")] = None,
+    noise_draws: Annotated[Optional[int], typer.Option(help="Noise draws for released-model utility.")] = None,
+    curve_points: Annotated[Optional[int], typer.Option(help="Points on the K-sigma-epsilon curve.")] = None,
+    smoothness: Annotated[Optional[float], typer.Option("--L", help="Override the smoothness constant L (assumed).")] = None,
+    gradient_bound: Annotated[Optional[float], typer.Option("--G", help="Override the gradient bound G (assumed).")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="TOML file with any of these fields; flags win.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Directory to write report.json into.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+) -> None:
+    """Run one audit: learn, certify, unlearn, retrain, compare, report."""
+    from audit.config import AuditConfig
+    from audit.pipeline import STAGES
+    from audit.pipeline import run as run_audit
+
+    flags: dict[str, Any] = {
+        "method": method, "epsilon": epsilon, "delta": delta, "mechanism": mechanism,
+        "dataset": dataset, "model": model, "pca_components": pca_components, "forget_count": forget_count,
+        "forget_fraction": forget_fraction, "forget_class": forget_class,
+        "forget_groups": forget_groups, "group_column": group_column, "label_column": label_column,
+        "steps": steps, "eta": eta, "horizon": horizon, "rewind": rewind,
+        "rewind_fraction": rewind_fraction, "sigma_budget": sigma_budget, "seed": seed,
+        "device": device, "dtype": dtype, "max_train": max_train, "noise_draws": noise_draws,
+        "curve_points": curve_points,
+    }
+    try:
+        settings = _read_config(config) if config else {}
+        settings.update({k: v for k, v in flags.items() if v is not None})
+        if hidden is not None:
+            settings["hidden"] = _parse_widths(hidden)
+        overrides = dict(settings.get("constants", {}))
+        if smoothness is not None:
+            overrides["L"] = smoothness
+        if gradient_bound is not None:
+            overrides["G"] = gradient_bound
+        if overrides:
+            settings["constants"] = overrides
+        cfg = AuditConfig.from_dict(settings)
+        if out is not None and out.exists() and not out.is_dir():
+            raise InvalidInput("out", "a directory (it exists and is a file)", str(out))
+
+        show = not quiet and err.is_terminal
+        with Progress(TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn(),
+                      console=err, transient=True, disable=not show) as bar:
+            tasks = {s: bar.add_task(s, total=1, visible=False) for s in STAGES}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.update(tasks[stage], completed=done, total=max(total, 1), visible=True)
+
+            report = run_audit(cfg, progress=progress)
+        if out is not None:
+            path = report.write(out)
+            if not quiet:
+                err.print(f"report written to {path}")
+    except InvalidInput as exc:
+        _fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.to_json())
+    if not quiet:
+        _summary(report)
+    raise typer.Exit(int(ExitCode.OK if report.verdict == "consistent" else ExitCode.VIOLATED))
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise InvalidInput("config", "an existing TOML file", str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput("config", "valid TOML", f"{path}: {exc}") from None
+    return dict(data.get("audit", data))
+
+
+def _parse_widths(text: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(w) for w in text.split(",") if w.strip())
+    except ValueError:
+        raise InvalidInput("hidden", "comma-separated positive integers such as 64,64", text) from None
+    return widths
+
+
+def _summary(report) -> None:
+    cert, real, util = report.certificate, report.realized, report.utility
+    table = Table(title=f"{report.method['title']} audit: verdict {report.verdict.upper()}",
+                  show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    fmt = lambda v: v if isinstance(v, str) else f"{v:.6g}"  # noqa: E731
+    rows = [
+        ("certified epsilon (delta)", f"{fmt(cert['epsilon'])} ({fmt(cert['delta'])})"),
+        ("certificate", ("valid" if cert["valid"] else "NOT ISSUED") + (" (conditional)" if cert["conditional"] else "")),
+        ("sensitivity bound Delta", fmt(cert["sensitivity"])),
+        ("noise sigma", fmt(cert["sigma"])),
+        ("||theta_U - theta_R|| (before noise)", fmt(real["distance_unlearned_retrained"])),
+        ("realized epsilon", fmt(real["epsilon"])),
+    ]
+    for name in ("original", "unlearned", "retrained"):
+        t = util[name]["test"]
+        noisy = t.get("noisy_accuracy_mean")
+        rows.append((f"test accuracy {name} (noiseless / released)",
+                     f"{t['accuracy']:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
+    tm = report.timings
+    rows.append(("learn / unlearn / retrain seconds",
+                 f"{tm['learn_s']:.3f} / {tm['unlearn_s']:.3f} / {tm['retrain_s']:.3f}"))
+    for r in rows:
+        table.add_row(*r)
+    err.print(table)
+    for f in report.findings:
+        colour = "red" if f["severity"] == "error" else "yellow"
+        err.print(f"[{colour}]{f['severity']}[/]: {f['message']}", highlight=False)
+
+
+# ----------------------------------------------------------------------------------------
+@app.command()
+def calibrate(
+    delta: Annotated[float, typer.Option(help="delta in (0, 1).")],
+    sensitivity: Annotated[float, typer.Option(help="L2 sensitivity Delta >= 0.")] = 1.0,
+    epsilon: Annotated[Optional[float], typer.Option(help="Target epsilon: prints sigma.")] = None,
+    sigma: Annotated[Optional[float], typer.Option(help="Noise sigma: prints epsilon.")] = None,
+    mechanism: Annotated[str, typer.Option(help="analytic | classic.")] = "analytic",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+) -> None:
+    """Gaussian-mechanism calibration: sigma from (epsilon, delta, Delta), or epsilon from sigma."""
+    from certify.mechanisms import epsilon_for, sigma_for
+
+    try:
+        if (epsilon is None) == (sigma is None):
+            raise InvalidInput("epsilon/sigma", "exactly one of --epsilon or --sigma", None)
+        if epsilon is not None:
+            result = {"sigma": sigma_for(epsilon, delta, sensitivity, mechanism), "epsilon": epsilon}
+        else:
+            result = {"epsilon": epsilon_for(sigma, delta, sensitivity, mechanism), "sigma": sigma}
+    except InvalidInput as exc:
+        _fail(str(exc))
+    result.update(delta=delta, sensitivity=sensitivity, mechanism=mechanism)
+    if as_json:
+        sys.stdout.write(json.dumps(result, sort_keys=True, default=str) + "\n")
+    else:
+        typer.echo(" ".join(f"{k}={v:.10g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
+
+
+@app.command()
+def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False) -> None:
+    """List the unlearning methods, their papers and whether they are certified."""
+    from unlearners.base import available_methods
+
+    rows = [{"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
+             "assumptions": list(cls.assumptions), "deviations": list(cls.deviations)}
+            for name, cls in available_methods().items()]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(show_header=True, header_style="bold")
+    for col in ("name", "certified", "paper"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], "yes" if r["certified"] else "no", r["paper"])
+    Console().print(table)
+
+
+def main() -> None:
+    """Console-script entry point: no traceback reaches the user unless AUDIT_DEBUG is set."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # pragma: no cover - the last line of defence
+        if os.environ.get("AUDIT_DEBUG"):
+            raise
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+                  "(set AUDIT_DEBUG=1 for the traceback)", highlight=False)
+        sys.exit(int(ExitCode.INTERNAL))
+
+
+if __name__ == "__main__":
+    main()

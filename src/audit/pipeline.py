@@ -1,0 +1,309 @@
+"""One audit: fit → certify → unlearn → retrain → compare, as a single library call.
+
+``run(config)`` is silent; it reports progress through an optional callback
+``progress(stage: str, done: int, total: int)`` that the CLI adapts to a rich progress bar.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from audit.config import AuditConfig
+from audit.datasets import AuditData, load_dataset, select_forget
+from audit.report import AuditReport, environment
+from certify.mechanisms import epsilon_for, sigma_for
+from unlearners.base import Unlearner, get_method
+from unlearners.models import build_model
+from unlearners.objective import Objective, default_init
+
+Progress = Callable[[str, int, int], None]
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "utility", "tradeoff")
+
+
+def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
+    """Run one audit and return its report.
+
+    Parameters
+    ----------
+    config:
+        A validated :class:`AuditConfig` (validated again here: a library caller may have
+        mutated it).
+    progress:
+        Optional callback ``progress(stage, done, total)``; stages are :data:`STAGES`.
+
+    Returns
+    -------
+    AuditReport
+        Configuration, dataset facts, certificate, utility, realized ε, tradeoff curve,
+        timings, seeds and environment.
+    """
+    config.validate()
+    tick = progress or (lambda stage, done, total: None)
+    seeds = config.seeds()
+    device = _device(config.device)
+    dtype = getattr(torch, config.dtype)
+    timings: dict[str, float] = {}
+
+    tick("data", 0, 1)
+    data = load_dataset(config.dataset, seed=seeds["data"], max_train=config.max_train,
+                        **_dataset_options(config))
+    forget_np = select_forget(data, seed=seeds["forget"], **_forget_options(config))
+    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(data.y_train, device=device)
+    forget = torch.as_tensor(forget_np, device=device)
+    n, m = int(X.shape[0]), int(forget.numel())
+    tick("data", 1, 1)
+
+    model = build_model(config.model, X.shape[1], data.n_classes,
+                        **({"hidden": config.hidden} if config.model == "mlp" else {}))
+    objective = Objective(model.to(device=device, dtype=dtype))
+    theta0 = default_init(objective, torch.Generator().manual_seed(seeds["init"]), dtype).to(device)
+    method = _build_method(config, objective, seeds)
+
+    tick("learn", 0, 1)
+    t0 = time.perf_counter()
+    theta_orig = method.fit(X, y, theta0)
+    timings["learn_s"] = time.perf_counter() - t0
+    tick("learn", 1, 1)
+
+    if config.sigma_budget is not None:
+        method.rewind = method.rewind_for_sigma(config.sigma_budget, m, config.epsilon,
+                                                config.delta, config.mechanism)
+
+    tick("unlearn", 0, 1)
+    t0 = time.perf_counter()
+    theta_unl = method.unlearn(forget)
+    timings["unlearn_s"] = time.perf_counter() - t0
+    tick("unlearn", 1, 1)
+
+    tick("retrain", 0, 1)
+    t0 = time.perf_counter()
+    theta_ret = method.retrain(forget)
+    timings["retrain_s"] = time.perf_counter() - t0
+    timings["speedup_vs_retrain"] = timings["retrain_s"] / max(timings["unlearn_s"], 1e-9)
+    tick("retrain", 1, 1)
+
+    tick("certify", 0, 1)
+    certificate = method.certify(m, config.epsilon, config.delta, config.mechanism)
+    distance = float(torch.linalg.vector_norm(theta_unl - theta_ret))
+    realized = _realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
+                         certificate.epsilon)
+    recovery = _checkpoint_recovery(method, theta_orig)
+    tick("certify", 1, 1)
+
+    tick("utility", 0, 1)
+    keep = torch.ones(n, dtype=torch.bool, device=device)
+    keep[forget] = False
+    splits = {
+        "retain": (X[keep], y[keep]),
+        "forget": (X[forget], y[forget]),
+        "test": (_tensor(data.X_test, dtype, device), torch.as_tensor(data.y_test, device=device)),
+    }
+    noise_gen = torch.Generator().manual_seed(seeds["noise"])
+    models = {"original": theta_orig, "unlearned": theta_unl, "retrained": theta_ret}
+    utility = {name: _utility(objective, theta, splits, certificate.sigma, config.noise_draws, noise_gen)
+               for name, theta in models.items()}
+    tick("utility", 1, 1)
+
+    curve = _tradeoff_curve(method, config, objective, forget, m, splits["test"], noise_gen, tick)
+
+    findings = _findings(certificate, realized, utility)
+    return AuditReport(
+        config=config.to_dict(),
+        dataset={**data.describe(), "forget_size": m, "source": data.source,
+                 "preprocessing": data.preprocessing,
+                 "forget_indices_sha256": _sha256(forget_np)},
+        certificate=certificate.to_dict(),
+        realized=realized,
+        utility=utility,
+        tradeoff=curve,
+        checkpoint_recovery=recovery,
+        parameters={"dimension": objective.dim, "norm_original": _norm(theta_orig),
+                    "norm_unlearned": _norm(theta_unl), "norm_retrained": _norm(theta_ret),
+                    "sha256_original": _tensor_sha(theta_orig), "sha256_unlearned": _tensor_sha(theta_unl),
+                    "sha256_retrained": _tensor_sha(theta_ret)},
+        method={"name": method.name, "title": method.title, "paper": method.paper,
+                "certified": method.certified, "hyperparameters": method.hyperparameters()},
+        timings=timings,
+        seeds={"root": config.seed, **seeds},
+        environment=environment(device),
+        findings=findings,
+    )
+
+
+# ----------------------------------------------------------------------------------------
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        from certify.errors import InvalidInput
+
+        raise InvalidInput("device", "'cpu' or 'auto' on a machine without CUDA", name)
+    return torch.device(name)
+
+
+def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
+    return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
+
+
+def _dataset_options(config: AuditConfig) -> dict:
+    opts = {}
+    if config.label_column is not None:
+        opts["label_column"] = config.label_column
+    if config.group_column is not None:
+        opts["group_column"] = config.group_column
+    if config.pca_components is not None:
+        opts["feature_map"] = {"pca_components": int(config.pca_components)}
+    return opts
+
+
+def _forget_options(config: AuditConfig) -> dict:
+    if config.forget_count is not None:
+        return {"count": int(config.forget_count)}
+    if config.forget_fraction is not None:
+        return {"fraction": float(config.forget_fraction)}
+    if config.forget_class is not None:
+        return {"classes": [int(config.forget_class)]}
+    return {"n_groups": int(config.forget_groups)}
+
+
+def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, int]) -> Unlearner:
+    cls = get_method(config.method)
+    options = {"steps": config.steps, "eta": config.eta, "horizon": config.horizon,
+               "constants": dict(config.constants), "seed": seeds["estimators"]}
+    rewind = config.resolved_rewind()
+    options["rewind"] = config.steps if rewind is None else rewind
+    accepted = inspect.signature(cls.__init__).parameters
+    kwargs = {k: v for k, v in options.items() if k in accepted and v is not None}
+    return cls(objective, **kwargs)
+
+
+def _realized(sigma: float, delta: float, distance: float, sensitivity: float, certified: float) -> dict:
+    """The ε this very deletion spends: the Gaussian mechanism with Δ = ||θ_U − θ_R||."""
+    if distance == 0:
+        eps = 0.0
+    elif sigma == 0 or not math.isfinite(sigma):
+        eps = math.inf if sigma == 0 else 0.0
+    else:
+        eps = epsilon_for(sigma, delta, distance, "analytic")
+    return {
+        "distance_unlearned_retrained": distance,
+        "sensitivity_bound": sensitivity,
+        "bound_slack": (sensitivity / distance) if distance > 0 else math.inf,
+        "epsilon": eps,
+        "mechanism": "analytic",
+        "exceeds_certified": bool(eps > certified * (1 + 1e-9)),
+        "bound_violated": bool(distance > sensitivity * (1 + 1e-9)),
+    }
+
+
+def _utility(objective: Objective, theta: Tensor, splits: dict, sigma: float, draws: int,
+             gen: torch.Generator) -> dict:
+    out: dict[str, dict] = {}
+    noisy = [Unlearner.release(theta, sigma, gen) for _ in range(draws)] if sigma > 0 and math.isfinite(sigma) else []
+    for split, (Xs, ys) in splits.items():
+        entry = {"accuracy": float(objective.accuracy(theta, Xs, ys)),
+                 "loss": float(objective.loss(theta, Xs, ys))}
+        if noisy:
+            accs = torch.stack([objective.accuracy(t, Xs, ys) for t in noisy])
+            losses = torch.stack([objective.loss(t, Xs, ys) for t in noisy])
+            entry.update(noisy_accuracy_mean=float(accs.mean()), noisy_accuracy_std=float(accs.std()),
+                         noisy_loss_mean=float(losses.mean()), noisy_loss_std=float(losses.std()))
+        elif math.isfinite(sigma):
+            entry.update(noisy_accuracy_mean=entry["accuracy"], noisy_accuracy_std=0.0,
+                         noisy_loss_mean=entry["loss"], noisy_loss_std=0.0)
+        out[split] = entry
+    out["noise_draws"] = len(noisy)
+    return out
+
+
+def _tradeoff_curve(method, config, objective, forget, m, test, gen, tick) -> list[dict]:
+    """K–σ–ε: for rewinds across [0, T], the bound, the σ it needs, and what it buys."""
+    if not hasattr(method, "sensitivity") or not getattr(method, "full_trajectory_", False):
+        return []
+    T = method.steps
+    ks = sorted({int(round(i * T / (config.curve_points - 1))) for i in range(config.curve_points)}
+                | {method.rewind})
+    retrained = method.retrain(forget)
+    rows = []
+    for i, K in enumerate(ks):
+        tick("tradeoff", i, len(ks))
+        sens = method.sensitivity(m, K)
+        sigma = sigma_for(config.epsilon, config.delta, sens, config.mechanism) if math.isfinite(sens) else math.inf
+        theta = method.unlearn(forget, rewind=K)
+        distance = float(torch.linalg.vector_norm(theta - retrained))
+        row = {"rewind": K, "rewind_fraction": K / T, "sensitivity": sens, "sigma": sigma,
+               "distance": distance, "test_accuracy_noiseless": float(objective.accuracy(theta, *test))}
+        if math.isfinite(sigma):
+            draws = [objective.accuracy(Unlearner.release(theta, sigma, gen), *test) for _ in range(5)]
+            row["test_accuracy_released"] = float(torch.stack(draws).mean())
+            row["realized_epsilon"] = (0.0 if distance == 0 else
+                                       (epsilon_for(sigma, config.delta, distance, "analytic") if sigma > 0 else math.inf))
+        rows.append(row)
+    tick("tradeoff", len(ks), len(ks))
+    return rows
+
+
+def _checkpoint_recovery(method, theta_T: Tensor) -> dict | None:
+    """Algorithm 3 check: recover θ_{T−K} from θ_T and measure the distance to the real one."""
+    if not hasattr(method, "recover_checkpoint"):
+        return None
+    try:
+        recovered, diag = method.recover_checkpoint(theta_T)
+    except ValueError as exc:  # η ≥ 1/L: Algorithm 3 does not apply
+        return {"applicable": False, "reason": str(exc)}
+    true = method.checkpoint(method.steps - method.rewind)
+    return {"applicable": True, "distance_to_checkpoint": float(torch.linalg.vector_norm(recovered - true)),
+            "checkpoint_norm": _norm(true), **diag}
+
+
+def _findings(certificate, realized, utility) -> list[dict]:
+    findings = []
+    if not certificate.valid:
+        findings.append({"severity": "error", "code": "certificate-not-issued",
+                         "message": "A condition of the theorem fails: " + "; ".join(certificate.warnings)})
+    if realized["bound_violated"]:
+        findings.append({"severity": "error", "code": "bound-violated",
+                         "message": f"||theta_U - theta_R|| = {realized['distance_unlearned_retrained']:.6g} "
+                                    f"exceeds the certified sensitivity {certificate.sensitivity:.6g}"})
+    if realized["exceeds_certified"]:
+        findings.append({"severity": "error", "code": "realized-exceeds-certified",
+                         "message": f"realized epsilon {realized['epsilon']:.6g} exceeds the certified "
+                                    f"epsilon {certificate.epsilon:.6g}"})
+    if certificate.conditional:
+        findings.append({"severity": "warning", "code": "conditional-constants",
+                         "message": "The certificate rests on estimated or assumed constants."})
+    test_drop = _accuracy_drop(utility["unlearned"]["test"])
+    if test_drop is not None and test_drop > 0.02:
+        findings.append({"severity": "warning", "code": "utility-loss",
+                         "message": f"noise costs {100 * test_drop:.2f} test-accuracy points "
+                                    "(see the tradeoff curve for larger rewinds)"})
+    return findings
+
+
+def _accuracy_drop(entry: dict) -> float | None:
+    if "noisy_accuracy_mean" not in entry:
+        return None
+    return entry["accuracy"] - entry["noisy_accuracy_mean"]
+
+
+def _norm(t: Tensor) -> float:
+    return float(torch.linalg.vector_norm(t))
+
+
+def _tensor_sha(t: Tensor) -> str:
+    import hashlib
+
+    return hashlib.sha256(t.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
+
+
+def _sha256(a: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
