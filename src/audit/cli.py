@@ -39,7 +39,7 @@ class ExitCode(IntEnum):
 
 
 def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    typer.echo(f"error: {message}", err=True)  # plain and unwrapped: one sentence, one line
     raise typer.Exit(int(code))
 
 
@@ -242,8 +242,8 @@ def main() -> None:
     except Exception as exc:  # pragma: no cover - the last line of defence
         if os.environ.get("AUDIT_DEBUG"):
             raise
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
-                  "(set AUDIT_DEBUG=1 for the traceback)", highlight=False)
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set AUDIT_DEBUG=1 for the "
+                   "traceback)", err=True)
         sys.exit(int(ExitCode.INTERNAL))
 
 

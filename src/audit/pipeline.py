@@ -18,6 +18,7 @@ from torch import Tensor
 from audit.config import AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.report import AuditReport, environment
+from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for, sigma_for
 from unlearners.base import Unlearner, get_method
 from unlearners.models import build_model
@@ -54,7 +55,7 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
     tick("data", 0, 1)
     data = load_dataset(config.dataset, seed=seeds["data"], max_train=config.max_train,
                         **_dataset_options(config))
-    forget_np = select_forget(data, seed=seeds["forget"], **_forget_options(config))
+    forget_np = _select_forget(data, config, seeds["forget"])
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(data.y_train, device=device)
     forget = torch.as_tensor(forget_np, device=device)
     n, m = int(X.shape[0]), int(forget.numel())
@@ -142,8 +143,6 @@ def _device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        from certify.errors import InvalidInput
-
         raise InvalidInput("device", "'cpu' or 'auto' on a machine without CUDA", name)
     return torch.device(name)
 
@@ -161,6 +160,21 @@ def _dataset_options(config: AuditConfig) -> dict:
     if config.pca_components is not None:
         opts["feature_map"] = {"pca_components": int(config.pca_components)}
     return opts
+
+
+_FORGET_FIELDS = {"count": "forget_count", "fraction": "forget_fraction",
+                  "classes": "forget_class", "n_groups": "forget_groups", "groups": "forget_groups"}
+
+
+def _select_forget(data: AuditData, config: AuditConfig, seed: int) -> np.ndarray:
+    """Select Z; errors name the configuration field the user set, not the loader's argument."""
+    options = _forget_options(config)
+    try:
+        return select_forget(data, seed=seed, **options)
+    except InvalidInput as exc:
+        used = _FORGET_FIELDS[next(iter(options))]
+        field = used if exc.field in ("forget", *options) else exc.field
+        raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
 
 
 def _forget_options(config: AuditConfig) -> dict:

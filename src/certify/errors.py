@@ -26,6 +26,7 @@ class InvalidInput(ValueError):
         self.field = field
         self.allowed = allowed
         self.got = got
+        self.hint = hint
         message = f"{field} must be {allowed}; got {got!r}."
         if hint:
             message = f"{message} {hint}"

@@ -1,0 +1,120 @@
+"""R2D: the algorithms, and the inequalities of Theorem 3.1 on real runs."""
+
+import math
+
+import pytest
+import torch
+
+from certify.errors import InvalidInput
+from certify.mechanisms import epsilon_for, sigma_for
+from unlearners.base import get_method
+from unlearners.models import build_model
+from unlearners.objective import Objective, default_init
+from unlearners.r2d import RewindToDelete
+
+from synthetic import synthetic
+
+
+def _fitted(model="logreg", steps=60, rewind=30, horizon=4.0, eta=None, n=600, **kw):
+    X, y = synthetic(n=n, d=5, seed=7)
+    opts = {"hidden": (8,)} if model == "mlp" else {}
+    obj = Objective(build_model(model, 5, 2, **opts).double())
+    r2d = RewindToDelete(obj, steps=steps, rewind=rewind, horizon=horizon, eta=eta, **kw)
+    theta0 = default_init(obj, torch.Generator().manual_seed(0))
+    theta_T = r2d.fit(X, y, theta0)
+    return r2d, theta_T, X, y
+
+
+FORGET = torch.tensor([3, 17, 40, 41, 200])
+
+
+def test_rewind_T_reproduces_retraining_bit_for_bit():
+    r2d, _, _, _ = _fitted()
+    unlearned = r2d.unlearn(FORGET, rewind=r2d.steps)
+    assert torch.equal(unlearned, r2d.retrain(FORGET))
+    assert r2d.sensitivity(len(FORGET), rewind=r2d.steps) == 0.0
+    assert r2d.certify(len(FORGET), 1.0, 1e-5, rewind=r2d.steps).sigma == 0.0
+
+
+def test_rewind_zero_releases_the_original_model():
+    r2d, theta_T, _, _ = _fitted()
+    assert torch.equal(r2d.unlearn(FORGET, rewind=0), theta_T)
+
+
+@pytest.mark.parametrize("K", [0, 10, 30, 50, 59])
+def test_distance_never_exceeds_theorem_3_1_bound(K):
+    r2d, _, _, _ = _fitted()
+    distance = float(torch.linalg.vector_norm(r2d.unlearn(FORGET, rewind=K) - r2d.retrain(FORGET)))
+    bound = r2d.sensitivity(len(FORGET), rewind=K)
+    assert 0 < distance <= bound
+    cert = r2d.certify(len(FORGET), 1.0, 1e-5, rewind=K)
+    realized = epsilon_for(cert.sigma, 1e-5, distance)
+    assert realized <= cert.epsilon
+
+
+def test_bound_and_noise_decrease_with_rewind_and_grow_with_forget_size():
+    r2d, _, _, _ = _fitted()
+    sigmas = [r2d.certify(5, 1.0, 1e-5, rewind=K).sigma for K in range(0, 61, 10)]
+    assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
+    assert r2d.sensitivity(10, 30) > r2d.sensitivity(5, 30)
+
+
+def test_certificate_lists_every_constant_with_provenance():
+    r2d, _, _, _ = _fitted()
+    cert = r2d.certify(5, 1.0, 1e-5)
+    names = {c.name: c.provenance for c in cert.constants}
+    assert names["L"] == names["G"] == "analytic"
+    assert {"eta", "T", "K", "n", "m"} <= set(names)
+    assert cert.valid and not cert.conditional and "Theorem 3.1" in cert.theorem
+    assert cert.sigma == pytest.approx(sigma_for(1.0, 1e-5, cert.sensitivity, "analytic"))
+    classic = r2d.certify(5, 1.0, 1e-5, mechanism="classic")
+    assert classic.sigma > cert.sigma  # analytic is tighter at epsilon = 1
+
+
+def test_step_size_above_theorem_limit_is_not_certified():
+    r2d, _, _, _ = _fitted(eta=10.0)  # L = 0.5 here, so 1/L = 2 < 10
+    cert = r2d.certify(5, 1.0, 1e-5)
+    assert not cert.valid and any("step size" in w for w in cert.warnings)
+
+
+def test_sigma_budget_gives_smallest_sufficient_rewind():
+    r2d, _, _, _ = _fitted()
+    target = r2d.certify(5, 1.0, 1e-5, rewind=40).sigma
+    K = r2d.rewind_for_sigma(target, 5, 1.0, 1e-5)
+    assert K <= 40
+    assert r2d.certify(5, 1.0, 1e-5, rewind=K).sigma <= target
+    if K > 0:
+        assert r2d.certify(5, 1.0, 1e-5, rewind=K - 1).sigma > target
+
+
+def test_algorithm_3_recovers_the_checkpoint():
+    r2d, theta_T, _, _ = _fitted()
+    recovered, diag = r2d.recover_checkpoint(theta_T, 30)
+    true = r2d.checkpoint(r2d.steps - 30)
+    assert diag["converged"]
+    assert float(torch.linalg.vector_norm(recovered - true)) < 1e-9 * (1 + float(true.norm()))
+
+
+def test_mlp_certificate_is_conditional_on_estimated_constants():
+    r2d, _, _, _ = _fitted("mlp", steps=20, rewind=10, n=200)
+    cert = r2d.certify(2, 1.0, 1e-5)
+    assert cert.conditional
+    assert any("conditional" in w for w in cert.warnings)
+    assert cert.constant("L").diagnostics["n_samples"] > 0
+
+
+def test_overflowing_bound_is_reported_not_raised():
+    r2d, _, _, _ = _fitted(horizon=2000.0, steps=1000, rewind=0)
+    cert = r2d.certify(5, 1.0, 1e-5)
+    assert not cert.valid and math.isinf(cert.sigma)
+
+
+def test_registry_and_validation():
+    assert get_method("r2d") is RewindToDelete
+    with pytest.raises(InvalidInput, match="method"):
+        get_method("nope")
+    obj = Objective(build_model("logreg", 2, 2))
+    with pytest.raises(InvalidInput, match="rewind"):
+        RewindToDelete(obj, steps=10, rewind=11)
+    with pytest.raises(InvalidInput, match="eta"):
+        RewindToDelete(obj, eta=-1.0)
