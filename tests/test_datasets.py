@@ -70,7 +70,7 @@ def test_adult_loads_with_verified_source(adult: AuditData) -> None:
     assert "10.24432/C5XW20" in adult.source["citation"]
     assert adult.n_classes == 2
     assert adult.X_train.dtype == np.float32 and adult.y_train.dtype == np.int64
-    assert adult.X_train.shape[1] == 20 and adult.feature_names[0] == "pc1"
+    assert adult.X_train.shape[1] == 2 and adult.feature_names[0] == "pc1"
     assert adult.groups_train is None
     json.dumps(adult.source)
     json.dumps(adult.preprocessing)
@@ -87,9 +87,9 @@ def test_adult_split_sizes_add_up_and_are_disjoint(adult: AuditData) -> None:
         "train_before_max_train": 34190,
     }
     assert sizes["reference"] + sizes["test"] + sizes["unseen"] + sizes["train"] == ADULT_TOTAL
-    assert adult.X_train.shape == (34190, 20)
-    assert adult.X_test.shape == (7326, 20)
-    assert adult.X_unseen.shape == (4884, 20)
+    assert adult.X_train.shape == (34190, 2)
+    assert adult.X_test.shape == (7326, 2)
+    assert adult.X_unseen.shape == (4884, 2)
     rows = adult.source_rows
     assert rows is not None
     all_rows = np.concatenate([rows["reference"], rows["train"], rows["test"], rows["unseen"]])
@@ -102,7 +102,7 @@ def test_adult_label_balance(adult: AuditData) -> None:
     assert abs(y.mean() - 0.2393) < 0.01  # 11,687 of 48,842 records earn >50K
     d = adult.describe()
     assert abs(d["class_balance"]["train"][1] - 0.24) < 0.01
-    assert d["n_train"] == 34190 and d["d"] == 20 and d["n_classes"] == 2
+    assert d["n_train"] == 34190 and d["d"] == 2 and d["n_classes"] == 2
 
 
 def test_adult_rows_have_unit_norm(adult: AuditData) -> None:
@@ -113,7 +113,7 @@ def test_adult_rows_have_unit_norm(adult: AuditData) -> None:
     fm = adult.preprocessing["feature_map"]
     assert fm["config"] == {
         "standardize": True,
-        "pca_components": 20,
+        "pca_components": 2,
         "whiten": True,
         "row_norm": "unit",
     }
@@ -123,7 +123,7 @@ def test_adult_rows_have_unit_norm(adult: AuditData) -> None:
 def test_feature_map_does_not_depend_on_the_training_set(
     adult: AuditData, adult_small: AuditData
 ) -> None:
-    assert adult_small.X_train.shape == (1000, 20)
+    assert adult_small.X_train.shape == (1000, 2)
     assert adult_small.preprocessing["split"]["sizes"]["train_before_max_train"] == 34190
     # the smaller training set is a prefix of the full one, with identical features
     np.testing.assert_array_equal(adult_small.X_train, adult.X_train[:1000])
