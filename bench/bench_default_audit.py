@@ -1,8 +1,9 @@
 """Benchmark: the default audit `audit run --method r2d --epsilon 1`, end to end.
 
 Prints one JSON object: the wall-clock time of the whole command (interpreter start, imports,
-data loading, learning, unlearning, retraining, certificate, utility, tradeoff curve), the target
-(60 s on 2 CPU cores), and the pipeline's own timings, with unlearning as a ratio to retraining
+data loading, learning, unlearning, retraining, certificate, utility, tradeoff curve, and the
+default attacks with 1,000 trials per world), the targets (60 s for the audit, 180 s with
+attacks, on 2 CPU cores), and the pipeline's own timings, with unlearning as a ratio to retraining
 measured in the same run.
 
 Usage: python bench/bench_default_audit.py [--repeats 3]
@@ -20,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_S = 60.0
+TARGET_S = 60.0          # issue 2: the audit itself
+TARGET_WITH_ATTACKS_S = 180.0  # issue 3: with the four attacks and >= 1,000 trials per world
 
 
 def main() -> None:
@@ -52,6 +54,12 @@ def main() -> None:
         "wall_s_all": walls,
         "target_s": TARGET_S,
         "within_target": statistics.median(walls) < TARGET_S,
+        "target_with_attacks_s": TARGET_WITH_ATTACKS_S,
+        "within_target_with_attacks": statistics.median(walls) < TARGET_WITH_ATTACKS_S,
+        "attacks": reports[-1]["config"]["attacks"],
+        "trials_per_world": (reports[-1]["attacks"] or {}).get("trials", {}).get("n_per_world"),
+        "attacks_s": timings.get("attacks_s"),
+        "best_empirical_epsilon": ((reports[-1]["attacks"] or {}).get("comparison") or {}).get("best_empirical_epsilon"),
         "learn_s": timings["learn_s"],
         "unlearn_s": timings["unlearn_s"],
         "retrain_s": timings["retrain_s"],

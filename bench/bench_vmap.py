@@ -118,10 +118,17 @@ def _top_ops(fn, device, sync, no_grad=False, count=6) -> dict:
     return {e.key: round(getattr(e, key, 0.0) / 1e3, 3) for e in rows}
 
 
+#: (models, records) settings measured when --records is not given: the audit's own workload
+#: (1,000 released models scored on a 20-record forget set) and small-MLP training at growing
+#: data sizes, where per-call overhead gives way to arithmetic.
+GRID = ((1000, 20), (64, 20), (64, 200), (64, 2000))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=64, help="N, the number of models")
-    parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--records", type=int, default=None,
+                        help="records per model (default: the grid %s)" % (GRID,))
     parser.add_argument("--features", type=int, default=20)
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--activation", default="softplus", help="softplus (default), tanh, gelu or silu")
@@ -134,7 +141,25 @@ def main() -> None:
                         help="models per vmapped call (default: audit.trials' device-aware choice)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.records is None:
+        rows = []
+        for models, records in GRID:
+            args.models, args.records = models, records
+            steps = args.steps
+            if models > 100:
+                args.steps = 5  # keep the one-model-at-a-time reference short
+            rows.append(measure(args))
+            args.steps = steps
+        summary = [{k: r[k] for k in ("n_models", "n_records", "steps", "train_speedup", "eval_speedup",
+                                      "within_target")} for r in rows]
+        print(json.dumps({"benchmark": "vmap_batched_vs_loop_grid", "target_speedup": TARGET,
+                          "summary": summary, "runs": rows}, indent=2))
+    else:
+        print(json.dumps(measure(args), indent=2))
 
+
+def measure(args) -> dict:
+    """One (models, records) setting: loop vs vmap for training and evaluation."""
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -142,6 +167,7 @@ def main() -> None:
         print(json.dumps({"error": "--device cuda requested but CUDA is not available",
                           "torch": torch.__version__}))
         sys.exit(2)
+    assert args.records is not None
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
     load_before = os.getloadavg()[0]
@@ -206,7 +232,7 @@ def main() -> None:
         "target_speedup": TARGET,
         "within_target": train_speedup >= TARGET and eval_speedup >= TARGET,
     }
-    print(json.dumps(result, indent=2))
+    return result
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from audit.cli import app
 
 runner = CliRunner()
-FAST = ["--max-train", "2000", "--curve-points", "2", "--noise-draws", "2"]
+FAST = ["--max-train", "2000", "--curve-points", "2", "--noise-draws", "2", "--attacks", "none"]
 
 
 def invoke(*args):

@@ -46,6 +46,6 @@ def test_oversized_or_empty_forget_set_is_refused():
     import audit
 
     with pytest.raises(InvalidInput, match="forget"):
-        audit.run(AuditConfig(forget_count=1500, max_train=2000))
+        audit.run(AuditConfig(forget_count=1500, max_train=2000, attacks=()))
     with pytest.raises(InvalidInput, match="forget"):
-        audit.run(AuditConfig(forget_class=7, max_train=2000))
+        audit.run(AuditConfig(forget_class=7, max_train=2000, attacks=()))

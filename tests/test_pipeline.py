@@ -11,7 +11,14 @@ from audit import AuditConfig
 
 @pytest.fixture(scope="module")
 def default_report():
+    # The main job exactly as `audit run --method r2d --epsilon 1` runs it, attacks included.
     return audit.run(AuditConfig(method="r2d", epsilon=1.0))
+
+
+def test_default_audit_attacks_find_nothing_above_the_certificate(default_report):
+    a = default_report.attacks
+    assert a["trials"]["n_per_world"] >= 1000 and set(a["attacks"]) == {"mia", "ulira", "relearn", "whitebox"}
+    assert a["comparison"]["ordering_holds"] and not a["comparison"]["certificate_violated"]
 
 
 def test_default_audit_is_certified_and_keeps_utility(default_report):
@@ -42,7 +49,7 @@ def test_report_sections_and_json(default_report):
             assert {"accuracy", "loss", "noisy_accuracy_mean"} <= set(d["utility"][model][split])
     assert d["timings"]["learn_s"] > 0 and d["timings"]["speedup_vs_retrain"] > 0
     assert d["environment"]["packages"]["torch"]
-    assert d["seeds"]["root"] == 0 and len(d["seeds"]) == 6
+    assert d["seeds"]["root"] == 0 and len(d["seeds"]) == 7
 
 
 def test_tradeoff_curve_is_monotone_and_ends_at_retraining(default_report):
@@ -64,14 +71,15 @@ def test_checkpoint_recovery_reported(default_report):
 
 
 def test_rewind_equal_to_steps_is_retraining():
-    r = audit.run(AuditConfig(rewind=100, max_train=2000, curve_points=2, noise_draws=2))
+    r = audit.run(AuditConfig(rewind=100, max_train=2000, curve_points=2, noise_draws=2, attacks=()))
     assert r.realized["distance_unlearned_retrained"] == 0.0
     assert r.certificate["sigma"] == 0.0 and r.realized["epsilon"] == 0.0
     assert r.parameters["sha256_unlearned"] == r.parameters["sha256_retrained"]
 
 
 def test_same_seed_same_numbers_different_seed_different_split():
-    cfg = dict(max_train=2000, curve_points=3, noise_draws=3, forget_count=5)
+    cfg = dict(max_train=2000, curve_points=3, noise_draws=3, forget_count=5, trials=100,
+               attacks=("whitebox", "mia"))
     a, b = audit.run(AuditConfig(**cfg)), audit.run(AuditConfig(**cfg))
     strip = lambda r: {k: v for k, v in r.to_dict().items() if k not in ("timings", "created_at", "environment")}  # noqa: E731
     assert json.dumps(strip(a), sort_keys=True) == json.dumps(strip(b), sort_keys=True)
@@ -80,7 +88,7 @@ def test_same_seed_same_numbers_different_seed_different_split():
 
 
 def test_sigma_budget_selects_rewind():
-    r = audit.run(AuditConfig(sigma_budget=0.05, max_train=5000, curve_points=2, noise_draws=2))
+    r = audit.run(AuditConfig(sigma_budget=0.05, max_train=5000, curve_points=2, noise_draws=2, attacks=()))
     assert r.certificate["sigma"] <= 0.05
     assert 0 <= r.method["hyperparameters"]["rewind"] <= 100
 
@@ -88,7 +96,7 @@ def test_sigma_budget_selects_rewind():
 def test_planted_wrong_constant_is_flagged():
     # A user who asserts a too-small gradient bound gets a certificate the run itself refutes.
     r = audit.run(AuditConfig(constants={"G": 1e-7}, max_train=2000, forget_count=20,
-                              curve_points=2, noise_draws=2))
+                              curve_points=2, noise_draws=2, attacks=()))
     assert r.certificate["conditional"]
     assert r.realized["bound_violated"] and r.verdict == "violated"
     assert any(f["code"] == "bound-violated" for f in r.findings)
@@ -96,7 +104,7 @@ def test_planted_wrong_constant_is_flagged():
 
 def test_mlp_and_multiclass_digits_run():
     r = audit.run(AuditConfig(dataset="digits", model="mlp", hidden=(16,), steps=30, forget_count=5,
-                              curve_points=2, noise_draws=2))
+                              curve_points=2, noise_draws=2, trials=50, shadow_models=2))
     assert r.certificate["conditional"] and r.dataset["n_classes"] == 10
     assert r.realized["distance_unlearned_retrained"] <= r.certificate["sensitivity"]
     assert not math.isnan(r.utility["original"]["test"]["accuracy"])

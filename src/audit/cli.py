@@ -74,6 +74,12 @@ def run(
     curve_points: Annotated[Optional[int], typer.Option(help="Points on the K-sigma-epsilon curve.")] = None,
     smoothness: Annotated[Optional[float], typer.Option("--L", help="Override the smoothness constant L (assumed).")] = None,
     gradient_bound: Annotated[Optional[float], typer.Option("--G", help="Override the gradient bound G (assumed).")] = None,
+    attacks: Annotated[Optional[str], typer.Option(help="Comma-separated: mia,ulira,relearn,whitebox (or none).")] = None,
+    trials: Annotated[Optional[int], typer.Option(help="Released models per world scored by the attacks.")] = None,
+    trial_mode: Annotated[Optional[str], typer.Option(help="noise (fresh noise per trial) | retrain (new seed per trial).")] = None,
+    shadow_models: Annotated[Optional[int], typer.Option(help="U-LiRA shadow datasets.")] = None,
+    confidence: Annotated[Optional[float], typer.Option(help="Confidence of the epsilon lower bounds.")] = None,
+    relearn_max_steps: Annotated[Optional[int], typer.Option(help="Cap on relearn-time fine-tuning steps.")] = None,
     config: Annotated[Optional[Path], typer.Option(help="TOML file with any of these fields; flags win.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Directory to write report.json into.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
@@ -92,7 +98,8 @@ def run(
         "steps": steps, "eta": eta, "horizon": horizon, "rewind": rewind,
         "rewind_fraction": rewind_fraction, "sigma_budget": sigma_budget, "seed": seed,
         "device": device, "dtype": dtype, "max_train": max_train, "noise_draws": noise_draws,
-        "curve_points": curve_points,
+        "curve_points": curve_points, "attacks": attacks, "trials": trials, "trial_mode": trial_mode,
+        "shadow_models": shadow_models, "confidence": confidence, "relearn_max_steps": relearn_max_steps,
     }
     try:
         settings = _read_config(config) if config else {}
@@ -171,6 +178,13 @@ def _summary(report) -> None:
         noisy = t.get("noisy_accuracy_mean")
         rows.append((f"test accuracy {name} (noiseless / released)",
                      f"{t['accuracy']:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
+    if report.attacks:
+        cmp = report.attacks["comparison"]
+        for name, result in report.attacks["attacks"].items():
+            b = result["bound"]
+            rows.append((f"empirical epsilon >= ({name}, {report.attacks['trials']['n_per_world']} trials/world)",
+                         f"{fmt(b['epsilon_lower'])} (ceiling {fmt(b['ceiling'])})"))
+        rows.append(("certified >= realized >= empirical", "holds" if cmp["ordering_holds"] else "NO"))
     tm = report.timings
     rows.append(("learn / unlearn / retrain seconds",
                  f"{tm['learn_s']:.3f} / {tm['unlearn_s']:.3f} / {tm['retrain_s']:.3f}"))

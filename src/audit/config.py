@@ -66,6 +66,22 @@ class AuditConfig:
         Noise draws used to report the utility of released (noisy) models as mean ± std.
     curve_points:
         Rewind values on the K–σ–ε tradeoff curve.
+    constants:
+        User overrides for ``L`` and ``G`` (provenance ``assumed``).
+    attacks:
+        Attacks on the released models: any of ``mia``, ``ulira``, ``relearn``, ``whitebox``
+        (empty: none).
+    trials:
+        Released models per world that the attacks score.
+    trial_mode:
+        ``noise``: a trial is a fresh noise draw on the same noiseless parameters (the method is
+        deterministic given its seed); ``retrain``: a trial relearns from a new initial point.
+    shadow_models:
+        U-LiRA shadow datasets (each gives one "in" and one "out" shadow model).
+    confidence:
+        Confidence level of the Clopper–Pearson ε lower bounds.
+    relearn_max_steps:
+        Cap on the relearn-time fine-tuning.
     """
 
     method: str = "r2d"
@@ -95,6 +111,12 @@ class AuditConfig:
     noise_draws: int = 20
     curve_points: int = 11
     constants: dict[str, float] = field(default_factory=dict)
+    attacks: tuple[str, ...] = ("mia", "ulira", "relearn", "whitebox")
+    trials: int = 1000
+    trial_mode: str = "noise"
+    shadow_models: int = 16
+    confidence: float = 0.95
+    relearn_max_steps: int = 100
 
     def __post_init__(self) -> None:
         self.validate()
@@ -161,6 +183,23 @@ class AuditConfig:
             raise InvalidInput("noise_draws", "an integer in [1, 10000]", self.noise_draws)
         if _int(self.curve_points) is None or not 2 <= self.curve_points <= 101:
             raise InvalidInput("curve_points", "an integer in [2, 101]", self.curve_points)
+        from audit.attacking import ATTACKS
+
+        if isinstance(self.attacks, str):
+            self.attacks = tuple(a for a in self.attacks.split(",") if a.strip() and a != "none")
+        self.attacks = tuple(dict.fromkeys(a.strip() for a in self.attacks))
+        for name in self.attacks:
+            if name not in ATTACKS:
+                raise InvalidInput("attacks", "a comma-separated subset of " + ", ".join(ATTACKS)
+                                   + " (or 'none')", name)
+        if _int(self.trials) is None or not 10 <= self.trials <= 10_000_000:
+            raise InvalidInput("trials", "an integer in [10, 10000000]", self.trials)
+        _choice("trial_mode", self.trial_mode, ("noise", "retrain"))
+        if _int(self.shadow_models) is None or not 2 <= self.shadow_models <= 4096:
+            raise InvalidInput("shadow_models", "an integer in [2, 4096]", self.shadow_models)
+        self.confidence = require_probability("confidence", self.confidence)
+        if _int(self.relearn_max_steps) is None or not 1 <= self.relearn_max_steps <= 100_000:
+            raise InvalidInput("relearn_max_steps", "an integer in [1, 100000]", self.relearn_max_steps)
         for name, value in dict(self.constants).items():
             if name not in ("L", "G"):
                 raise InvalidInput("constants", "overrides for 'L' and/or 'G'", name)
@@ -177,13 +216,14 @@ class AuditConfig:
 
     def seeds(self) -> dict[str, int]:
         """Independent seeds for each random component, derived from the root seed."""
-        names = ("data", "forget", "init", "estimators", "noise")
+        names = ("data", "forget", "init", "estimators", "noise", "attacks")
         children = np.random.SeedSequence(int(self.seed)).spawn(len(names))
         return {n: int(c.generate_state(1, dtype=np.uint64)[0] >> 1) for n, c in zip(names, children)}
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
+        d["attacks"] = list(self.attacks)
         return d
 
     @classmethod

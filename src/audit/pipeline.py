@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from audit.attacking import AttackContext, run_attacks
 from audit.config import AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.report import AuditReport, environment
@@ -23,9 +24,10 @@ from certify.mechanisms import epsilon_for, sigma_for
 from unlearners.base import Unlearner, get_method
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
+from unlearners.smoothness import model_constants
 
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "utility", "tradeoff")
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "utility", "tradeoff", "trials", "attacks")
 
 
 def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
@@ -114,7 +116,26 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
 
     curve = _tradeoff_curve(method, config, objective, forget, m, splits["test"], noise_gen, tick)
 
-    findings = _findings(certificate, realized, utility)
+    attack_results = None
+    if config.attacks:
+        ctx = AttackContext(
+            objective=objective, method=method,
+            method_factory=lambda: _build_method(config, objective, seeds, rewind=getattr(method, "rewind", None)),
+            init=lambda g: default_init(objective, g, dtype).to(device),
+            X=X, y=y, forget=forget,
+            X_unseen=_tensor(data.X_unseen, dtype, device), y_unseen=torch.as_tensor(data.y_unseen, device=device),
+            theta_original=theta_orig, theta_unlearned=theta_unl, theta_retrained=theta_ret,
+            sigma=certificate.sigma, delta=config.delta, certified_epsilon=certificate.epsilon,
+            realized_epsilon=realized["epsilon"], smoothness=_smoothness(method, certificate, X, y, theta_orig),
+        )
+        t0 = time.perf_counter()
+        attack_results = run_attacks(
+            ctx, attacks=config.attacks, trials=config.trials, mode=config.trial_mode,
+            shadow_models=config.shadow_models, confidence=config.confidence,
+            relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"], tick=tick)
+        timings["attacks_s"] = time.perf_counter() - t0
+
+    findings = _findings(certificate, realized, utility, attack_results, config.trial_mode)
     return AuditReport(
         config=config.to_dict(),
         dataset={**data.describe(), "forget_size": m, "source": data.source,
@@ -135,6 +156,7 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
         seeds={"root": config.seed, **seeds},
         environment=environment(device),
         findings=findings,
+        attacks=attack_results,
     )
 
 
@@ -187,11 +209,12 @@ def _forget_options(config: AuditConfig) -> dict:
     return {"n_groups": int(config.forget_groups)}
 
 
-def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, int]) -> Unlearner:
+def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, int],
+                  rewind: int | None = None) -> Unlearner:
     cls = get_method(config.method)
     options = {"steps": config.steps, "eta": config.eta, "horizon": config.horizon,
                "constants": dict(config.constants), "seed": seeds["estimators"]}
-    rewind = config.resolved_rewind()
+    rewind = config.resolved_rewind() if rewind is None else rewind
     options["rewind"] = config.steps if rewind is None else rewind
     accepted = inspect.signature(cls.__init__).parameters
     kwargs = {k: v for k, v in options.items() if k in accepted and v is not None}
@@ -277,8 +300,30 @@ def _checkpoint_recovery(method, theta_T: Tensor) -> dict | None:
             "checkpoint_norm": _norm(true), **diag}
 
 
-def _findings(certificate, realized, utility) -> list[dict]:
+def _smoothness(method, certificate, X, y, theta) -> float:
+    """L of the per-sample loss, for the relearn attack's fixed step 1/L."""
+    try:
+        return certificate.constant("L").value
+    except KeyError:
+        consts = model_constants(method.objective, X, y, [theta], generator=torch.Generator().manual_seed(0))
+        return consts["L"].value
+
+
+def _findings(certificate, realized, utility, attack_results=None, trial_mode="noise") -> list[dict]:
     findings = []
+    if attack_results is not None:
+        cmp = attack_results["comparison"]
+        if cmp["certificate_violated"]:
+            findings.append({"severity": "error", "code": "certificate-violated",
+                             "message": f"CERTIFICATE VIOLATED: the {cmp['best_attack']} attack proves "
+                                        f"epsilon >= {cmp['best_empirical_epsilon']:.4g} at "
+                                        f"{100 * attack_results['trials']['confidence']:.0f}% confidence, above "
+                                        f"the certified epsilon {cmp['certified_epsilon']:.4g}"})
+        elif cmp["realized_below_empirical"] and trial_mode == "noise":
+            findings.append({"severity": "warning", "code": "empirical-exceeds-realized",
+                             "message": f"the {cmp['best_attack']} attack's lower bound "
+                                        f"{cmp['best_empirical_epsilon']:.4g} exceeds the realized epsilon "
+                                        f"{cmp['realized_epsilon']:.4g}: the auditor is inconsistent"})
     if not certificate.valid:
         findings.append({"severity": "error", "code": "certificate-not-issued",
                          "message": "A condition of the theorem fails: " + "; ".join(certificate.warnings)})

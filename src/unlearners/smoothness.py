@@ -55,12 +55,13 @@ def model_constants(
         n_classes = 2 if objective.n_outputs == 1 else objective.n_outputs
         G, L = logistic_regression_constants(R, n_classes)
         found = {"G": G, "L": L}
-    else:
-        found = {
-            "G": _estimate_G(objective, X, y, iterates, safety_factor, chunk),
-            "L": _estimate_L(objective, X, y, iterates, generator, records_for_smoothness,
-                             power_iterations, safety_factor),
-        }
+    else:  # estimate only what the user did not supply (estimation is the slow part)
+        found = {}
+        if "G" not in overrides:
+            found["G"] = _estimate_G(objective, X, y, iterates, safety_factor, chunk)
+        if "L" not in overrides:
+            found["L"] = _estimate_L(objective, X, y, iterates, generator, records_for_smoothness,
+                                     power_iterations, safety_factor)
     for name, value in overrides.items():
         found[name] = user_constant(name, value, f"{name} supplied by the user")
     return found

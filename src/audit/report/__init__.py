@@ -45,6 +45,7 @@ class AuditReport:
     seeds: dict[str, int]
     environment: dict[str, Any]
     findings: list[dict[str, Any]] = field(default_factory=list)
+    attacks: dict[str, Any] | None = None
     schema_version: str = SCHEMA_VERSION
     tool: dict[str, str] = field(default_factory=lambda: {"name": TOOL, "version": tool_version()})
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -53,7 +54,7 @@ class AuditReport:
     def verdict(self) -> str:
         """``consistent``, ``violated`` or ``not-certified`` (a theorem condition failed)."""
         codes = {f["code"] for f in self.findings if f["severity"] == "error"}
-        if codes & {"bound-violated", "realized-exceeds-certified"}:
+        if codes & {"bound-violated", "realized-exceeds-certified", "certificate-violated"}:
             return "violated"
         if "certificate-not-issued" in codes:
             return "not-certified"

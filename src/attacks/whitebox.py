@@ -1,0 +1,45 @@
+"""The white-box distinguisher: the auditor's self-check against the realized ε.
+
+An adversary who knows both noiseless outcomes θ_U (unlearned) and θ_R (retrained) and sees one
+release θ̃ = θ + N(0, σ²I) can do no better than project θ̃ on the direction
+u = (θ_U − θ_R)/||θ_U − θ_R|| (Neyman–Pearson: the likelihood ratio of two isotropic Gaussians is
+monotone in that projection). The projected scores are N(±||θ_U − θ_R||/2, σ²) in the two
+worlds, so an ε lower bound computed from them must approach, and can never exceed, the
+realized ε of the Gaussian mechanism with sensitivity ||θ_U − θ_R||. If it exceeds the
+*certified* ε, the certificate is wrong (a mis-estimated constant, a broken implementation).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from certify.errors import InvalidInput
+
+
+def whitebox_direction(theta_unlearned: Tensor, theta_retrained: Tensor) -> tuple[Tensor, Tensor, float]:
+    """Unit direction from θ_R to θ_U, their midpoint, and their distance.
+
+    For stacks (N, d) of noiseless parameters (trials that retrain with new seeds) the means
+    of each world are used. A zero distance gives a zero direction (the worlds coincide).
+    """
+    mu_u = theta_unlearned.mean(0) if theta_unlearned.ndim == 2 else theta_unlearned
+    mu_r = theta_retrained.mean(0) if theta_retrained.ndim == 2 else theta_retrained
+    if mu_u.shape != mu_r.shape:
+        raise InvalidInput("theta", "parameters of the same shape in both worlds",
+                           (tuple(mu_u.shape), tuple(mu_r.shape)))
+    diff = mu_u - mu_r
+    distance = float(torch.linalg.vector_norm(diff))
+    direction = diff / distance if distance > 0 else torch.zeros_like(diff)
+    return direction, (mu_u + mu_r) / 2, distance
+
+
+def whitebox_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Tensor:
+    """Projection of each released parameter vector (N, d) on ``direction``, centred at ``midpoint``.
+
+    Larger scores favour the unlearned world.
+    """
+    if released.ndim != 2 or released.shape[1] != direction.shape[0]:
+        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors",
+                           tuple(released.shape))
+    return (released - midpoint) @ direction
