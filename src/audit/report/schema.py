@@ -1,0 +1,1167 @@
+"""The report model: the single source of truth for ``report.json`` and its JSON Schema.
+
+Every section of the report is a pydantic v2 model here. The JSON Schema shipped with the
+package (``audit/report/schemas/report-<version>.schema.json``) is generated from these models
+by ``python -m audit.report.schema`` and a test fails if the committed file drifts from them.
+
+API
+---
+* :class:`ReportModel`: the whole report. ``ReportModel.from_report_dict(d)`` validates a dict
+  as loaded from ``report.json`` (raises :class:`pydantic.ValidationError`);
+  ``model.to_json_dict()`` gives the JSON-ready dict the producer writes (every explicit
+  encoding below applied); ``model.to_json_text()`` the exact text (sorted keys, indent 2).
+* :func:`validate_report`: the same validation, but a corrupt report raises one
+  :class:`certify.errors.InvalidInput` naming the dotted path of the first bad field
+  (``certificate.epsilon``, ``attacks.attacks.mia.bound.counts.tp``).
+* :func:`load_report`: read and validate a ``report.json`` file (bare ``NaN``/``Infinity``
+  literals are rejected: they are not JSON).
+* :func:`json_schema`: the JSON Schema (draft 2020-12) with ``$id``, ``title`` and ``version``;
+  :func:`schema_path` is where the generated file is shipped.
+
+Explicit encodings (RFC 8785 canonical JSON has neither non-finite numbers nor integers
+beyond ±(2**53 − 1))
+----------------------------------------------------------------------------------------
+* :data:`ExtFloat` ("extended float"): a real number that may legitimately be ``+inf``,
+  ``-inf`` or ``nan`` (an unbounded ε, σ = ∞ when no finite noise certifies a run, a GDP fit
+  that is undefined, the std of a single noise draw, a diverged run's losses). JSON: a number,
+  or one of the strings ``"inf"``, ``"-inf"``, ``"nan"`` (only those the field allows; e.g.
+  ``certificate.sigma`` allows ``"inf"`` but never ``"nan"`` or a negative number). Python:
+  ``float``. Used for every *measured or derived* real quantity: ε's, σ's, sensitivities,
+  distances, norms, losses, accuracies, slack, GDP estimates, thresholds, standard deviations,
+  relearn losses.
+* Finite floats (plain JSON numbers, non-finite values rejected) are used for inputs and for
+  values that cannot be non-finite by construction: configuration values, δ, confidences,
+  ROC points, AUROCs and TPRs, Clopper-Pearson rate bounds, class balances, histogram edges,
+  timings, certificate constant values, relearn step statistics.
+* :data:`Seed`: every seed (``seeds.*``, ``config.seed``, ``attacks.trials.seed`` and
+  ``root_seed``, each bound's ``seed``, the population MIA ``protocol.seed``) is an unsigned
+  64-bit integer written as a canonical decimal string (``"6716946102996081540"``; pattern
+  ``^(0|[1-9][0-9]*)$``) and parsed back to ``int``. Reading also accepts a JSON integer
+  (reports written before the producer switched); writing always emits the string.
+* Every other integer is a count (records, trials, steps, bins) and must lie in
+  [−(2**53 − 1), 2**53 − 1]; the schema says so with ``minimum``/``maximum``.
+* Open sections (``dict[str, Any]``: dataset ``source`` and ``preprocessing``, method
+  ``hyperparameters``, constant ``diagnostics``) have no per-field schema, so values are
+  normalised generically: non-finite floats become ``"inf"``/``"-inf"``/``"nan"``, integers
+  beyond ±(2**53 − 1) become decimal strings (they cannot be parsed back: no schema says they
+  were integers), tuples become lists; anything that is not JSON data is rejected.
+* Timestamps (``created_at``, ``started_at``) are RFC 3339 strings in UTC (``Z`` or
+  ``+00:00``), kept verbatim.
+
+Keys that may be left out (never written as ``null``)
+-----------------------------------------------------
+``utility.<model>.<split>.noisy_*`` (σ not finite), ``tradeoff[i].test_accuracy_released`` and
+``realized_epsilon`` (σ not finite), ``timings.attacks_s`` (no attack ran),
+``environment.cuda_device``/``cuda_version`` (not on CUDA), ``attacks.attacks.<name>`` (attack
+not selected), ``...population_auroc.<model>.released`` (no release possible). Every other key
+is required; ``null`` is allowed only where the type says so (``attacks``,
+``checkpoint_recovery``, ``started_at``, config options left unset, ...).
+:meth:`ReportModel.to_json_dict` writes an optional key only when it was given.
+
+``extra="forbid"``
+------------------
+Every model here forbids unknown keys (a typo or an injected field is an error), except
+:class:`Timings`, which accepts additional ``<stage>_s``-style entries as long as they are
+finite numbers ≥ 0 (the producer adds stages as it grows). Openness is confined to the four
+``dict[str, Any]`` sections listed above, each documented where it is declared.
+
+Cross-field checks (pydantic only; the JSON Schema checks shape, types and ranges)
+----------------------------------------------------------------------------------
+``verdict`` agrees with the error findings; ``certificate.conditional`` agrees with the
+constants' provenance; ``deletion_request.n_records == dataset.forget_size``;
+``started_at <= created_at``; ROC curves have as many FPR as TPR points; every loss histogram
+has ``len(edges) - 1`` bins; the four ``noisy_*`` utility fields come all or none; a tradeoff
+row has ``test_accuracy_released`` and ``realized_epsilon`` exactly when its σ is finite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    Strict,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from audit.report import SCHEMA_VERSION, TOOL
+from certify.errors import InvalidInput
+
+__all__ = [
+    "SCHEMA_ID",
+    "SCHEMA_VERSION",
+    "ExtFloat",
+    "ReportModel",
+    "Seed",
+    "json_schema",
+    "load_report",
+    "schema_path",
+    "validate_report",
+    "verdict_of",
+]
+
+SCHEMA_ID = f"https://unlearn-audit.dev/schemas/report-{SCHEMA_VERSION}.schema.json"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+MAX_SAFE_INT = 2**53 - 1
+NONFINITE = ("inf", "-inf", "nan")
+
+# ----------------------------------------------------------------------------------------------
+# Scalar types
+
+
+Count = Annotated[int, Strict(), Field(ge=0, le=MAX_SAFE_INT)]
+PosCount = Annotated[int, Strict(), Field(ge=1, le=MAX_SAFE_INT)]
+Str = Annotated[str, Strict()]
+Text = Annotated[str, Strict(), Field(min_length=1)]
+Bool = Annotated[bool, Strict()]
+Float = Annotated[float, Strict(), AllowInfNan(False)]
+NonNegFloat = Annotated[float, Strict(), AllowInfNan(False), Field(ge=0)]
+PosFloat = Annotated[float, Strict(), AllowInfNan(False), Field(gt=0)]
+Probability = Annotated[float, Strict(), AllowInfNan(False), Field(ge=0, le=1)]
+OpenUnit = Annotated[float, Strict(), AllowInfNan(False), Field(gt=0, lt=1)]
+Delta = Annotated[float, Strict(), AllowInfNan(False), Field(ge=0, lt=1)]
+
+
+def pattern_str(pattern: str, words: str, **schema: Any) -> Any:
+    """A string matching ``pattern``; errors say ``words`` instead of the regular expression."""
+    regex = re.compile(pattern)
+
+    def check(v: str) -> str:
+        if not regex.match(v):
+            raise PydanticCustomError("string_pattern", words)
+        return v
+
+    return Annotated[str, Strict(), AfterValidator(check),
+                     WithJsonSchema({"type": "string", "pattern": pattern, **schema})]
+
+
+Sha256 = pattern_str(r"^[0-9a-f]{64}$", "a SHA-256 digest (64 lowercase hex digits)")
+Pair = Annotated[tuple[Count, Count], Strict(False)]
+"""(unlearned world, retrained world) counts; a JSON array of two integers."""
+
+
+def ext_float(*, ge: float | None = None, gt: float | None = None, le: float | None = None,
+              nan: bool = True, description: str | None = None) -> Any:
+    """An annotated float that may be ±inf or nan, encoded in JSON as ``"inf"``/``"-inf"``/``"nan"``.
+
+    ``ge``/``gt``/``le`` bound every non-nan value (so ``ge=0`` admits ``"inf"`` but not
+    ``"-inf"``); ``nan=False`` rejects nan. The JSON Schema lists exactly the admitted strings.
+    """
+    allowed = [s for s in NONFINITE
+               if (nan if s == "nan" else _within(float(s), ge, gt, le))]
+    words = ", ".join(repr(s).replace("'", '"') for s in allowed)
+    bounds = _bounds_text(ge, gt, le)
+    expected = f"a number{bounds}" + (f" or one of {words}" if allowed else "")
+
+    def parse(v: Any) -> float:
+        if isinstance(v, str) and v in allowed:
+            return float(v)
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            x = float(v)
+            if math.isnan(x) and nan or not math.isnan(x) and _within(x, ge, gt, le):
+                return x
+        raise PydanticCustomError("ext_float", expected)
+
+    number: dict[str, Any] = {"type": "number"}
+    if ge is not None:
+        number["minimum"] = ge
+    if gt is not None:
+        number["exclusiveMinimum"] = gt
+    if le is not None:
+        number["maximum"] = le
+    schema: dict[str, Any] = ({"anyOf": [number, {"enum": allowed, "type": "string"}]}
+                              if allowed else number)
+    schema["description"] = description or (
+        "A real number" + bounds + (f"; non-finite values are written as {words}"
+                                    if allowed else ""))
+    return Annotated[
+        float,
+        BeforeValidator(parse),
+        PlainSerializer(_encode_float, when_used="json"),
+        WithJsonSchema(schema),
+    ]
+
+
+def _within(x: float, ge: float | None, gt: float | None, le: float | None) -> bool:
+    if math.isnan(x):
+        return False
+    return ((ge is None or x >= ge) and (gt is None or x > gt) and (le is None or x <= le))
+
+
+def _bounds_text(ge: float | None, gt: float | None, le: float | None) -> str:
+    parts = []
+    if ge is not None:
+        parts.append(f">= {ge:g}")
+    if gt is not None:
+        parts.append(f"> {gt:g}")
+    if le is not None:
+        parts.append(f"<= {le:g}")
+    return (" " + " and ".join(parts)) if parts else ""
+
+
+def _encode_float(x: float) -> float | str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+ExtFloat = ext_float()
+"""Any real number, ±inf or nan."""
+ExtNonNeg = ext_float(ge=0)
+"""≥ 0, +inf or nan."""
+ExtNonNegNoNan = ext_float(ge=0, nan=False)
+"""≥ 0 or +inf (never nan): σ, sensitivities, certified ε."""
+ExtPosNoNan = ext_float(gt=0, nan=False)
+ExtProbability = ext_float(ge=0, le=1)
+"""In [0, 1], or nan (a rate that is undefined)."""
+
+_SEED_PATTERN = re.compile(r"^(0|[1-9][0-9]*)$")
+_SEED_WORDS = "an unsigned 64-bit integer written as a decimal string (e.g. \"42\")"
+
+
+def _parse_seed(v: Any) -> int:
+    if isinstance(v, str) and _SEED_PATTERN.match(v) and len(v) <= 20:
+        x = int(v)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        x = v
+    else:
+        raise PydanticCustomError("seed", _SEED_WORDS)
+    if not 0 <= x < 2**64:
+        raise PydanticCustomError("seed", _SEED_WORDS)
+    return x
+
+
+Seed = Annotated[
+    int,
+    BeforeValidator(_parse_seed),
+    PlainSerializer(lambda x: str(x), when_used="json"),
+    WithJsonSchema({"type": "string", "pattern": _SEED_PATTERN.pattern, "maxLength": 20,
+                    "description": "A seed: an unsigned 64-bit integer as a canonical decimal "
+                                   "string (JSON numbers lose integers above 2**53)."}),
+]
+"""A seed: ``int`` in Python, canonical decimal string in JSON (JSON integer accepted on input)."""
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]00:00)$")
+_TIMESTAMP_WORDS = "an RFC 3339 timestamp in UTC (e.g. \"2026-01-31T12:00:00+00:00\" or \"...Z\")"
+
+
+def _check_timestamp(v: str) -> str:
+    try:
+        if not _TIMESTAMP.match(v):
+            raise ValueError(v)
+        datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        raise PydanticCustomError("timestamp", _TIMESTAMP_WORDS) from None
+    return v
+
+
+Timestamp = Annotated[
+    str, Strict(), AfterValidator(_check_timestamp),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": _TIMESTAMP.pattern,
+                    "description": "RFC 3339 timestamp in UTC (Z or +00:00)."}),
+]
+
+
+def _json_safe(value: Any) -> Any:
+    """Normalise an open section to JSON data (see the module docstring)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        x = int(value)
+        return x if -MAX_SAFE_INT <= x <= MAX_SAFE_INT else str(x)
+    if isinstance(value, numbers.Real):
+        return _encode_float(float(value))
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise PydanticCustomError("json_data", "a JSON object (string keys)")
+            out[k] = _json_safe(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    raise PydanticCustomError("json_data", "JSON data (objects, arrays, strings, numbers, "
+                                           "booleans, null)")
+
+
+OpenDict = Annotated[
+    dict[str, Any],
+    AfterValidator(_json_safe),
+    WithJsonSchema({"type": "object",
+                    "description": "An open section (no per-field schema). Numbers are finite or "
+                                   "the strings \"inf\", \"-inf\", \"nan\"; integers beyond "
+                                   "2**53 - 1 are decimal strings."}),
+]
+"""An open section: any JSON object, normalised by :func:`_json_safe`."""
+
+
+def _absent_ok(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def Absent(**kwargs: Any) -> Any:  # noqa: N802 (reads like a type in the field declarations)
+    """A key the producer may leave out (never written as ``null``)."""
+    return Field(default=None, json_schema_extra=_absent_ok, **kwargs)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
+                              frozen=False, validate_default=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sections
+
+
+class Tool(_Section):
+    """The program that wrote the report."""
+
+    name: Literal["unlearn-audit"]
+    version: Text
+    """The installed distribution's version (``0+unknown`` when run from a source tree)."""
+
+
+FindingCode = pattern_str(r"^[a-z0-9]+(-[a-z0-9]+)*$", "a kebab-case code (e.g. \"bound-violated\")")
+
+
+class Finding(_Section):
+    """One conclusion of the audit; errors decide the verdict."""
+
+    severity: Literal["error", "warning"]
+    code: FindingCode
+    """Stable kebab-case code (``certificate-violated``, ``bound-violated``,
+    ``realized-exceeds-certified``, ``certificate-not-issued``, ``empirical-exceeds-realized``,
+    ``conditional-constants``, ``utility-loss``, ...)."""
+    message: Text
+
+
+AttackName = Literal["mia", "ulira", "relearn", "whitebox"]
+
+
+class Config(_Section):
+    """The audit's configuration (``AuditConfig.to_dict()``)."""
+
+    method: Text
+    epsilon: PosFloat
+    delta: OpenUnit
+    mechanism: Literal["analytic", "classic"]
+    dataset: Text
+    model: Literal["logreg", "mlp"]
+    hidden: Annotated[list[PosCount], Field(min_length=1)]
+    pca_components: PosCount | None
+    forget_count: PosCount | None
+    forget_fraction: Annotated[float, Strict(), AllowInfNan(False), Field(gt=0, le=0.5)] | None
+    forget_class: Count | None
+    forget_groups: PosCount | None
+    group_column: Str | None
+    label_column: Str | None
+    steps: PosCount
+    eta: PosFloat | None
+    horizon: PosFloat
+    rewind: Count | None
+    rewind_fraction: Probability | None
+    sigma_budget: PosFloat | None
+    seed: Seed
+    device: Literal["auto", "cpu", "cuda"]
+    dtype: Literal["float64", "float32"]
+    max_train: PosCount | None
+    noise_draws: PosCount
+    curve_points: PosCount
+    constants: dict[Literal["L", "G"], PosFloat]
+    """User overrides of the smoothness L and gradient bound G (provenance ``assumed``)."""
+    attacks: list[AttackName]
+    trials: PosCount
+    trial_mode: Literal["noise", "retrain"]
+    shadow_models: PosCount
+    confidence: OpenUnit
+    relearn_max_steps: PosCount
+
+
+class ClassBalance(_Section):
+    """Fraction of each class (index = label) per split."""
+
+    train: list[Probability]
+    test: list[Probability]
+    unseen: list[Probability]
+
+
+class Dataset(_Section):
+    """The data the audit ran on, and its content hash (GDPR evidence: which data)."""
+
+    name: Text
+    n_train: PosCount
+    n_test: Count
+    n_unseen: Count
+    d: PosCount
+    """Feature dimension after preprocessing."""
+    n_classes: Annotated[int, Strict(), Field(ge=2, le=MAX_SAFE_INT)]
+    class_balance: ClassBalance
+    n_groups: Count | None
+    max_row_norm: NonNegFloat
+    content_hash: Sha256
+    """SHA-256 (hex) over every array's name, dtype, shape and bytes."""
+    forget_size: PosCount
+    """|Z|: records deleted."""
+    source: OpenDict
+    """Open: provenance differs per dataset (citation, licence, file SHA-256s, URL)."""
+    preprocessing: OpenDict
+    """Open: every preprocessing step and its fitted parameters differ per dataset."""
+
+
+class DeletionRequest(_Section):
+    """The deletion request as a salted hash commitment: never the raw record identifiers."""
+
+    scheme: Text
+    """How ``commitment`` is computed from the salt and the identifiers."""
+    identifier: Text
+    """What a record identifier is."""
+    commitment: Sha256
+    n_records: PosCount
+    salt: Literal["kept by the operator, not in this report"]
+    """A fixed sentence: the secret salt itself must never appear in a report."""
+
+
+class Constant(_Section):
+    """One constant the certificate's bound depends on, with its provenance."""
+
+    name: Text
+    value: Float
+    provenance: Literal["analytic", "enforced", "estimated", "assumed"]
+    description: Str
+    diagnostics: OpenDict
+    """Open: estimator details differ per constant and estimator (empty when analytic)."""
+
+
+class Certificate(_Section):
+    """The (epsilon, delta) unlearning certificate and everything needed to re-check it."""
+
+    method: Text
+    epsilon: ExtPosNoNan
+    delta: Delta
+    sigma: ExtNonNegNoNan
+    """Gaussian noise std of each release; "inf" when no finite noise certifies the run."""
+    sensitivity: ExtNonNegNoNan
+    mechanism: Literal["analytic", "classic"]
+    theorem: Text
+    constants: list[Constant]
+    assumptions: list[Str]
+    warnings: list[Str]
+    valid: Bool
+    """False when a condition of the theorem fails: the numbers are reported, not issued."""
+    conditional: Bool
+    """True when some constant is estimated or assumed."""
+
+    @model_validator(mode="after")
+    def _conditional_matches(self) -> Certificate:
+        expected = any(c.provenance in ("estimated", "assumed") for c in self.constants)
+        if self.conditional != expected:
+            raise PydanticCustomError(
+                "inconsistent", "{expected} (whether some constant is estimated or assumed)",
+                {"expected": str(expected).lower(), "field": "conditional"})
+        return self
+
+
+class Realized(_Section):
+    """The epsilon this very deletion spends (Gaussian mechanism with the measured distance)."""
+
+    distance_unlearned_retrained: ExtNonNeg
+    sensitivity_bound: ExtNonNegNoNan
+    bound_slack: ExtNonNeg
+    """sensitivity / distance ("inf" when the distance is 0)."""
+    epsilon: ExtNonNeg
+    mechanism: Literal["analytic", "classic"]
+    exceeds_certified: Bool
+    bound_violated: Bool
+
+
+class SplitUtility(_Section):
+    """Accuracy and loss of one model on one split; ``noisy_*`` over released (noisy) draws.
+
+    The ``noisy_*`` keys are absent when σ is not finite (no release is possible).
+    """
+
+    accuracy: ExtProbability
+    loss: ExtNonNeg
+    noisy_accuracy_mean: ExtProbability = Absent()
+    noisy_accuracy_std: ExtNonNeg = Absent()
+    noisy_loss_mean: ExtNonNeg = Absent()
+    noisy_loss_std: ExtNonNeg = Absent()
+
+    @model_validator(mode="after")
+    def _noisy_all_or_none(self) -> SplitUtility:
+        keys = ("noisy_accuracy_mean", "noisy_accuracy_std", "noisy_loss_mean", "noisy_loss_std")
+        present = [k for k in keys if k in self.model_fields_set]
+        if present and len(present) != len(keys):
+            missing = next(k for k in keys if k not in present)
+            raise PydanticCustomError("inconsistent", "present with the other noisy_* fields "
+                                      "(all four or none)", {"field": missing})
+        return self
+
+
+class ModelUtility(_Section):
+    retain: SplitUtility
+    forget: SplitUtility
+    test: SplitUtility
+    noise_draws: Count
+    """Released draws behind the ``noisy_*`` values (0 when σ is 0 or not finite)."""
+
+
+class SplitCounts(_Section):
+    forget: list[Count]
+    retain: list[Count]
+    unseen: list[Count]
+
+
+class HistogramCounts(_Section):
+    original: SplitCounts
+    unlearned: SplitCounts
+    retrained: SplitCounts
+
+
+class LossHistograms(_Section):
+    """Per-record loss histograms of each noiseless model on each split, shared bin edges."""
+
+    edges: Annotated[list[Float], Field(min_length=2)]
+    counts: HistogramCounts
+    note: Str
+
+    @model_validator(mode="after")
+    def _bins_match_edges(self) -> LossHistograms:
+        bins = len(self.edges) - 1
+        for model in ("original", "unlearned", "retrained"):
+            for split in ("forget", "retain", "unseen"):
+                if len(getattr(getattr(self.counts, model), split)) != bins:
+                    raise PydanticCustomError(
+                        "inconsistent", "{bins} bin counts (len(edges) - 1)",
+                        {"bins": bins, "field": f"counts.{model}.{split}"})
+        return self
+
+
+class Utility(_Section):
+    original: ModelUtility
+    unlearned: ModelUtility
+    retrained: ModelUtility
+    loss_histograms: LossHistograms
+
+
+class TradeoffRow(_Section):
+    """One rewind K on the K-sigma-epsilon tradeoff curve."""
+
+    rewind: Count
+    rewind_fraction: Probability
+    sensitivity: ExtNonNegNoNan
+    sigma: ExtNonNegNoNan
+    distance: ExtNonNeg
+    test_accuracy_noiseless: ExtProbability
+    test_accuracy_released: ExtProbability = Absent()
+    """Absent when sigma is not finite."""
+    realized_epsilon: ExtNonNeg = Absent()
+    """Absent when sigma is not finite."""
+
+    @model_validator(mode="after")
+    def _released_iff_finite_sigma(self) -> TradeoffRow:
+        finite = math.isfinite(self.sigma)
+        for key in ("test_accuracy_released", "realized_epsilon"):
+            if (key in self.model_fields_set) != finite:
+                raise PydanticCustomError(
+                    "inconsistent", "present exactly when sigma is finite", {"field": key})
+        return self
+
+
+class CheckpointRecovered(_Section):
+    """Algorithm 3 (recover the checkpoint from the final parameters) ran."""
+
+    applicable: Literal[True]
+    distance_to_checkpoint: ExtNonNeg
+    checkpoint_norm: ExtNonNeg
+    steps: Count
+    max_iterations: Count
+    max_residual: ExtNonNeg
+    converged: Bool
+    tolerance: PosFloat
+
+
+class CheckpointNotApplicable(_Section):
+    """Algorithm 3 does not apply (e.g. eta >= 1/L)."""
+
+    applicable: Literal[False]
+    reason: Text
+
+
+CheckpointRecovery = Annotated[Union[CheckpointRecovered, CheckpointNotApplicable],
+                               Field(discriminator="applicable")]
+
+
+class Parameters(_Section):
+    """Content hashes and norms of the original, unlearned and retrained parameters."""
+
+    dimension: PosCount
+    norm_original: ExtNonNeg
+    norm_unlearned: ExtNonNeg
+    norm_retrained: ExtNonNeg
+    sha256_original: Sha256
+    sha256_unlearned: Sha256
+    sha256_retrained: Sha256
+
+
+class Method(_Section):
+    """The unlearning method and its paper."""
+
+    name: Text
+    title: Text
+    paper: Text
+    certified: Bool
+    hyperparameters: OpenDict
+    """Open: each method (built-in or plug-in) has its own hyperparameters."""
+
+
+class Timings(BaseModel):
+    """Wall-clock seconds per stage. Further finite, non-negative entries are accepted."""
+
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
+    __pydantic_extra__: dict[str, NonNegFloat] = Field(init=False)
+
+    learn_s: NonNegFloat
+    unlearn_s: NonNegFloat
+    retrain_s: NonNegFloat
+    speedup_vs_retrain: NonNegFloat
+    attacks_s: NonNegFloat = Absent()
+    """Absent when no attack ran."""
+
+
+class Seeds(_Section):
+    """Every seed of the run, derived from ``root``."""
+
+    root: Seed
+    data: Seed
+    forget: Seed
+    init: Seed
+    estimators: Seed
+    noise: Seed
+    attacks: Seed
+
+
+class Environment(_Section):
+    """Where the audit ran: Python, package versions (torch among them) and the device."""
+
+    python: Text
+    platform: Text
+    packages: dict[str, Str | None]
+    """Installed version of each numerical dependency (null when not installed); has ``torch``."""
+    device: Text
+    threads: PosCount
+    cuda_device: Text = Absent()
+    """Present on CUDA only."""
+    cuda_version: Str | None = Absent()
+    """Present on CUDA only."""
+
+    @model_validator(mode="after")
+    def _torch_recorded(self) -> Environment:
+        if "torch" not in self.packages:
+            raise PydanticCustomError("inconsistent", "an object with a torch entry",
+                                      {"field": "packages"})
+        return self
+
+
+# -- attacks -------------------------------------------------------------------------------------
+
+
+class Counts(_Section):
+    tp: Count
+    fp: Count
+    tn: Count
+    fn: Count
+
+
+class RocCurve(_Section):
+    fpr: list[Probability]
+    tpr: list[Probability]
+
+    @model_validator(mode="after")
+    def _same_length(self) -> RocCurve:
+        if len(self.fpr) != len(self.tpr):
+            raise PydanticCustomError("inconsistent", "as many points as fpr ({n})",
+                                      {"n": len(self.fpr), "field": "tpr"})
+        return self
+
+
+class Roc(_Section):
+    """Exact empirical ROC (world U positive): AUROC, TPR at low FPR, a downsampled curve."""
+
+    auroc: Probability
+    tpr_at_1pct_fpr: Probability
+    tpr_at_0_1pct_fpr: Probability
+    n_pos: PosCount
+    n_neg: PosCount
+    curve: RocCurve
+
+
+Direction = Literal["U>R", "R>U"]
+
+
+class GdpEstimate(_Section):
+    """A mu-GDP fit to the ROC and the epsilon it implies. Not a bound."""
+
+    mu: ExtNonNeg
+    """nan when no threshold had enough trials (see ``note``)."""
+    epsilon_estimate: ExtNonNeg
+    delta: Delta
+    direction: Direction
+    n_points: Count
+    min_count: PosCount
+    n_trials: Pair
+    note: Str
+    method: Text
+    kind: Literal["estimate"]
+
+
+class EpsilonBound(_Section):
+    """Clopper-Pearson lower bound on epsilon from an attack's scores on both worlds' releases."""
+
+    epsilon_lower: ExtNonNegNoNan
+    threshold: ExtFloat
+    direction: Direction
+    counts: Counts
+    fpr_upper: Probability
+    fnr_upper: Probability
+    rate_confidence: OpenUnit
+    n_trials: Pair
+    n_evaluated: Pair
+    n_thresholds: PosCount
+    confidence: OpenUnit
+    delta: Delta
+    method: Literal["clopper-pearson/half", "clopper-pearson/bonferroni"]
+    ceiling: ExtNonNegNoNan
+    """The largest bound the evaluated counts could give (perfect separation)."""
+    seed: Seed | None
+    """Seed of the calibration/evaluation split; null for Bonferroni (no split)."""
+    kind: Literal["bound"]
+    roc: Roc
+    gdp_estimate: GdpEstimate
+
+
+class MiaProtocol(_Section):
+    n_splits: PosCount
+    n_repeats: PosCount
+    seed: Seed
+    standardize: Bool
+    n_features: Count
+    evaluation: Str
+    balancing: Str
+
+
+class MiaResult(_Section):
+    """Population MIA (forget vs never-seen records) on one model."""
+
+    attack: Text
+    applicable: Bool
+    reason: Str | None
+    auroc_mean: Probability | None
+    auroc_std: NonNegFloat | None
+    fold_aurocs: list[Probability]
+    n_members: Count
+    n_nonmembers: Count
+    n_members_available: Count
+    n_nonmembers_available: Count
+    class_counts: dict[Annotated[str, Field(pattern=r"^-?[0-9]+$")], Count] = Field(
+        json_schema_extra={"additionalProperties": False})
+    """Records used per class and side, keyed by the class label as a string."""
+    members_subsampled: Bool
+    stratified_by: Literal["membership x class", "membership"] | None
+    n_not_converged: Count
+    notes: list[Str]
+    protocol: MiaProtocol
+
+
+class PopulationEntry(_Section):
+    noiseless: MiaResult
+    released: MiaResult = Absent()
+    """Absent when sigma is not finite (no release of the original model)."""
+
+
+class PopulationAuroc(_Section):
+    original: PopulationEntry
+    unlearned: PopulationEntry
+    retrained: PopulationEntry
+
+
+class MiaAttack(_Section):
+    description: Text
+    population_auroc: PopulationAuroc
+    bound: EpsilonBound
+
+
+class RelearnSummary(_Section):
+    mean_steps: NonNegFloat
+    median_steps: NonNegFloat
+    censored_fraction: Probability
+    """Fraction of models that did not reach the target within ``max_steps``."""
+    target_loss: ExtNonNeg
+    lr: ExtPosNoNan
+    max_steps: PosCount
+    n_models: PosCount
+    curve_mean_forget_loss: list[ExtNonNeg]
+
+
+class RelearnAttack(_Section):
+    description: Text
+    unlearned: RelearnSummary
+    retrained: RelearnSummary
+    bound: EpsilonBound
+
+
+class UliraAttack(_Section):
+    description: Text
+    shadow_models_per_side: PosCount
+    targets: PosCount
+    roc: Roc
+    bound: EpsilonBound
+
+
+class WhiteboxAttack(_Section):
+    description: Text
+    distance: ExtNonNeg
+    bound: EpsilonBound
+
+
+class AttackResults(_Section):
+    """Per-attack results; an attack that did not run is absent."""
+
+    mia: MiaAttack = Absent()
+    ulira: UliraAttack = Absent()
+    relearn: RelearnAttack = Absent()
+    whitebox: WhiteboxAttack = Absent()
+
+
+class Trials(_Section):
+    """The released models the attacks scored: N per world."""
+
+    mode: Literal["noise", "retrain"]
+    n_trials: PosCount
+    seed: Seed
+    sigma: ExtNonNegNoNan
+    path: Literal["noise", "vmap", "loop"]
+    seed_scheme: Text
+    dim: PosCount
+    device: Text
+    dtype: Literal["float64", "float32"]
+    n_per_world: PosCount
+    root_seed: Seed
+    confidence: OpenUnit
+    delta: Delta
+
+
+class Comparison(_Section):
+    """Certified >= realized >= empirical: the audit's central check."""
+
+    certified_epsilon: ExtPosNoNan
+    realized_epsilon: ExtNonNeg
+    empirical_epsilon_lower: dict[AttackName, ExtNonNegNoNan]
+    best_empirical_epsilon: ExtNonNegNoNan
+    best_attack: AttackName | None
+    certificate_violated: Bool
+    realized_below_empirical: Bool
+    ordering_holds: Bool
+
+
+class Attacks(_Section):
+    trials: Trials
+    attacks: AttackResults
+    comparison: Comparison
+
+
+# ----------------------------------------------------------------------------------------------
+# The report
+
+Verdict = Literal["consistent", "violated", "not-certified"]
+VIOLATION_CODES = frozenset({"bound-violated", "realized-exceeds-certified", "certificate-violated"})
+
+
+def verdict_of(findings: list[Finding] | list[dict[str, Any]]) -> str:
+    """The verdict the error findings imply (the rule of ``AuditReport.verdict``)."""
+    codes = set()
+    for f in findings:
+        sev, code = (f.severity, f.code) if isinstance(f, Finding) else (f["severity"], f["code"])
+        if sev == "error":
+            codes.add(code)
+    if codes & VIOLATION_CODES:
+        return "violated"
+    if "certificate-not-issued" in codes:
+        return "not-certified"
+    return "consistent"
+
+
+class ReportModel(_Section):
+    """An unlearn-audit report (``report.json``), schema version 1.0."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, use_attribute_docstrings=True,
+        title="unlearn-audit report",
+    )
+
+    schema_version: Literal["1.0"]
+    """Version of this schema; a major version change breaks readers."""
+    tool: Tool
+    created_at: Timestamp
+    """When the report was written."""
+    started_at: Timestamp | None
+    """When the audit started (null only for reports assembled by hand)."""
+    verdict: Verdict
+    """``violated`` when an error finding shows a violation, ``not-certified`` when a theorem
+    condition fails, else ``consistent``."""
+    findings: list[Finding]
+    config: Config
+    method: Method
+    dataset: Dataset
+    deletion_request: DeletionRequest
+    certificate: Certificate
+    realized: Realized
+    parameters: Parameters
+    utility: Utility
+    tradeoff: list[TradeoffRow]
+    """Empty when the method has no rewind tradeoff."""
+    checkpoint_recovery: CheckpointRecovery | None
+    """null when the method has no checkpoint recovery."""
+    attacks: Attacks | None
+    """null when no attack ran."""
+    timings: Timings
+    seeds: Seeds
+    environment: Environment
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReportModel:
+        expected = verdict_of(self.findings)
+        if self.verdict != expected:
+            raise PydanticCustomError(
+                "inconsistent", "'{expected}' (the verdict the error findings imply)",
+                {"expected": expected, "field": "verdict"})
+        if self.deletion_request.n_records != self.dataset.forget_size:
+            raise PydanticCustomError(
+                "inconsistent", "equal to dataset.forget_size = {m}",
+                {"m": self.dataset.forget_size, "field": "deletion_request.n_records"})
+        if self.started_at is not None and _utc(self.started_at) > _utc(self.created_at):
+            raise PydanticCustomError("inconsistent", "not after created_at ({created})",
+                                      {"created": self.created_at, "field": "started_at"})
+        return self
+
+    # -- API ---------------------------------------------------------------------------------
+    @classmethod
+    def from_report_dict(cls, d: dict[str, Any]) -> ReportModel:
+        """Validate a dict as loaded from ``report.json``; raises :class:`pydantic.ValidationError`.
+
+        Use :func:`validate_report` for one :class:`~certify.errors.InvalidInput` naming the field.
+        """
+        return cls.model_validate(d)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict: seeds as strings, non-finite floats as ``"inf"``/``"nan"``.
+
+        Keys the producer may leave out (``Absent``) are written only when they were given.
+        """
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def to_json_text(self) -> str:
+        """``report.json`` text: sorted keys, indent 2, trailing newline, standard JSON."""
+        return json.dumps(self.to_json_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def _utc(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation with one clear sentence
+
+
+_TAGS = {"applicable": "true or false"}
+"""The discriminators of the report's tagged unions, and their values in words."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "nothing (the field is missing)"
+
+
+MISSING = _Missing()
+_MAX_GOT = 80
+
+
+def validate_report(d: Any) -> ReportModel:
+    """Validate a report dict; a corrupt one raises one :class:`InvalidInput` naming the field.
+
+    ``InvalidInput.field`` is the dotted path of the first error (``certificate.epsilon``,
+    ``certificate.constants[1].value``), ``allowed`` what the schema expects there, ``got`` the
+    value found (truncated); ``hint`` counts further problems.
+    """
+    if not isinstance(d, dict):
+        raise InvalidInput("report", "a JSON object (an unlearn-audit report.json)",
+                           type(d).__name__)
+    try:
+        return ReportModel.from_report_dict(d)
+    except ValidationError as exc:
+        raise _invalid_input(exc, d) from None
+
+
+def _invalid_input(exc: ValidationError, data: Any) -> InvalidInput:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    kind, ctx = first["type"], first.get("ctx") or {}
+    loc = tuple(first["loc"])
+    if kind == "inconsistent":  # a cross-field rule: the model validator names its field
+        loc += tuple(ctx["field"].split("."))
+    path, value = _locate(loc, data)
+    path = path or "report"
+    if kind == "missing":
+        allowed, got = "present (a required field of the report)", MISSING
+    elif kind == "extra_forbidden":
+        allowed = f"absent (not a field of the unlearn-audit report schema {SCHEMA_VERSION})"
+        got = _short(first.get("input"))
+    elif kind in ("union_tag_invalid", "union_tag_not_found"):  # the discriminator key
+        key = str(ctx.get("discriminator", "")).strip("'\"")
+        path = f"{path}.{key}" if key else path
+        tags = _TAGS.get(key, "a known tag")
+        if kind == "union_tag_invalid":
+            allowed, got = tags, ctx.get("tag")
+        else:
+            allowed, got = f"present ({tags})", MISSING
+    else:
+        allowed, got = _words(first["msg"]), _short(value)
+    more = len(errors) - 1
+    hint = f"({more} further problem{'s' if more > 1 else ''} in the report.)" if more else None
+    return InvalidInput(path, allowed, got, hint)
+
+
+def _locate(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
+    """Render a pydantic location as ``a.b[0].c`` and find the value there.
+
+    Segments that are not part of the data (a discriminator tag, a validator's name) are
+    dropped. The value is :data:`MISSING` when the last key is absent.
+    """
+    parts: list[str] = []
+    node = data
+    for i, seg in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, dict):
+            if isinstance(seg, str) and (seg in node or last):
+                parts.append(seg if not parts else f".{seg}")
+                node = node.get(seg, MISSING)
+            continue
+        if isinstance(node, (list, tuple)):
+            if isinstance(seg, int) and not isinstance(seg, bool) and 0 <= seg < len(node):
+                parts.append(f"[{seg}]")
+                node = node[seg]
+            continue
+        break
+    return "".join(parts), node
+
+
+def _words(msg: str) -> str:
+    for prefix in ("Input should be ", "Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    msg = re.sub(r" or instance of \w+", "", msg)
+    if msg[:1].isupper() and not msg[1:2].isupper():
+        msg = msg[:1].lower() + msg[1:]
+    return msg
+
+
+def _short(value: Any) -> Any:
+    if value is MISSING:
+        return value
+    if isinstance(value, dict):
+        return f"an object with keys {sorted(map(str, value))[:6]}" if len(repr(value)) > _MAX_GOT else value
+    if isinstance(value, (list, tuple)) and len(repr(value)) > _MAX_GOT:
+        return f"an array of {len(value)} items"
+    if isinstance(value, str) and len(value) > _MAX_GOT:
+        return value[: _MAX_GOT - 3] + "..."
+    return value
+
+
+def load_report(path: str | Path) -> ReportModel:
+    """Read and validate a ``report.json`` (bare ``NaN``/``Infinity`` are not JSON: rejected)."""
+    p = Path(path)
+
+    def reject(token: str) -> Any:
+        raise InvalidInput("report", f"standard JSON (write {token} as a string)", token)
+
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"), parse_constant=reject)
+    except FileNotFoundError:
+        raise InvalidInput("report", "an existing report.json", str(p)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("report", "a JSON document written by `audit run`", f"{p}: {exc}") from None
+    return validate_report(data)
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON Schema
+
+
+def json_schema() -> dict[str, Any]:
+    """The report's JSON Schema (draft 2020-12), generated from :class:`ReportModel`."""
+    body = ReportModel.model_json_schema(mode="validation")
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "$id": SCHEMA_ID,
+        "title": "unlearn-audit report",
+        "version": SCHEMA_VERSION,
+        "description": (
+            f"report.json written by {TOOL} (schema {SCHEMA_VERSION}). Generated from "
+            "audit.report.schema.ReportModel by `python -m audit.report.schema`; do not edit. "
+            "Non-finite numbers are the strings \"inf\", \"-inf\", \"nan\" where a field allows "
+            "them; seeds are decimal strings; timestamps are RFC 3339 UTC. Cross-field rules "
+            "(verdict vs findings, histogram bin counts, ...) are checked by the pydantic model."),
+        **{k: v for k, v in body.items() if k not in ("title", "description")},
+    }
+
+
+def schema_text() -> str:
+    """The schema file's exact text: sorted keys, indent 2, trailing newline."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_path() -> Path:
+    """Where the generated schema is shipped (package data)."""
+    return Path(__file__).resolve().parent / "schemas" / f"report-{SCHEMA_VERSION}.schema.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m audit.report.schema [--check | --stdout]``: write, check or print the schema."""
+    args = sys.argv[1:] if argv is None else argv
+    text = schema_text()
+    if "--stdout" in args:
+        sys.stdout.write(text)
+        return 0
+    path = schema_path()
+    if "--check" in args:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            print(f"{path} is out of date: run python -m audit.report.schema", file=sys.stderr)
+            return 1
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
