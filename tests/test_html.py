@@ -1,0 +1,445 @@
+"""The HTML report: sections, verdict banner, no script, no network, deterministic bytes.
+
+The browser-level checks (it renders, is not blank, fetches nothing) are in
+``test_html_browser.py``; these are the static ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from audit.report import encode_nonfinite, plots
+from audit.report.html import CSP, command_line, render_html, write_html
+
+DATA = Path(__file__).parent / "data"
+SRC = Path(__file__).resolve().parents[1] / "src"
+SECTIONS = ("verdict", "epsilon", "roc", "losses", "relearn", "tradeoff", "utility", "certificate",
+            "findings", "reproduce")
+
+
+def load(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+@pytest.fixture(scope="module")
+def consistent() -> dict:
+    return load("sample-report.json")
+
+
+@pytest.fixture(scope="module")
+def violated() -> dict:
+    return load("sample-report-violated.json")
+
+
+@pytest.fixture(scope="module")
+def page(consistent) -> str:
+    return render_html(consistent)
+
+
+@pytest.fixture(scope="module")
+def page_violated(violated) -> str:
+    return render_html(violated)
+
+
+def bare(report: dict) -> dict:
+    """A report of an audit run with --attacks none, no tradeoff and no checkpoint check."""
+    r = copy.deepcopy(report)
+    r["attacks"] = None
+    r["tradeoff"] = []
+    r["checkpoint_recovery"] = None
+    r["utility"].pop("loss_histograms", None)
+    return r
+
+
+def tags(html: str) -> list[str]:
+    return re.findall(r"<[a-zA-Z][^>]*>", html)
+
+
+# ----------------------------------------------------------------------------------------
+# structure and content
+
+
+def test_every_section_is_present(page):
+    for section in SECTIONS:
+        assert f'<section id="{section}"' in page, section
+    assert page.count('<svg class="plot"') == 5  # ε chart, ROC, losses, relearn, tradeoff
+    for heading in ("ROC curves (log–log)", "Loss distributions", "Relearn time", "K–σ–ε tradeoff",
+                    "Utility", "Constants", "How to reproduce", "Seeds", "Versions", "Hashes"):
+        assert heading in page, heading
+
+
+def test_verdict_banner_consistent(page, consistent):
+    assert '<section id="verdict" class="banner consistent">' in page
+    assert '<div class="verdict-word">CONSISTENT</div>' in page
+    banner = page[page.index('id="verdict"'):page.index("</section>")]
+    # the three numbers of the verdict: certified, realized, best empirical
+    assert "certified ε</dt><dd>1</dd>" in banner
+    assert "realized ε</dt><dd>1.553e-5</dd>" in banner
+    assert "best empirical ε lower bound</dt>" in banner and "<dd>0</dd>" in banner
+    assert "VIOLATED" not in banner
+
+
+def test_verdict_banner_violated(page_violated, violated):
+    assert '<section id="verdict" class="banner violated">' in page_violated
+    assert '<div class="verdict-word">VIOLATED</div>' in page_violated
+    banner = page_violated[page_violated.index('id="verdict"'):page_violated.index("</section>")]
+    assert "<dd>4.892</dd>" in banner  # the U-LiRA lower bound
+    assert "ulira attack" in banner
+    for finding in violated["findings"]:
+        if finding["severity"] == "error":  # every error finding is in the banner
+            assert finding["code"] in banner
+    assert "does NOT hold" in banner
+    # the violating attack rows are marked
+    assert page_violated.count('<tr class="bad">') == 3  # mia, ulira, whitebox > ε = 1
+
+
+def test_verdict_banner_not_certified(consistent):
+    r = copy.deepcopy(consistent)
+    r["verdict"] = "not-certified"
+    r["certificate"]["valid"] = False
+    html = render_html(r)
+    assert '<section id="verdict" class="banner not-certified">' in html
+    assert "NOT CERTIFIED" in html and "<b>not issued</b>" in html
+
+
+def test_verdict_derived_from_findings_when_absent(violated):
+    r = copy.deepcopy(violated)
+    del r["verdict"]
+    assert 'class="banner violated"' in render_html(r)
+
+
+def test_constants_with_provenance_and_estimator(page, page_violated, consistent):
+    for c in consistent["certificate"]["constants"]:
+        assert f"<code>{c['name'].replace('*', '*')}</code>" in page
+        assert f'<span class="prov {c["provenance"]}">' in page
+    assert '<span class="prov assumed">assumed</span>' in page_violated  # the planted G
+    assert "G supplied by the user" in page_violated
+
+
+def test_utility_table(page, consistent):
+    u = consistent["utility"]
+    section = page[page.index('<section id="utility"'):page.index('<section id="certificate"')]
+    for model in ("original", "unlearned", "retrained"):
+        assert f"<th scope=\"row\">{model}</th>" in section
+    assert "0.8141" in section  # test accuracy
+    assert f"{u['retrained']['retain']['noisy_accuracy_std']:.4g}" in section
+
+
+def test_reproduce_section(page, consistent):
+    section = page[page.index('<section id="reproduce"'):]
+    assert "audit run --method r2d" in section
+    for name, seed in consistent["seeds"].items():
+        assert str(seed) in section, name
+    for value in (consistent["dataset"]["content_hash"], consistent["parameters"]["sha256_unlearned"],
+                  consistent["deletion_request"]["commitment"],
+                  consistent["dataset"]["source"]["sha256"]["adult.data"]):
+        assert value in section
+    for package, version in consistent["environment"]["packages"].items():
+        if version:
+            assert version in section, package
+    assert consistent["environment"]["python"] in section
+
+
+def test_command_line_parses_back_to_the_config(violated):
+    """Every flag of the reconstructed command exists and parses to the report's config."""
+    import typer.main
+
+    from audit.cli import app
+
+    cfg = violated["config"]
+    cmd = command_line(cfg)
+    argv = shlex.split(cmd)
+    assert argv[:2] == ["audit", "run"]
+    run = typer.main.get_command(app).commands["run"]
+    ctx = run.make_context("run", argv[2:])  # parses without running the audit
+    p = ctx.params
+    for key in ("method", "epsilon", "delta", "mechanism", "dataset", "model", "forget_count",
+                "steps", "horizon", "rewind_fraction", "seed", "device", "dtype", "max_train",
+                "noise_draws", "curve_points", "trials", "trial_mode", "shadow_models",
+                "confidence", "relearn_max_steps"):
+        assert p[key] == cfg[key], key
+    assert p["gradient_bound"] == cfg["constants"]["G"] == 1e-7
+    assert p["smoothness"] is None
+    assert p["hidden"] == ",".join(map(str, cfg["hidden"]))
+    assert p["attacks"].split(",") == cfg["attacks"]
+    for key in ("eta", "rewind", "sigma_budget", "forget_fraction", "forget_class", "forget_groups"):
+        assert p[key] is None  # None in the config: no flag
+
+
+def test_command_line_short_form_and_none_attacks(consistent):
+    cfg = dict(consistent["config"], attacks=[], max_train=500)
+    defaults = {"method": "r2d", "epsilon": 1.0, "attacks": ("mia",), "max_train": None, "seed": 0}
+    cmd = command_line(cfg, defaults)
+    assert "--method" not in cmd and "--epsilon" not in cmd  # equal to the defaults
+    assert "--attacks none" in cmd and "--max-train 500" in cmd
+    assert "--seed 0" in cmd  # the seed always stays
+    assert shlex.split(command_line({"dataset": "csv:/data/my file.csv"}))[-1] == "csv:/data/my file.csv"
+
+
+def test_seeds_as_decimal_strings(consistent):
+    """Schema 1.0 writes seeds as canonical decimal strings: the page shows them the same way."""
+    r = copy.deepcopy(consistent)
+    r["seeds"] = {k: str(v) for k, v in r["seeds"].items()}
+    r["config"]["seed"] = "0"
+    r["attacks"]["trials"]["root_seed"] = str(r["attacks"]["trials"]["root_seed"])
+    html = render_html(r)
+    assert " --seed 0 " in html
+    for seed in r["seeds"].values():
+        assert f'<td class="num mono">{seed}</td>' in html
+
+
+# ----------------------------------------------------------------------------------------
+# no script, no network
+
+
+def test_no_script_but_the_json_data_block(page, page_violated):
+    for html in (page, page_violated):
+        assert re.findall(r"<script\b[^>]*>", html, re.IGNORECASE) == [
+            '<script type="application/json" id="report-data">']
+        assert html.count("</script>") == 1
+        assert "javascript:" not in html.lower()
+        for tag in tags(html):  # no inline event handler on any element (onload=, onerror=...)
+            assert not re.search(r"\son[a-z]+\s*=", tag, re.IGNORECASE), tag[:120]
+
+
+def test_embedded_json_is_the_report(page, consistent):
+    block = page[page.index('id="report-data">') + len('id="report-data">'):page.index("</script>")]
+    assert "<" not in block and ">" not in block and "&" not in block
+    assert json.loads(block) == consistent
+
+
+def test_markup_in_report_strings_is_escaped(consistent):
+    r = copy.deepcopy(consistent)
+    evil = '</script><script>alert(1)</script><img src="http://evil.example/x.png">'
+    r["findings"] = [{"code": "x", "severity": "error", "message": evil}]
+    r["method"]["title"] = evil
+    r["config"]["dataset"] = "csv:" + evil
+    html = render_html(r)
+    assert re.findall(r"<script\b", html) == ["<script"]  # only the data block
+    assert "<img" not in html and "evil.example" in html  # present as text only
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in html
+    block = html[html.index('id="report-data">') + len('id="report-data">'):html.rindex("</script>")]
+    assert json.loads(block)["findings"][0]["message"] == evil
+
+
+def csp_directives(html: str) -> dict[str, list[str]]:
+    m = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
+    assert m, "no CSP meta element"
+    out = {}
+    for part in m.group(1).split(";"):
+        words = part.split()
+        if words:
+            out[words[0]] = words[1:]
+    return out
+
+
+def test_content_security_policy_forbids_every_fetch(page):
+    head = page[:page.index("</head>")]
+    # the CSP meta comes before anything that could load (it only governs what follows it)
+    assert head.index("Content-Security-Policy") < head.index("<link") < head.index("<style")
+    d = csp_directives(page)
+    assert d["default-src"] == ["'none'"]
+    assert d["script-src"] == ["'none'"]
+    assert d["style-src"] == ["'unsafe-inline'"]
+    for directive, sources in d.items():
+        for source in sources:  # no scheme, host or wildcard that reaches the network
+            assert source in ("'none'", "'unsafe-inline'", "data:"), (directive, source)
+    assert d["img-src"] == ["data:"]
+    assert d["connect-src"] == d["font-src"] == d["object-src"] == d["frame-src"] == ["'none'"]
+    assert d["base-uri"] == d["form-action"] == ["'none'"]
+    assert page.count("Content-Security-Policy") == 1 and CSP in page
+
+
+XMLNS = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+
+
+def test_no_external_resource_reference(page, page_violated):
+    for html in (page, page_violated):
+        # no attribute that fetches points anywhere but the page itself or a data: URI
+        for tag in tags(html):
+            for attr, value in re.findall(r'\s([a-zA-Z:-]+)\s*=\s*"([^"]*)"', tag):
+                if attr.lower() in ("src", "href", "xlink:href", "action", "formaction", "poster",
+                                    "data", "srcset", "background", "manifest", "ping", "cite"):
+                    assert value.startswith(("#", "data:")), (attr, value)
+                if re.match(r"(?i)\s*(https?:|//|ftp:|wss?:)", value):
+                    assert attr in ("xmlns", "xmlns:xlink") and value in XMLNS, (attr, value)
+        assert not re.search(r"(?i)url\(\s*['\"]?\s*(?!#|data:)", html)  # CSS url(...) to outside
+        assert "@import" not in html
+        assert not re.search(r"(?i)<(link|iframe|frame|object|embed|img|video|audio|source|base|form)\b"
+                             r"(?![^>]*rel=\"icon\" href=\"data:,\")", html)
+        # every remaining http(s) URL is text (escaped, shown to the reader) or an SVG namespace
+        for m in re.finditer(r"https?://[^\s\"'<)]+", html):
+            before = html[max(0, m.start() - 20):m.start()]
+            inside_script = html.rfind("<script", 0, m.start()) > html.rfind("</script>", 0, m.start())
+            assert m.group(0) in XMLNS or inside_script or not before.rstrip().endswith(("=", '="')), \
+                m.group(0)
+
+
+# ----------------------------------------------------------------------------------------
+# robustness
+
+
+def test_attacks_none_and_empty_sections(consistent):
+    html = render_html(bare(consistent))
+    for section in SECTIONS:
+        assert f'<section id="{section}"' in html
+    assert "No attacks were run for this report" in html
+    assert "<dd>not measured</dd>" in html
+    assert "No tradeoff curve" in html
+    assert "The relearn-time attack was not run" in html
+    assert "This report holds no loss histograms" in html
+    assert "Checkpoint recovery check" not in html
+    assert '<section id="verdict" class="banner consistent">' in html
+    assert html.count('<svg class="plot"') == 1  # only the ε chart (certified vs realized)
+
+
+def test_nonfinite_numbers(violated):
+    r = copy.deepcopy(violated)
+    r["realized"]["epsilon"] = math.inf  # a real float, as AuditReport holds it before encoding
+    r["attacks"]["comparison"]["best_empirical_epsilon"] = "inf"
+    r["certificate"]["sigma"] = "nan"
+    r["tradeoff"][0]["realized_epsilon"] = "inf"
+    html = render_html(r)
+    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    assert "realized ε</dt><dd>∞</dd>" in banner
+    assert "best empirical ε lower bound</dt>\n      <dd>∞</dd>" in banner
+    assert "σ = NaN" in banner
+    block = html[html.index('id="report-data">') + len('id="report-data">'):html.index("</script>")]
+    assert json.loads(block)["realized"]["epsilon"] == "inf"  # valid JSON: no bare Infinity
+
+
+def test_minimal_and_partial_reports_render():
+    for r in ({}, {"verdict": "consistent"}, {"verdict": "violated", "certificate": {"epsilon": 1.0}},
+              {"verdict": "weird", "attacks": {"attacks": {}, "comparison": {}}}):
+        html = render_html(r)
+        assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+
+
+def test_accepts_an_audit_report_object(consistent, page):
+    class Fake:
+        def to_dict(self):
+            return consistent
+    assert render_html(Fake()) == page
+
+
+def test_write_html(tmp_path, consistent, page):
+    path = write_html(consistent, tmp_path / "sub" / "report.html")
+    assert path == tmp_path / "sub" / "report.html"
+    assert path.read_text(encoding="utf-8") == page
+    assert os.listdir(path.parent) == ["report.html"]  # no temp file left behind
+
+
+def test_template_ships_as_package_data():
+    templates = resources.files("audit.report").joinpath("templates")
+    assert templates.joinpath("report.html.j2").is_file()
+    assert templates.joinpath("report.css.j2").is_file()
+
+
+# ----------------------------------------------------------------------------------------
+# determinism
+
+
+def test_render_twice_identical(consistent, page):
+    assert render_html(copy.deepcopy(consistent)) == page
+
+
+RENDER = """
+import hashlib, json, sys
+from audit.report.html import render_html
+from audit.report import plots
+r = json.load(open(sys.argv[1]))
+h = render_html(r).encode()
+roc = plots.roc_chart({k: v["bound"]["roc"] for k, v in r["attacks"]["attacks"].items()}).encode()
+print(hashlib.sha256(h).hexdigest(), hashlib.sha256(roc).hexdigest())
+"""
+
+
+def test_identical_bytes_across_processes(violated, page_violated):
+    """Two fresh interpreters (different hash seeds) render the same bytes as this one."""
+    roc = plots.roc_chart({k: v["bound"]["roc"] for k, v in violated["attacks"]["attacks"].items()})
+    expected = f"{hashlib.sha256(page_violated.encode()).hexdigest()} {hashlib.sha256(roc.encode()).hexdigest()}"
+    procs = []
+    for hashseed in ("1", "2"):  # concurrently: each interpreter spends seconds importing torch
+        env = dict(os.environ, PYTHONHASHSEED=hashseed,
+                   PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+        procs.append(subprocess.Popen([sys.executable, "-c", RENDER, str(DATA / "sample-report-violated.json")],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        outs.append(out.strip())
+    assert outs == [expected, expected]
+
+
+# ----------------------------------------------------------------------------------------
+# the charts
+
+
+def test_charts_are_inlinable_svg(violated):
+    a = violated["attacks"]["attacks"]
+    charts = {
+        "epsilon": plots.epsilon_chart(1.0, 2.0, {"x": 0.0, "y": 3.0}, {"x": 5.0}, "y", 0.95),
+        "roc": plots.roc_chart({k: v["bound"]["roc"] for k, v in a.items()}),
+        "losses": plots.loss_histogram_chart(violated["utility"]["loss_histograms"]),
+        "relearn": plots.relearn_chart(a["relearn"]),
+        "tradeoff": plots.tradeoff_chart(violated["tradeoff"], 95, 1.0),
+    }
+    all_ids: list[str] = []
+    for name, svg in charts.items():
+        assert svg.startswith(f'<svg class="plot" role="img" aria-labelledby="{name}-title"')
+        assert svg.endswith("</svg>")
+        for banned in ("<?xml", "<!DOCTYPE", "<!--", "<metadata", "<script", "<image", "matplotlib.org"):
+            assert banned not in svg, (name, banned)
+        assert not re.search(r'<svg[^>]*\s(width|height)=', svg)  # sized by CSS through viewBox
+        ids = re.findall(r'\bid="([^"]+)"', svg)
+        assert ids and all(i.startswith(f"{name}-") for i in ids), name
+        for ref in re.findall(r'(?:href="#|url\(#)([^")]+)', svg):
+            assert ref in ids, (name, ref)  # every reference resolves inside its own chart
+        all_ids += ids
+        assert set(re.findall(r"https?://[^\"]+", svg)) <= XMLNS
+    assert len(all_ids) == len(set(all_ids))  # charts can share a page without id clashes
+
+
+def test_roc_zero_rates_on_log_axes():
+    curve = {"curve": {"fpr": [0.0, 0.0, 0.5, 1.0], "tpr": [0.0, 1.0, 1.0, 1.0]},
+             "n_pos": 10, "n_neg": 20, "auroc": 1.0, "tpr_at_1pct_fpr": 1.0}
+    assert plots._clip_rates([0.0, 0.5, "nan", 1.0], 20) == [0.05, 0.5, 0.05, 1.0]
+    svg = plots.roc_chart({"a": curve})
+    assert "NaN" not in svg and "inf" not in svg.lower().replace("info", "")
+
+
+def test_chart_text_from_the_report_is_literal():
+    """Names from the report are drawn as text: no mathtext ($), no markup (<, &)."""
+    svg = plots.epsilon_chart(1.0, 0.5, {"a$b$<i>&": 0.1}, {}, "a$b$<i>&")
+    assert "<i>" not in svg and "&" not in svg.replace("&amp;", "").replace("&lt;", "").replace("&gt;", "")
+    svg = plots.roc_chart({"$x^2$": {"curve": {"fpr": [0, 1], "tpr": [0, 1]}, "n_pos": 4, "n_neg": 4}})
+    assert svg.startswith('<svg class="plot"')
+
+
+def test_empty_charts_say_so():
+    for svg in (plots.roc_chart({}), plots.loss_histogram_chart(None), plots.relearn_chart(None),
+                plots.tradeoff_chart([])):
+        assert svg.startswith('<svg class="plot"')
+    assert plots.epsilon_chart("inf", "nan", None).startswith('<svg class="plot"')
+
+
+def test_charts_leave_global_matplotlib_state_alone():
+    import matplotlib
+
+    before = dict(matplotlib.rcParams)
+    plots.epsilon_chart(1.0, 0.5, {"a": 0.2})
+    assert dict(matplotlib.rcParams) == before
+    assert encode_nonfinite(plots.num("-inf")) == "-inf"
