@@ -20,6 +20,7 @@ from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate
 from attacks.lira import logit_confidence, ulira_attack
 from attacks.mia import attack_features, population_mia
 from attacks.relearn import relearn_time
+from attacks.roc import RocSummary
 from attacks.whitebox import whitebox_direction, whitebox_scores
 from audit.trials import TrialSet, batched_logits, batched_per_sample_loss, noise_trials, retrain_trials
 from unlearners.base import Unlearner
@@ -91,6 +92,8 @@ def run_attacks(ctx: AttackContext, *, attacks: tuple[str, ...], trials: int, mo
 def _bound_dict(b, scores_u=None, scores_r=None, delta=None) -> dict:
     d = b.to_dict() if hasattr(b, "to_dict") else dict(vars(b))
     if scores_u is not None:
+        # ROC of the attack's scores, world U positive (for the report's log-log ROC plot)
+        d["roc"] = RocSummary.from_scores(_np(scores_u), _np(scores_r)).to_dict()
         est = gdp_epsilon_estimate(_np(scores_u), _np(scores_r), delta)
         d["gdp_estimate"] = est.to_dict() if hasattr(est, "to_dict") else dict(vars(est))
     return d

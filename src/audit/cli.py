@@ -35,7 +35,11 @@ class ExitCode(IntEnum):
     OK = 0
     VIOLATED = 1
     USAGE = 2
+    VERIFY_FAILED = 3
     INTERNAL = 70
+
+
+SALT_FILE = "deletion-commitment.salt"
 
 
 def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
@@ -81,7 +85,9 @@ def run(
     confidence: Annotated[Optional[float], typer.Option(help="Confidence of the epsilon lower bounds.")] = None,
     relearn_max_steps: Annotated[Optional[int], typer.Option(help="Cap on relearn-time fine-tuning steps.")] = None,
     config: Annotated[Optional[Path], typer.Option(help="TOML file with any of these fields; flags win.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Directory to write report.json into.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Directory for report.json, report.html (and the signature).")] = None,
+    sign_key: Annotated[Optional[Path], typer.Option(help="Ed25519 private key (PEM): sign the report (needs --out).")] = None,
+    commitment_salt: Annotated[Optional[Path], typer.Option(help="File with the secret salt (hex) of the deletion commitment; default: a new random salt saved as OUT/" + SALT_FILE + " (mode 0600).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
 ) -> None:
@@ -116,6 +122,13 @@ def run(
         cfg = AuditConfig.from_dict(settings)
         if out is not None and out.exists() and not out.is_dir():
             raise InvalidInput("out", "a directory (it exists and is a file)", str(out))
+        if sign_key is not None:
+            if out is None:
+                raise InvalidInput("sign-key", "used together with --out (the signature covers the written files)", str(sign_key))
+            from audit.report.signing import load_private_key
+
+            load_private_key(sign_key)  # fail before any work or any file is written
+        salt = _read_salt(commitment_salt) if commitment_salt is not None else None
 
         show = not quiet and err.is_terminal
         with Progress(TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn(),
@@ -125,11 +138,11 @@ def run(
             def progress(stage: str, done: int, total: int) -> None:
                 bar.update(tasks[stage], completed=done, total=max(total, 1), visible=True)
 
-            report = run_audit(cfg, progress=progress)
+            report = run_audit(cfg, progress=progress, salt=salt)
         if out is not None:
-            path = report.write(out)
+            written = _write_outputs(report, out, sign_key, save_salt=commitment_salt is None)
             if not quiet:
-                err.print(f"report written to {path}")
+                err.print("written: " + ", ".join(str(p) for p in written))
     except InvalidInput as exc:
         _fail(str(exc))
     if as_json:
@@ -137,6 +150,39 @@ def run(
     if not quiet:
         _summary(report)
     raise typer.Exit(int(ExitCode.OK if report.verdict == "consistent" else ExitCode.VIOLATED))
+
+
+def _read_salt(path: Path) -> bytes:
+    try:
+        text = path.read_text().strip()
+        salt = bytes.fromhex(text)
+    except FileNotFoundError:
+        raise InvalidInput("commitment-salt", "an existing file holding the salt in hex", str(path)) from None
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("commitment-salt", "a file holding the salt as hexadecimal text", str(path)) from None
+    if len(salt) < 16:
+        raise InvalidInput("commitment-salt", "at least 16 bytes (32 hex digits)", f"{len(salt)} bytes")
+    return salt
+
+
+def _write_outputs(report, out: Path, sign_key: Optional[Path], *, save_salt: bool) -> list[Path]:
+    """report.json, report.html, the salt (0600) and, with a key, report.dsse.json."""
+    from audit.report import write_atomic
+    from audit.report.html import write_html
+
+    text = report.to_json()  # validated once; the page is rendered from exactly these bytes
+    written = [write_atomic(out / "report.json", text), write_html(json.loads(text), out / "report.html")]
+    if save_salt and report.commitment_salt is not None:
+        salt_path = out / SALT_FILE
+        fd = os.open(salt_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(report.commitment_salt.hex() + "\n")
+        written.append(salt_path)
+    if sign_key is not None:
+        from audit.report.signing import sign_report
+
+        written.append(sign_report(out, sign_key))
+    return written
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -242,6 +288,84 @@ def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on 
     for r in rows:
         table.add_row(r["name"], "yes" if r["certified"] else "no", r["paper"])
     Console().print(table)
+
+
+@app.command()
+def keygen(out: Annotated[Path, typer.Option(help="Directory for private.pem (mode 0600) and public.pem.")]) -> None:
+    """Make an Ed25519 key pair for signing reports."""
+    from audit.report.signing import generate_keypair, keyid
+
+    try:
+        private, public = generate_keypair(out)
+    except InvalidInput as exc:
+        _fail(str(exc))
+    typer.echo(f"private key: {private} (mode 0600; keep it secret)")
+    typer.echo(f"public key:  {public}")
+    typer.echo(f"keyid:       {keyid(public)}")
+
+
+@app.command()
+def sign(
+    report_dir: Annotated[Path, typer.Argument(help="Directory holding report.json (and report.html).")],
+    key: Annotated[Path, typer.Option(help="Ed25519 private key (PEM).")],
+) -> None:
+    """Sign report.json and report.html: writes report.dsse.json (DSSE envelope, in-toto Statement)."""
+    from audit.report.signing import sign_report
+
+    try:
+        envelope = sign_report(report_dir, key)
+    except InvalidInput as exc:
+        _fail(str(exc))
+    typer.echo(f"signed: {envelope}")
+
+
+@app.command()
+def verify(
+    report_dir: Annotated[Path, typer.Argument(help="Directory holding report.dsse.json and the signed files.")],
+    key: Annotated[Path, typer.Option(help="The signer's Ed25519 public key (PEM).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was verified as JSON.")] = False,
+) -> None:
+    """Check the signature and every signed file's SHA-256; exit 3 on any mismatch."""
+    from audit.report.signing import VerificationError, verify_report
+
+    try:
+        result = verify_report(report_dir, key)
+    except InvalidInput as exc:
+        _fail(str(exc))
+    except VerificationError as exc:
+        _fail(f"verification failed: {exc}", ExitCode.VERIFY_FAILED)
+    if as_json:
+        sys.stdout.write(json.dumps({"verified": True, "keyid": result.keyid,
+                                     "subjects": [{"name": n, "sha256": h} for n, h in result.subjects],
+                                     "not_covered": list(result.not_covered),
+                                     "predicate": result.predicate}, indent=2, sort_keys=True) + "\n")
+    else:
+        typer.echo(result.describe())
+
+
+@app.command()
+def report(
+    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
+    html: Annotated[Path, typer.Option(help="Where to write the re-rendered HTML page.")],
+) -> None:
+    """Re-render the HTML page from a report.json (validated against the schema first)."""
+    from audit.report.html import write_html
+    from audit.report.schema import validate_report
+
+    try:
+        try:
+            data = json.loads(report_json.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InvalidInput("report", "an existing report.json", str(report_json)) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput("report", "a JSON document written by `audit run`", f"{report_json}: {exc}") from None
+        if not isinstance(data, dict):
+            raise InvalidInput("report", "a JSON object written by `audit run`", type(data).__name__)
+        validate_report(data)
+        path = write_html(data, html)
+    except InvalidInput as exc:
+        _fail(str(exc))
+    typer.echo(f"written: {path}")
 
 
 def main() -> None:

@@ -6,10 +6,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import math
+import secrets
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 
 import numpy as np
 import torch
@@ -30,7 +34,7 @@ Progress = Callable[[str, int, int], None]
 STAGES = ("data", "learn", "unlearn", "retrain", "certify", "utility", "tradeoff", "trials", "attacks")
 
 
-def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
+def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None) -> AuditReport:
     """Run one audit and return its report.
 
     Parameters
@@ -40,6 +44,10 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
         mutated it).
     progress:
         Optional callback ``progress(stage, done, total)``; stages are :data:`STAGES`.
+    salt:
+        Secret salt (≥ 16 bytes) of the deletion-request commitment. ``None`` draws 32 random
+        bytes; read them back from ``report.commitment_salt`` (never serialised) to open the
+        commitment later or to reproduce the report byte for byte.
 
     Returns
     -------
@@ -48,6 +56,8 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
         timings, seeds and environment.
     """
     config.validate()
+    started = _now()
+    salt = _check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
     seeds = config.seeds()
     device = _device(config.device)
@@ -112,12 +122,16 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
     models = {"original": theta_orig, "unlearned": theta_unl, "retrained": theta_ret}
     utility = {name: _utility(objective, theta, splits, certificate.sigma, config.noise_draws, noise_gen)
                for name, theta in models.items()}
+    unseen = (_tensor(data.X_unseen, dtype, device), torch.as_tensor(data.y_unseen, device=device))
+    utility["loss_histograms"] = _loss_histograms(
+        objective, models, {"forget": splits["forget"], "retain": splits["retain"], "unseen": unseen})
     tick("utility", 1, 1)
 
     curve = _tradeoff_curve(method, config, objective, forget, m, splits["test"], noise_gen, tick)
 
     attack_results = None
-    if config.attacks:
+    attacks_skipped = bool(config.attacks) and not math.isfinite(certificate.sigma)
+    if config.attacks and not attacks_skipped:
         ctx = AttackContext(
             objective=objective, method=method,
             method_factory=lambda: _build_method(config, objective, seeds, rewind=getattr(method, "rewind", None)),
@@ -136,11 +150,15 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
         timings["attacks_s"] = time.perf_counter() - t0
 
     findings = _findings(certificate, realized, utility, attack_results, config.trial_mode)
+    if attacks_skipped:
+        findings.append({"severity": "warning", "code": "attacks-skipped",
+                         "message": "no finite noise certifies this run, so there is no released "
+                                    "model to attack; the attacks were skipped"})
     return AuditReport(
         config=config.to_dict(),
         dataset={**data.describe(), "forget_size": m, "source": data.source,
-                 "preprocessing": data.preprocessing,
-                 "forget_indices_sha256": _sha256(forget_np)},
+                 "preprocessing": data.preprocessing},
+        deletion_request=_commitment(data, forget_np, salt),
         certificate=certificate.to_dict(),
         realized=realized,
         utility=utility,
@@ -157,6 +175,8 @@ def run(config: AuditConfig, progress: Progress | None = None) -> AuditReport:
         environment=environment(device),
         findings=findings,
         attacks=attack_results,
+        started_at=started,
+        commitment_salt=salt,
     )
 
 
@@ -260,6 +280,22 @@ def _utility(objective: Objective, theta: Tensor, splits: dict, sigma: float, dr
     return out
 
 
+def _loss_histograms(objective: Objective, models: dict, splits: dict, bins: int = 40) -> dict:
+    """Per-record loss histograms (shared bin edges) of each noiseless model on each split.
+
+    Counts, not losses, go into the report: the distribution is what an auditor compares, and
+    raw per-record values of the forget set would themselves be personal data.
+    """
+    losses = {name: {split: objective.per_sample_loss(theta, Xs, ys).detach().cpu().numpy()
+                     for split, (Xs, ys) in splits.items()} for name, theta in models.items()}
+    top = max(float(np.quantile(v, 0.995)) for per in losses.values() for v in per.values())
+    edges = np.linspace(0.0, max(top, 1e-12), bins + 1)
+    counts = {name: {split: np.histogram(np.clip(v, 0, edges[-1]), bins=edges)[0].tolist()
+                     for split, v in per.items()} for name, per in losses.items()}
+    return {"edges": edges.tolist(), "counts": counts,
+            "note": "losses above the last edge are counted in the last bin"}
+
+
 def _tradeoff_curve(method, config, objective, forget, m, test, gen, tick) -> list[dict]:
     """K–σ–ε: for rewinds across [0, T], the bound, the σ it needs, and what it buys."""
     if not hasattr(method, "sensitivity") or not getattr(method, "full_trajectory_", False):
@@ -352,17 +388,42 @@ def _accuracy_drop(entry: dict) -> float | None:
     return entry["accuracy"] - entry["noisy_accuracy_mean"]
 
 
+def _check_salt(salt: bytes | None) -> bytes:
+    if salt is None:
+        return secrets.token_bytes(32)
+    if not isinstance(salt, (bytes, bytearray)) or len(salt) < 16:
+        raise InvalidInput("salt", "at least 16 secret bytes", f"{len(salt) if isinstance(salt, (bytes, bytearray)) else type(salt).__name__}")
+    return bytes(salt)
+
+
+def _commitment(data: AuditData, forget: np.ndarray, salt: bytes) -> dict:
+    """A hiding, binding commitment to *which* records were deleted, never the records.
+
+    The identifiers are the records' positions in the dataset's source (stable across splits and
+    seeds). Row numbers are a small space, so the salt must stay secret: whoever holds it can
+    open the commitment (recompute it from the claimed identifiers); nobody else learns them.
+    """
+    rows = data.source_rows["train"][forget] if data.source_rows is not None else forget
+    identifiers = sorted(int(r) for r in rows)
+    message = salt + json.dumps(identifiers, separators=(",", ":")).encode()
+    return {
+        "scheme": "sha256(salt || JSON array of the sorted source-row identifiers, no spaces)",
+        "identifier": "position of the record in the dataset source (0-based)",
+        "commitment": hashlib.sha256(message).hexdigest(),
+        "n_records": len(identifiers),
+        "salt": "kept by the operator, not in this report",
+    }
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 def _norm(t: Tensor) -> float:
     return float(torch.linalg.vector_norm(t))
 
 
 def _tensor_sha(t: Tensor) -> str:
-    import hashlib
-
     return hashlib.sha256(t.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
 
 
-def _sha256(a: np.ndarray) -> str:
-    import hashlib
-
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()

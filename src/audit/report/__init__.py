@@ -28,6 +28,21 @@ def tool_version() -> str:
         return "0+unknown"
 
 
+#: Error findings that mean the certificate does not hold.
+VIOLATION_CODES = frozenset({"bound-violated", "realized-exceeds-certified", "certificate-violated"})
+
+
+def verdict_of(findings: list[dict[str, Any]]) -> str:
+    """``violated`` if an error finding refutes the certificate, ``not-certified`` if a theorem
+    condition failed, else ``consistent``."""
+    codes = {f["code"] for f in findings if f["severity"] == "error"}
+    if codes & VIOLATION_CODES:
+        return "violated"
+    if "certificate-not-issued" in codes:
+        return "not-certified"
+    return "consistent"
+
+
 @dataclass
 class AuditReport:
     """Everything one audit established. See the README for the meaning of each section."""
@@ -46,6 +61,8 @@ class AuditReport:
     environment: dict[str, Any]
     findings: list[dict[str, Any]] = field(default_factory=list)
     attacks: dict[str, Any] | None = None
+    deletion_request: dict[str, Any] = field(default_factory=dict)
+    started_at: str | None = None
     schema_version: str = SCHEMA_VERSION
     tool: dict[str, str] = field(default_factory=lambda: {"name": TOOL, "version": tool_version()})
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -53,20 +70,28 @@ class AuditReport:
     @property
     def verdict(self) -> str:
         """``consistent``, ``violated`` or ``not-certified`` (a theorem condition failed)."""
-        codes = {f["code"] for f in self.findings if f["severity"] == "error"}
-        if codes & {"bound-violated", "realized-exceeds-certified", "certificate-violated"}:
-            return "violated"
-        if "certificate-not-issued" in codes:
-            return "not-certified"
-        return "consistent"
+        return verdict_of(self.findings)
+
+    #: the secret salt of the deletion commitment: held in memory, never serialised
+    commitment_salt: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        d = encode_nonfinite(asdict(self))
+        d = asdict(self)
+        d.pop("commitment_salt")
+        d = encode_nonfinite(d)
         d["verdict"] = self.verdict
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n"
+        """The report as written to disk: validated and encoded by the pydantic model.
+
+        :class:`audit.report.schema.ReportModel` is the single source of truth for the wire
+        format (seeds as decimal strings, non-finite numbers as strings); a report that does not
+        fit it is a bug in the producer, so it raises instead of writing.
+        """
+        from audit.report.schema import ReportModel
+
+        return ReportModel.from_report_dict(self.to_dict()).to_json_text()
 
     def write(self, out_dir: str | os.PathLike) -> Path:
         """Write ``report.json`` into ``out_dir`` atomically (temp file + rename)."""

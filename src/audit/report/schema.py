@@ -101,6 +101,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from audit.report import SCHEMA_VERSION, TOOL
+from audit.report import verdict_of as _verdict_of
 from certify.errors import InvalidInput
 
 __all__ = [
@@ -892,21 +893,12 @@ class Attacks(_Section):
 # The report
 
 Verdict = Literal["consistent", "violated", "not-certified"]
-VIOLATION_CODES = frozenset({"bound-violated", "realized-exceeds-certified", "certificate-violated"})
 
 
 def verdict_of(findings: list[Finding] | list[dict[str, Any]]) -> str:
-    """The verdict the error findings imply (the rule of ``AuditReport.verdict``)."""
-    codes = set()
-    for f in findings:
-        sev, code = (f.severity, f.code) if isinstance(f, Finding) else (f["severity"], f["code"])
-        if sev == "error":
-            codes.add(code)
-    if codes & VIOLATION_CODES:
-        return "violated"
-    if "certificate-not-issued" in codes:
-        return "not-certified"
-    return "consistent"
+    """The verdict the error findings imply (the one rule, :func:`audit.report.verdict_of`)."""
+    return _verdict_of([{"severity": f.severity, "code": f.code} if isinstance(f, Finding) else f
+                        for f in findings])
 
 
 class ReportModel(_Section):

@@ -411,6 +411,11 @@ def _load_private_key(path: str | os.PathLike, passphrase: bytes | None):
     return key
 
 
+def load_private_key(path: str | os.PathLike, passphrase: bytes | None = None):
+    """Load an Ed25519 private key (raises InvalidInput with one sentence when unusable)."""
+    return _load_private_key(path, passphrase)
+
+
 def _load_public_key(path: str | os.PathLike):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
