@@ -1,0 +1,17 @@
+"""The README tells the truth about what is tested."""
+
+from pathlib import Path
+
+from audit.report.signing import OPENSSL_VERIFY_SCRIPT
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_openssl_recipe_is_the_tested_script():
+    assert OPENSSL_VERIFY_SCRIPT.rstrip("\n") in (ROOT / "README.md").read_text()
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    command = 'python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install ".[test]" && python -m pytest'
+    assert command in readme and command in (ROOT / ".ci" / "run").read_text()
