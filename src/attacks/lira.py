@@ -64,7 +64,7 @@ from scipy.special import logsumexp
 from scipy.stats import rankdata
 
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary
-from certify.errors import InvalidInput
+from certify.errors import InvalidInput, require_finite_array
 
 __all__ = [
     "GaussianFit",
@@ -83,21 +83,10 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 # validation helpers
 
 
-def _finite(value: object, field: str, allowed: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, allowed, value) from None
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.count_nonzero(~np.isfinite(arr)))
-        raise InvalidInput(field, allowed, f"{bad} NaN or infinite value(s)")
-    return arr
-
-
 def _phi_matrix(value: object, field: str, *, min_rows: int, m: int | None = None) -> np.ndarray:
     """A finite (rows, m) array: one row per model, one column per target example."""
     allowed = "a 2-D array (models, target examples) of finite φ values"
-    arr = _finite(value, field, allowed)
+    arr = require_finite_array(field, value, allowed)
     if arr.ndim != 2:
         raise InvalidInput(
             field, allowed, f"array of shape {arr.shape}",
@@ -169,8 +158,8 @@ def logit_confidence(logits: object, labels: object, *, one_logit: bool | None =
     certify.errors.InvalidInput
         On NaN or infinite logits, shapes that match neither layout, or labels out of range.
     """
-    z = _finite(logits, "logits", "an array of finite logits, shape (..., n) or (..., n, C)")
-    y = _finite(labels, "labels", "a 1-D array of integer class labels")
+    z = require_finite_array("logits", logits, "an array of finite logits, shape (..., n) or (..., n, C)")
+    y = require_finite_array("labels", labels, "a 1-D array of integer class labels")
     if y.ndim != 1 or y.size < 1:
         raise InvalidInput("labels", "a 1-D array with one class label per example", f"shape {y.shape}")
     n = y.shape[0]

@@ -73,24 +73,13 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from attacks.roc import auroc
-from certify.errors import InvalidInput
+from certify.errors import InvalidInput, require_finite_array
 
 __all__ = ["MiaResult", "attack_features", "population_mia"]
 
 
 # ----------------------------------------------------------------------------------------------
 # validation helpers
-
-
-def _finite_array(value: object, field_name: str, allowed: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInput(field_name, allowed, value) from None
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.count_nonzero(~np.isfinite(arr)))
-        raise InvalidInput(field_name, allowed, f"{bad} NaN or infinite value(s)")
-    return arr
 
 
 def _labels(value: object, field_name: str, n: int, n_field: str) -> np.ndarray:
@@ -152,7 +141,7 @@ def attack_features(logits: object, labels: object, losses: object | None = None
     certify.errors.InvalidInput
         On NaN or infinite values, shapes that do not match, or labels out of range.
     """
-    z = _finite_array(logits, "logits", "an array of finite logits, shape (n,) or (n, C)")
+    z = require_finite_array("logits", logits, "an array of finite logits, shape (n,) or (n, C)")
     if z.ndim not in (1, 2) or (z.ndim == 2 and z.shape[1] < 2):
         raise InvalidInput(
             "logits",
@@ -163,7 +152,7 @@ def attack_features(logits: object, labels: object, losses: object | None = None
     n = z.shape[0]
     if n < 1:
         raise InvalidInput("logits", "at least one record", "0 records")
-    y = _finite_array(labels, "labels", "a 1-D array of integer class labels")
+    y = require_finite_array("labels", labels, "a 1-D array of integer class labels")
     if y.shape != (n,):
         raise InvalidInput("labels", f"shape ({n},), one label per row of logits", f"shape {y.shape}")
     n_classes = 2 if z.ndim == 1 else z.shape[1]
@@ -178,7 +167,7 @@ def attack_features(logits: object, labels: object, losses: object | None = None
         else:
             loss = logsumexp(z, axis=1) - z[np.arange(n), y]
     else:
-        loss = _finite_array(losses, "losses", "a 1-D array of finite per-record losses")
+        loss = require_finite_array("losses", losses, "a 1-D array of finite per-record losses")
         if loss.shape != (n,):
             raise InvalidInput("losses", f"shape ({n},), one loss per row of logits", f"shape {loss.shape}")
     cols = z[:, None] if z.ndim == 1 else z
@@ -276,7 +265,7 @@ class MiaResult:
 
 
 def _features(value: object, field_name: str) -> np.ndarray:
-    arr = _finite_array(value, field_name, "a 2-D array (n, f) of finite features")
+    arr = require_finite_array(field_name, value, "a 2-D array (n, f) of finite features")
     if arr.ndim != 2 or arr.shape[1] < 1:
         raise InvalidInput(
             field_name,

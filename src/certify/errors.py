@@ -64,3 +64,20 @@ def require_probability(field: str, value: float) -> float:
     if not (0.0 < x < 1.0):
         raise InvalidInput(field, "a number in the open interval (0, 1)", value)
     return x
+
+
+def require_finite_array(field: str, value: object, allowed: str):
+    """``numpy.asarray(value, float)`` if every entry is finite, else :class:`InvalidInput`.
+
+    The message counts the NaN or infinite entries instead of echoing a large array.
+    """
+    import numpy as np
+
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, allowed, value) from None
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.count_nonzero(~np.isfinite(arr)))
+        raise InvalidInput(field, allowed, f"{bad} NaN or infinite value(s)")
+    return arr
