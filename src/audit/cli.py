@@ -78,6 +78,7 @@ def run(
     curve_points: Annotated[Optional[int], typer.Option(help="Points on the K-sigma-epsilon curve.")] = None,
     smoothness: Annotated[Optional[float], typer.Option("--L", help="Override the smoothness constant L (assumed).")] = None,
     gradient_bound: Annotated[Optional[float], typer.Option("--G", help="Override the gradient bound G (assumed).")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Method option NAME=VALUE (repeatable; see `audit methods --json`).")] = None,
     attacks: Annotated[Optional[str], typer.Option(help="Comma-separated: mia,ulira,relearn,whitebox (or none).")] = None,
     trials: Annotated[Optional[int], typer.Option(help="Released models per world scored by the attacks.")] = None,
     trial_mode: Annotated[Optional[str], typer.Option(help="noise (fresh noise per trial) | retrain (new seed per trial).")] = None,
@@ -119,6 +120,8 @@ def run(
             overrides["G"] = gradient_bound
         if overrides:
             settings["constants"] = overrides
+        if option:
+            settings["method_options"] = {**settings.get("method_options", {}), **_parse_options(option)}
         cfg = AuditConfig.from_dict(settings)
         if out is not None and out.exists() and not out.is_dir():
             raise InvalidInput("out", "a directory (it exists and is a file)", str(out))
@@ -150,6 +153,20 @@ def run(
     if not quiet:
         _summary(report)
     raise typer.Exit(int(ExitCode.OK if report.verdict == "consistent" else ExitCode.VIOLATED))
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    """NAME=VALUE pairs; values are read as JSON when they parse (numbers, true/false), else text."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise InvalidInput("option", "NAME=VALUE", pair)
+        try:
+            options[name.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            options[name.strip()] = text
+    return options
 
 
 def _read_salt(path: Path) -> bytes:
@@ -277,7 +294,8 @@ def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on 
     from unlearners.base import available_methods
 
     rows = [{"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
-             "assumptions": list(cls.assumptions), "deviations": list(cls.deviations)}
+             "assumptions": list(cls.assumptions), "deviations": list(cls.deviations),
+             "options": _options_of(cls)}
             for name, cls in available_methods().items()]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
@@ -366,6 +384,15 @@ def report(
     except InvalidInput as exc:
         _fail(str(exc))
     typer.echo(f"written: {path}")
+
+
+def _options_of(cls) -> dict[str, Any]:
+    """A method's constructor keywords and their defaults (what --option accepts)."""
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    return {n: (None if p.default is inspect.Parameter.empty else p.default)
+            for n, p in params.items() if n not in ("self", "objective") and p.kind == p.KEYWORD_ONLY}
 
 
 def main() -> None:

@@ -68,6 +68,9 @@ class AuditConfig:
         Rewind values on the K–σ–ε tradeoff curve.
     constants:
         User overrides for ``L`` and ``G`` (provenance ``assumed``).
+    method_options:
+        Method-specific hyperparameters by name (``audit methods --json`` lists each method's;
+        e.g. ``{"l2": 1e-3}``); the method validates them.
     attacks:
         Attacks on the released models: any of ``mia``, ``ulira``, ``relearn``, ``whitebox``
         (empty: none).
@@ -111,6 +114,7 @@ class AuditConfig:
     noise_draws: int = 20
     curve_points: int = 11
     constants: dict[str, float] = field(default_factory=dict)
+    method_options: dict[str, Any] = field(default_factory=dict)
     attacks: tuple[str, ...] = ("mia", "ulira", "relearn", "whitebox")
     trials: int = 1000
     trial_mode: str = "noise"
@@ -200,6 +204,9 @@ class AuditConfig:
         self.confidence = require_probability("confidence", self.confidence)
         if _int(self.relearn_max_steps) is None or not 1 <= self.relearn_max_steps <= 100_000:
             raise InvalidInput("relearn_max_steps", "an integer in [1, 100000]", self.relearn_max_steps)
+        if not isinstance(self.method_options, dict) or not all(isinstance(k, str) for k in self.method_options):
+            raise InvalidInput("method_options", "a mapping from option names to values", self.method_options)
+        self.method_options = dict(self.method_options)
         for name, value in dict(self.constants).items():
             if name not in ("L", "G"):
                 raise InvalidInput("constants", "overrides for 'L' and/or 'G'", name)

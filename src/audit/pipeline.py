@@ -236,8 +236,13 @@ def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, in
                "constants": dict(config.constants), "seed": seeds["estimators"]}
     rewind = config.resolved_rewind() if rewind is None else rewind
     options["rewind"] = config.steps if rewind is None else rewind
-    accepted = inspect.signature(cls.__init__).parameters
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "objective"}
     kwargs = {k: v for k, v in options.items() if k in accepted and v is not None}
+    unknown = sorted(set(config.method_options) - accepted)
+    if unknown:
+        raise InvalidInput("method_options", f"options of {config.method} ("
+                           + ", ".join(sorted(accepted)) + ")", unknown)
+    kwargs.update(config.method_options)
     return cls(objective, **kwargs)
 
 
@@ -346,7 +351,14 @@ def _smoothness(method, certificate, X, y, theta) -> float:
 
 
 def _findings(certificate, realized, utility, attack_results=None, trial_mode="noise") -> list[dict]:
+    """Errors and warnings. Nothing can be *violated* when nothing was certified: an uncertified
+    method or a failed theorem condition gives ``certificate-not-issued`` and the measurements
+    stand on their own."""
     findings = []
+    if not certificate.valid:
+        findings.append({"severity": "error", "code": "certificate-not-issued",
+                         "message": "No certificate is issued: " + "; ".join(certificate.warnings)})
+        return findings + _utility_findings(utility)
     if attack_results is not None:
         cmp = attack_results["comparison"]
         if cmp["certificate_violated"]:
@@ -360,9 +372,6 @@ def _findings(certificate, realized, utility, attack_results=None, trial_mode="n
                              "message": f"the {cmp['best_attack']} attack's lower bound "
                                         f"{cmp['best_empirical_epsilon']:.4g} exceeds the realized epsilon "
                                         f"{cmp['realized_epsilon']:.4g}: the auditor is inconsistent"})
-    if not certificate.valid:
-        findings.append({"severity": "error", "code": "certificate-not-issued",
-                         "message": "A condition of the theorem fails: " + "; ".join(certificate.warnings)})
     if realized["bound_violated"]:
         findings.append({"severity": "error", "code": "bound-violated",
                          "message": f"||theta_U - theta_R|| = {realized['distance_unlearned_retrained']:.6g} "
@@ -374,6 +383,11 @@ def _findings(certificate, realized, utility, attack_results=None, trial_mode="n
     if certificate.conditional:
         findings.append({"severity": "warning", "code": "conditional-constants",
                          "message": "The certificate rests on estimated or assumed constants."})
+    return findings + _utility_findings(utility)
+
+
+def _utility_findings(utility) -> list[dict]:
+    findings = []
     test_drop = _accuracy_drop(utility["unlearned"]["test"])
     if test_drop is not None and test_drop > 0.02:
         findings.append({"severity": "warning", "code": "utility-loss",

@@ -161,6 +161,10 @@ def command_line(config: Mapping[str, Any], defaults: Mapping[str, Any] | None =
             for name in sorted(value or {}):
                 parts += [f"--{name}", _flag_value(name, value[name])]
             continue
+        if key == "method_options":
+            for name in sorted(value or {}):
+                parts += ["--option", shlex.quote(f"{name}={json.dumps(value[name])}")]
+            continue
         parts += [f"--{key.replace('_', '-')}", shlex.quote(_flag_value(key, value))]
     return " ".join(parts)
 

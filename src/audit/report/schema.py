@@ -388,6 +388,8 @@ class Config(_Section):
     curve_points: PosCount
     constants: dict[Literal["L", "G"], PosFloat]
     """User overrides of the smoothness L and gradient bound G (provenance ``assumed``)."""
+    method_options: OpenDict
+    """Method-specific hyperparameters (open: each method defines its own)."""
     attacks: list[AttackName]
     trials: PosCount
     trial_mode: Literal["noise", "retrain"]
