@@ -177,6 +177,9 @@ class AuditConfig:
             raise InvalidInput("rewind_fraction", "a number in [0, 1]", self.rewind_fraction)
         if self.sigma_budget is not None:
             self.sigma_budget = require_positive("sigma_budget", self.sigma_budget)
+            if not hasattr(get_method(self.method), "rewind_for_sigma"):
+                raise InvalidInput("sigma_budget", "used only with a method that rewinds (r2d)",
+                                   self.sigma_budget)
         if _int(self.seed) is None or not 0 <= self.seed < 2**63:
             raise InvalidInput("seed", "an integer in [0, 2**63)", self.seed)
         _choice("device", self.device, DEVICES)

@@ -12,8 +12,40 @@ from certify.bounds.r2d import (
     r2d_step_size_limit,
     r2d_step_size_ok,
 )
+from certify.bounds.guo import (
+    GUO_GAMMA_LOGISTIC,
+    guo_accumulated_residual,
+    guo_budget,
+    guo_c,
+    guo_delta,
+    guo_loss_noise,
+    guo_parameter_sensitivity,
+    guo_residual_bound,
+    guo_worst_case_residual,
+)
+from certify.bounds.ngd import (
+    ngd_full_fisher_step_bound,
+    ngd_logistic_constants,
+    ngd_newton_step_bound,
+    ngd_optimum_radius,
+    ngd_sensitivity,
+)
 
 __all__ = [
+    "GUO_GAMMA_LOGISTIC",
+    "guo_accumulated_residual",
+    "guo_budget",
+    "guo_c",
+    "guo_delta",
+    "guo_loss_noise",
+    "guo_parameter_sensitivity",
+    "guo_residual_bound",
+    "guo_worst_case_residual",
+    "ngd_full_fisher_step_bound",
+    "ngd_logistic_constants",
+    "ngd_newton_step_bound",
+    "ngd_optimum_radius",
+    "ngd_sensitivity",
     "r2d_corollary_rewind_bound",
     "r2d_h",
     "r2d_rewind_for_sigma",
