@@ -75,6 +75,16 @@ def test_solvers_agree_with_torch_solve():
                           torch.linalg.solve(H + 0.2 * torch.eye(obj.dim, dtype=H.dtype), b), atol=1e-9)
 
 
+def test_cg_warm_start_and_iteration_cap():
+    A = torch.diag(torch.linspace(1.0, 10.0, 8, dtype=torch.float64))
+    b = torch.ones(8, dtype=torch.float64)
+    exact = b / torch.diagonal(A)
+    x, info = conjugate_gradient(lambda v: A @ v, b, x0=exact)
+    assert info["converged"] and info["iterations"] == 0 and torch.allclose(x, exact)
+    x, info = conjugate_gradient(lambda v: A @ v, b, max_iter=2)
+    assert info["iterations"] == 2 and not info["converged"] and info["residual_norm"] > 1e-6
+
+
 def test_cg_zero_rhs_and_negative_curvature():
     A = torch.diag(torch.tensor([2.0, 1.0, -1.0], dtype=torch.float64))
     x, info = conjugate_gradient(lambda v: A @ v, torch.zeros(3, dtype=torch.float64))

@@ -42,6 +42,7 @@ References
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from typing import Callable, Protocol
 
@@ -100,13 +101,17 @@ def _positive(field: str, value: float) -> float:
 
 
 def _count(field: str, value: int, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        isinstance(value, float) and value.is_integer()
-    ):
+    if isinstance(value, bool):
         raise InvalidInput(field, f"an integer >= {minimum}", value)
-    if int(value) < minimum:
+    try:
+        k = operator.index(value)
+    except TypeError:
+        if not (isinstance(value, float) and value.is_integer()):
+            raise InvalidInput(field, f"an integer >= {minimum}", value) from None
+        k = int(value)
+    if k < minimum:
         raise InvalidInput(field, f"an integer >= {minimum}", value)
-    return int(value)
+    return int(k)
 
 
 def _check_problem(objective: Objective, theta: Tensor, X: Tensor, y: Tensor) -> None:
@@ -454,6 +459,7 @@ def lissa(
     generator: torch.Generator | None = None,
     stochastic: bool = False,
     on_divergence: str = "raise",
+    check_every: int = 1,
 ) -> tuple[Tensor, dict]:
     """LiSSA: the (stochastic) Neumann-series estimate of (A + damping·I)⁻¹ b.
 
@@ -497,6 +503,9 @@ def lissa(
         ``"raise"`` (InvalidInput), ``"warn"`` or ``"ignore"`` when divergence is detected: a
         non-finite iterate, or ‖x_j‖ > (j + 1)‖b‖ (impossible while ‖I − Ā_j/s‖ <= 1, since x_j
         is a sum of j + 1 terms of norm <= ‖b‖). A non-finite result always raises.
+    check_every:
+        Test for divergence every this many steps (and at the last one). Each test reads one
+        norm back to the host, a synchronisation on a GPU: use e.g. 50 there.
 
     Returns
     -------
@@ -511,6 +520,7 @@ def lissa(
     J = _count("depth", depth)
     lam = _nonneg("damping", damping)
     R = _count("repeats", repeats)
+    every = _count("check_every", check_every)
     if on_divergence not in ("raise", "warn", "ignore"):
         raise InvalidInput("on_divergence", "one of 'raise', 'warn', 'ignore'", on_divergence)
     if stochastic and generator is None:
@@ -529,7 +539,7 @@ def lissa(
             new = b + x - Ax / s
             step = new - x
             x = new
-            if not diverged:
+            if not diverged and (j % every == 0 or j == J):
                 xn = float(torch.linalg.vector_norm(x))
                 if not math.isfinite(xn) or xn > (j + 1) * b_norm * (1 + 1e-6) + 1e-300:
                     diverged = True
