@@ -51,6 +51,7 @@ class AttackContext:
     certified_epsilon: float
     realized_epsilon: float
     smoothness: float
+    certificate_valid: bool = True
 
 
 def run_attacks(ctx: AttackContext, *, attacks: tuple[str, ...], trials: int, mode: str,
@@ -202,7 +203,8 @@ def _comparison(ctx, results: dict) -> dict:
         "empirical_epsilon_lower": empirical,
         "best_empirical_epsilon": best,
         "best_attack": best_name,
-        "certificate_violated": bool(best > ctx.certified_epsilon * (1 + tol)),
+        # nothing can be violated when no certificate was issued (uncertified method, failed condition)
+        "certificate_violated": bool(ctx.certificate_valid and best > ctx.certified_epsilon * (1 + tol)),
         "realized_below_empirical": bool(best > ctx.realized_epsilon * (1 + tol) + tol),
         "ordering_holds": bool(ctx.certified_epsilon * (1 + tol) >= ctx.realized_epsilon
                                and ctx.realized_epsilon * (1 + tol) + tol >= best),

@@ -141,6 +141,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
             theta_original=theta_orig, theta_unlearned=theta_unl, theta_retrained=theta_ret,
             sigma=certificate.sigma, delta=config.delta, certified_epsilon=certificate.epsilon,
             realized_epsilon=realized["epsilon"], smoothness=_smoothness(method, certificate, X, y, theta_orig),
+            certificate_valid=certificate.valid,
         )
         t0 = time.perf_counter()
         attack_results = run_attacks(

@@ -115,7 +115,9 @@ def _discover() -> None:
 
 def available_methods() -> dict[str, type[Unlearner]]:
     """Every registered method, built-in and plug-in, by name."""
-    import unlearners.newton  # noqa: F401  (registers the built-ins)
+    import unlearners.cns  # noqa: F401  (registers the built-ins)
+    import unlearners.curenewton  # noqa: F401
+    import unlearners.newton  # noqa: F401
     import unlearners.ngd  # noqa: F401
     import unlearners.r2d  # noqa: F401
     import unlearners.retrain  # noqa: F401

@@ -12,6 +12,15 @@ from certify.bounds.r2d import (
     r2d_step_size_limit,
     r2d_step_size_ok,
 )
+from certify.bounds.cns import BOUND_VERSIONS as CNS_BOUND_VERSIONS
+from certify.bounds.cns import (
+    cns_depth_required,
+    cns_exact_newton_bound,
+    cns_forget_trick_term,
+    cns_lissa_error,
+    cns_sensitivity,
+    logistic_hessian_lipschitz,
+)
 from certify.bounds.guo import (
     GUO_GAMMA_LOGISTIC,
     guo_accumulated_residual,
@@ -32,6 +41,13 @@ from certify.bounds.ngd import (
 )
 
 __all__ = [
+    "CNS_BOUND_VERSIONS",
+    "cns_depth_required",
+    "cns_exact_newton_bound",
+    "cns_forget_trick_term",
+    "cns_lissa_error",
+    "cns_sensitivity",
+    "logistic_hessian_lipschitz",
     "GUO_GAMMA_LOGISTIC",
     "guo_accumulated_residual",
     "guo_budget",
