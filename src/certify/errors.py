@@ -6,6 +6,8 @@ sentence and exit with code 2, and a library caller can catch a single exception
 
 from __future__ import annotations
 
+import math
+
 
 class InvalidInput(ValueError):
     """A parameter outside its allowed values.
@@ -35,6 +37,8 @@ class InvalidInput(ValueError):
 
 def require_positive(field: str, value: float) -> float:
     """Return ``float(value)`` if it is finite and > 0, else raise :class:`InvalidInput`."""
+    if isinstance(value, bool):
+        raise InvalidInput(field, "a finite number > 0", value)
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -46,6 +50,8 @@ def require_positive(field: str, value: float) -> float:
 
 def require_nonnegative(field: str, value: float) -> float:
     """Return ``float(value)`` if it is finite and >= 0, else raise :class:`InvalidInput`."""
+    if isinstance(value, bool):
+        raise InvalidInput(field, "a finite number >= 0", value)
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -53,6 +59,27 @@ def require_nonnegative(field: str, value: float) -> float:
     if not (x >= 0 and x < float("inf")):
         raise InvalidInput(field, "a finite number >= 0", value)
     return x
+
+
+def require_finite(field: str, value: float) -> float:
+    """Return ``float(value)`` if it is a finite number (not a bool), else raise."""
+    if isinstance(value, bool):
+        raise InvalidInput(field, "a finite number", value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, "a finite number", value) from None
+    if not math.isfinite(x):
+        raise InvalidInput(field, "a finite number", value)
+    return x
+
+
+def require_integer(field: str, value: object, lo: int) -> int:
+    """Return ``int(value)`` for a whole number >= ``lo`` (not a bool), else raise."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(float(value)) or float(value) != int(value) or int(value) < lo):
+        raise InvalidInput(field, f"an integer >= {lo}", value)
+    return int(value)
 
 
 def require_probability(field: str, value: float) -> float:

@@ -44,6 +44,10 @@ from certify.bounds.cns import (
 from certify.certificate import Certificate, Constant
 from certify.constants import estimated_constant, user_constant
 from certify.errors import InvalidInput
+from certify.errors import require_finite as _finite
+from certify.errors import require_integer as _integer
+from certify.errors import require_nonnegative as _nonneg
+from certify.errors import require_positive as _positive
 from certify.mechanisms import sigma_for
 from unlearners.base import Unlearner, register
 from unlearners.linalg import (
@@ -655,40 +659,6 @@ def _merge_estimates(a: Constant, b: Constant) -> Constant:
 
 
 # -- validation helpers ----------------------------------------------------------------------------
-def _integer(field: str, value: object, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value) or int(value) < lo:
-        raise InvalidInput(field, f"an integer >= {lo}", value)
-    return int(value)
-
-
-def _positive(field: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number > 0", value) from None
-    if isinstance(value, bool) or not (0 < x < math.inf):
-        raise InvalidInput(field, "a finite number > 0", value)
-    return x
-
-
-def _nonneg(field: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number >= 0", value) from None
-    if isinstance(value, bool) or not (0 <= x < math.inf):
-        raise InvalidInput(field, "a finite number >= 0", value)
-    return x
-
-
-def _finite(field: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number", value) from None
-    if isinstance(value, bool) or not math.isfinite(x):
-        raise InvalidInput(field, "a finite number", value)
-    return x
 
 
 def _jsonable(obj):

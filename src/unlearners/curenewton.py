@@ -42,6 +42,10 @@ from torch import Tensor
 
 from certify.certificate import Certificate, Constant
 from certify.errors import InvalidInput
+from certify.errors import require_finite as _finite
+from certify.errors import require_integer as _integer
+from certify.errors import require_nonnegative as _nonneg
+from certify.errors import require_positive as _positive
 from unlearners.base import Unlearner, register
 from unlearners.linalg import explicit_hessian, hvp_operator
 from unlearners.objective import Objective
@@ -395,29 +399,3 @@ class CureNewton(Unlearner):
     def _check_fitted(self) -> None:
         if getattr(self, "theta_", None) is None:
             raise RuntimeError("CureNewton.fit must be called first")
-
-
-def _integer(field: str, value: object, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value) or int(value) < lo:
-        raise InvalidInput(field, f"an integer >= {lo}", value)
-    return int(value)
-
-
-def _positive(field: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number > 0", value) from None
-    if isinstance(value, bool) or not (0 < x < math.inf):
-        raise InvalidInput(field, "a finite number > 0", value)
-    return x
-
-
-def _nonneg(field: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number >= 0", value) from None
-    if isinstance(value, bool) or not (0 <= x < math.inf):
-        raise InvalidInput(field, "a finite number >= 0", value)
-    return x
