@@ -254,8 +254,25 @@ def fisher_matrix(objective: Objective, theta: Tensor, X: Tensor, y: Tensor) -> 
 
 
 # ----------------------------------------------------------------------------------------------
+class _RetrainsWithTrain:
+    """``retrain`` shared by both NGD methods: their own ``_train`` on D \\ Z from the same θ_0."""
+
+    def retrain(self, forget: Tensor) -> Tensor:
+        """A(S\\U): the method's own minimisation on the retained records, from the same θ_0."""
+        idx = _forget_indices(forget, self._n_fitted())
+        keep = torch.ones(self.n_, dtype=torch.bool, device=self._X64.device)
+        keep[idx.to(keep.device)] = False
+        theta, self.retrain_info_ = self._train(self._X64[keep], self._y64[keep], self.theta0_.to(_WORK))
+        return theta.to(self.theta0_.dtype)
+
+    def _n_fitted(self) -> int:
+        if getattr(self, "theta_", None) is None:
+            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
+        return self.n_
+
+
 @register
-class NaturalGradientUnlearning(Unlearner):
+class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
     """NGD unlearning (Lev & Wilson, Algorithm 1) for L2-regularised binary logistic regression.
 
     Parameters
@@ -399,18 +416,6 @@ class NaturalGradientUnlearning(Unlearner):
             found[name] = Constant(name, value, "assumed", f"{name} supplied by the user", {})
         return found
 
-    def retrain(self, forget: Tensor) -> Tensor:
-        """A(S\\U): the same Newton minimisation on the retained records, from the same θ_0."""
-        idx = _forget_indices(forget, self._n_fitted())
-        keep = torch.ones(self.n_, dtype=torch.bool, device=self._X64.device)
-        keep[idx.to(keep.device)] = False
-        theta, self.retrain_info_ = self._train(self._X64[keep], self._y64[keep], self.theta0_.to(_WORK))
-        return theta.to(self.theta0_.dtype)
-
-    def _n_fitted(self) -> int:
-        if getattr(self, "theta_", None) is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return self.n_
 
     # -- U (Algorithm 1) -------------------------------------------------------------------
     def unlearn(self, forget: Tensor) -> Tensor:
@@ -576,7 +581,7 @@ class NaturalGradientUnlearning(Unlearner):
 
 # ----------------------------------------------------------------------------------------------
 @register
-class MinMaxNGD(Unlearner):
+class MinMaxNGD(_RetrainsWithTrain, Unlearner):
     """Min/Max NGD (Lev & Wilson, Algorithm 2): heuristic, uncertified.
 
     Each epoch runs k1 natural-gradient **ascent** steps on forget-set batches (eq. 14), then
@@ -701,17 +706,6 @@ class MinMaxNGD(Unlearner):
         self.theta_ = theta
         return theta.to(theta0.dtype)
 
-    def retrain(self, forget: Tensor) -> Tensor:
-        idx = _forget_indices(forget, self._n_fitted())
-        keep = torch.ones(self.n_, dtype=torch.bool, device=self._X64.device)
-        keep[idx.to(keep.device)] = False
-        theta, self.retrain_info_ = self._train(self._X64[keep], self._y64[keep], self.theta0_.to(_WORK))
-        return theta.to(self.theta0_.dtype)
-
-    def _n_fitted(self) -> int:
-        if getattr(self, "theta_", None) is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return self.n_
 
     # -- U (Algorithm 2) -------------------------------------------------------------------
     def _natural(self, theta: Tensor, d: Tensor, X_f: Tensor, y_f: Tensor) -> Tensor:
