@@ -51,6 +51,8 @@ from torch import Tensor
 from torch.func import vjp, vmap
 
 from certify.errors import InvalidInput
+from certify.errors import require_nonnegative as _nonneg
+from certify.errors import require_positive as _positive
 from unlearners.objective import Objective
 
 Operator = Callable[[Tensor], Tensor]
@@ -80,26 +82,6 @@ __all__ = [
 
 
 # -- validation -------------------------------------------------------------------------------
-def _nonneg(field: str, value: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number >= 0", value) from None
-    if not (x >= 0 and math.isfinite(x)):
-        raise InvalidInput(field, "a finite number >= 0", value)
-    return x
-
-
-def _positive(field: str, value: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a finite number > 0", value) from None
-    if not (x > 0 and math.isfinite(x)):
-        raise InvalidInput(field, "a finite number > 0", value)
-    return x
-
-
 def _count(field: str, value: int, minimum: int = 1) -> int:
     if isinstance(value, bool):
         raise InvalidInput(field, f"an integer >= {minimum}", value)
