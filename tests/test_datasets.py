@@ -112,6 +112,7 @@ def test_adult_rows_have_unit_norm(adult: AuditData) -> None:
         assert norms.min() >= 1.0 - 1e-6
     fm = adult.preprocessing["feature_map"]
     assert fm["config"] == {
+        "normalize": None,
         "standardize": True,
         "pca_components": 2,
         "whiten": True,
@@ -570,3 +571,12 @@ def test_select_forget_needs_groups_and_reports_empty_classes() -> None:
     with pytest.raises(InvalidInput) as info:
         select_forget(data, n_groups=2)
     assert info.value.field == "n_groups"
+
+
+def test_fixed_normalization_is_applied_before_everything_and_validated() -> None:
+    fm = FeatureMap(normalize=[1.0, 2.0], standardize=False, row_norm="none")
+    assert fm.fit(np.zeros((3, 2))).transform(np.array([[3.0, 5.0]])).tolist() == [[1.0, 2.0]]
+    assert "normalize: (x - 1) / 2" in " ".join(fm.describe()["steps"])
+    for bad in ([0.0], [0.0, 0.0], [0.0, float("nan")], "0.1,0.3"):
+        with pytest.raises(InvalidInput, match="normalize"):
+            FeatureMap(normalize=bad)

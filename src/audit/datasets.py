@@ -247,7 +247,7 @@ def list_datasets() -> list[dict[str, str]]:
 # --------------------------------------------------------------------------------------------
 
 _ROW_NORMS = ("none", "clip", "unit")
-_FEATURE_MAP_KEYS = ("standardize", "pca_components", "whiten", "row_norm")
+_FEATURE_MAP_KEYS = ("normalize", "standardize", "pca_components", "whiten", "row_norm")
 
 
 def _one_blas_thread() -> Any:
@@ -274,6 +274,9 @@ class FeatureMap:
     Fit it on the **reference** split only (rows disjoint from train, test and unseen), then
     transform every other split with it. The steps, each optional, in order:
 
+    0. ``normalize = (mean, std)``: a fixed affine map ``(x - mean) / std`` of every value, set
+       by the user, not fitted (e.g. torchvision's MNIST ``Normalize(0.1307, 0.3081)``, which
+       the Hessian-free paper's experiments use);
     1. ``standardize``: subtract the reference mean and divide by the reference standard
        deviation (columns constant on the reference are only centred);
     2. ``pca_components = k``: project the (centred) rows onto the top ``k`` principal directions
@@ -288,11 +291,19 @@ class FeatureMap:
     def __init__(
         self,
         *,
+        normalize: Sequence[float] | None = None,
         standardize: bool = True,
         pca_components: int | None = None,
         whiten: bool = True,
         row_norm: str = "clip",
     ) -> None:
+        if normalize is not None:
+            pair = list(normalize) if isinstance(normalize, (list, tuple)) else []
+            if (len(pair) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                          and math.isfinite(v) for v in pair) or pair[1] <= 0):
+                raise InvalidInput("normalize", "None or [mean, std] with finite mean and std > 0", normalize)
+            normalize = (float(pair[0]), float(pair[1]))
+        self.normalize = normalize
         if not isinstance(standardize, (bool, np.bool_)):
             raise InvalidInput("standardize", "True or False", standardize)
         if not isinstance(whiten, (bool, np.bool_)):
@@ -326,6 +337,7 @@ class FeatureMap:
     def config(self) -> dict[str, Any]:
         """The constructor arguments (``FeatureMap(**fm.config())`` rebuilds it, unfitted)."""
         return {
+            "normalize": None if self.normalize is None else list(self.normalize),
             "standardize": self.standardize,
             "pca_components": self.pca_components,
             "whiten": self.whiten,
@@ -339,7 +351,7 @@ class FeatureMap:
         if unknown:
             raise InvalidInput(
                 "feature_map",
-                "a mapping with keys among 'standardize', 'pca_components', 'whiten', 'row_norm'",
+                "a mapping with keys among " + ", ".join(repr(k) for k in _FEATURE_MAP_KEYS),
                 unknown,
             )
         return cls(**dict(config))
@@ -364,7 +376,7 @@ class FeatureMap:
 
     def fit(self, X_reference: np.ndarray) -> FeatureMap:
         """Fit on the reference rows (and nothing else). Returns ``self``."""
-        X = np.asarray(X_reference, dtype=np.float64)
+        X = self._normalized(X_reference)
         if X.ndim != 2:
             raise InvalidInput("X_reference", "a 2-D array", f"array of shape {X.shape}")
         n, d = X.shape
@@ -429,7 +441,7 @@ class FeatureMap:
             raise InvalidInput(
                 "feature_map", "fitted on the reference split before transform", "unfitted"
             )
-        Z = np.asarray(X, dtype=np.float64)
+        Z = self._normalized(X)
         if Z.ndim != 2:
             raise InvalidInput("X", "a 2-D array", f"array of shape {Z.shape}")
         if self.n_features_in_ is not None and Z.shape[1] != self.n_features_in_:
@@ -452,6 +464,13 @@ class FeatureMap:
             divisor = np.maximum(norms, 1.0)
         return _bound_rows(Z / divisor[:, None])
 
+    def _normalized(self, X: np.ndarray) -> np.ndarray:
+        Z = np.asarray(X, dtype=np.float64)
+        if self.normalize is None:
+            return Z
+        mean, std = self.normalize
+        return (Z - mean) / std
+
     def fit_transform(self, X_reference: np.ndarray) -> np.ndarray:
         return self.fit(X_reference).transform(X_reference)
 
@@ -468,6 +487,8 @@ class FeatureMap:
             "n_features_in": self.n_features_in_,
             "config": self.config(),
         }
+        if self.normalize is not None:
+            steps.append(f"normalize: (x - {self.normalize[0]:g}) / {self.normalize[1]:g}, fixed (not fitted)")
         if self.standardize:
             steps.append("standardize: (x - mean) / std, both from the reference split")
             out["standardize"] = {
@@ -534,8 +555,8 @@ def _resolve_feature_map(
         if unknown:
             raise InvalidInput(
                 "feature_map",
-                "a FeatureMap or a mapping with keys among 'standardize', 'pca_components', "
-                "'whiten', 'row_norm'",
+                "a FeatureMap or a mapping with keys among "
+                + ", ".join(repr(k) for k in _FEATURE_MAP_KEYS),
                 unknown,
             )
         return FeatureMap.from_config({**default, **feature_map})

@@ -76,8 +76,12 @@ def require_finite(field: str, value: float) -> float:
 
 def require_integer(field: str, value: object, lo: int) -> int:
     """Return ``int(value)`` for a whole number >= ``lo`` (not a bool), else raise."""
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(float(value)) or float(value) != int(value) or int(value) < lo):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(field, f"an integer >= {lo}", value)
+    # a Python int is exact at any size; a float must be finite and whole
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        raise InvalidInput(field, f"an integer >= {lo}", value)
+    if int(value) < lo:
         raise InvalidInput(field, f"an integer >= {lo}", value)
     return int(value)
 
