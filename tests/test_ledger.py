@@ -1,0 +1,459 @@
+"""The privacy ledger: RDP of Gaussian releases, composition, conversion, budget, edge cases.
+
+The expected values are computed here independently of Opacus: the Gaussian RDP in closed form
+(Mironov 2017, Prop. 7) and the RDP-to-(ε, δ) conversion of Balle et al. 2020 (Thm 21), the
+formula Opacus's ``get_privacy_spent`` implements.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certify.certificate import Certificate
+from certify.errors import InvalidInput
+from certify.ledger import (
+    COMPOSITION_METHOD,
+    DEFAULT_ORDERS,
+    PrivacyLedger,
+    Release,
+    basic_composition_epsilon,
+    gaussian_release_rdp,
+    rdp_to_epsilon,
+)
+from certify.mechanisms import sigma_for
+
+DELTA = 1e-5
+Z_EPS1 = 3.73063163482  # σ/Δ of the analytic Gaussian mechanism at ε = 1, δ = 1e-5
+
+
+# -- independent reference computations (no Opacus) ------------------------------------------
+
+
+def closed_form_rdp(sigma: float, sensitivity: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """α Δ²/(2σ²) at each order (Mironov 2017, Prop. 7)."""
+    return np.array([a * sensitivity**2 / (2.0 * sigma**2) for a in orders])
+
+
+def balle_epsilon(rdp, orders, delta) -> tuple[float, float]:
+    """min_α rdp − (log δ + log α)/(α − 1) + log((α − 1)/α)  (Balle et al. 2020, Thm 21)."""
+    best = min(
+        (r - (math.log(delta) + math.log(a)) / (a - 1) + math.log((a - 1) / a), a)
+        for r, a in zip(rdp, orders)
+    )
+    return best
+
+
+def mironov_epsilon(rdp, orders, delta) -> float:
+    """min_α rdp + log(1/δ)/(α − 1)  (Mironov 2017, Prop. 3)."""
+    return min(r + math.log(1 / delta) / (a - 1) for r, a in zip(rdp, orders))
+
+
+def record(ledger: PrivacyLedger, sigma=Z_EPS1, sensitivity=1.0, **kwargs) -> Release:
+    args = {"epsilon": 1.0, "delta": DELTA, "forget_total": len(ledger.releases) + 1}
+    args.update(kwargs)
+    return ledger.record(sigma=sigma, sensitivity=sensitivity, **args)
+
+
+# -- orders and single releases --------------------------------------------------------------
+
+
+def test_default_orders_are_opacus_defaults():
+    from opacus.accountants.rdp import RDPAccountant
+
+    assert DEFAULT_ORDERS == tuple(float(a) for a in RDPAccountant.DEFAULT_ALPHAS)
+    assert len(DEFAULT_ORDERS) == 151 and min(DEFAULT_ORDERS) > 1
+
+
+@pytest.mark.parametrize(
+    ("sigma", "sensitivity"),
+    [(1.0, 1.0), (Z_EPS1, 1.0), (0.3, 2.5), (12.0, 0.01), (7.5e-3, 4e-4), (250.0, 3.0)],
+)
+def test_release_rdp_closed_form(sigma, sensitivity):
+    got = gaussian_release_rdp(sigma, sensitivity)
+    want = closed_form_rdp(sigma, sensitivity)
+    assert got.shape == (len(DEFAULT_ORDERS),)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+def test_release_rdp_custom_orders():
+    got = gaussian_release_rdp(2.0, 1.0, orders=[2.0, 32.0, 1000.0])
+    np.testing.assert_allclose(got, [0.25, 4.0, 125.0], rtol=1e-12)
+
+
+def test_release_rdp_edge_cases():
+    n = len(DEFAULT_ORDERS)
+    np.testing.assert_array_equal(gaussian_release_rdp(1.0, 0.0), np.zeros(n))
+    np.testing.assert_array_equal(gaussian_release_rdp(0.0, 0.0), np.zeros(n))
+    np.testing.assert_array_equal(gaussian_release_rdp(math.inf, 5.0), np.zeros(n))
+    assert np.all(np.isinf(gaussian_release_rdp(0.0, 1.0)))
+
+
+# -- conversion ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("z", [0.8, 1.5, Z_EPS1, 10.0, 40.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-9])
+def test_conversion_matches_balle_formula(z, delta):
+    rdp = closed_form_rdp(z, 1.0)
+    eps, order = rdp_to_epsilon(rdp, DEFAULT_ORDERS, delta)
+    want_eps, want_order = balle_epsilon(rdp, DEFAULT_ORDERS, delta)
+    assert math.isclose(eps, want_eps, rel_tol=1e-9, abs_tol=1e-12)
+    assert order == want_order
+    assert eps <= mironov_epsilon(rdp, DEFAULT_ORDERS, delta)
+
+
+def test_conversion_special_cases():
+    assert rdp_to_epsilon(np.zeros(3), [2.0, 3.0, 4.0], DELTA) == (0.0, None)
+    assert rdp_to_epsilon([math.inf] * 3, [2.0, 3.0, 4.0], DELTA) == (math.inf, None)
+    # tiny RDP at a large δ: the formula goes negative, and ε is reported as 0
+    assert rdp_to_epsilon([1e-9, 1e-9], [50.0, 60.0], 0.5)[0] == 0.0
+
+
+def test_library_is_silent_at_grid_edge():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps, order = rdp_to_epsilon(closed_form_rdp(500.0, 1.0), DEFAULT_ORDERS, DELTA)
+    assert order == max(DEFAULT_ORDERS) and eps > 0
+
+
+# -- composition -----------------------------------------------------------------------------
+
+
+def test_cumulative_matches_independent_computation():
+    # Heterogeneous releases: Δ grows with the deleted set, σ is recalibrated now and then.
+    sigmas = [4.0, 4.0, 5.5, 5.5, 5.5, 9.0, 9.0, 12.0, 12.0, 12.0]
+    sens = [0.5, 0.8, 1.1, 1.3, 1.6, 1.9, 2.3, 2.6, 3.0, 3.4]
+    ledger = PrivacyLedger(delta=DELTA)
+    total = np.zeros(len(DEFAULT_ORDERS))
+    for k, (s, d) in enumerate(zip(sigmas, sens), start=1):
+        r = record(ledger, sigma=s, sensitivity=d, forget_total=3 * k)
+        total = total + closed_form_rdp(s, d)
+        want_eps, want_order = balle_epsilon(total, DEFAULT_ORDERS, DELTA)
+        assert r.index == k
+        assert math.isclose(r.cumulative_epsilon, want_eps, rel_tol=1e-9)
+        assert r.cumulative_order == want_order
+        assert r.cumulative_epsilon <= mironov_epsilon(total, DEFAULT_ORDERS, DELTA)
+        assert math.isclose(r.noise_multiplier, s / d, rel_tol=1e-15)
+        np.testing.assert_allclose(ledger.cumulative_rdp(), total, rtol=1e-12)
+    assert ledger.cumulative_epsilon() == ledger.releases[-1].cumulative_epsilon
+
+
+def test_ten_equal_releases_are_one_gaussian():
+    z = sigma_for(1.0, DELTA, 1.0)
+    assert math.isclose(z, Z_EPS1, rel_tol=1e-10)
+    ledger = PrivacyLedger(delta=DELTA)
+    previous = 0.0
+    for k in range(1, 11):
+        r = record(ledger, sigma=z)
+        assert r.cumulative_epsilon > previous
+        previous = r.cumulative_epsilon
+        single = rdp_to_epsilon(gaussian_release_rdp(z / math.sqrt(k), 1.0), DEFAULT_ORDERS, DELTA)
+        assert math.isclose(r.cumulative_epsilon, single[0], rel_tol=1e-9)
+    eps = [r.cumulative_epsilon for r in ledger.releases]
+    # measured values, also quoted in the module docstring and basic_composition_epsilon
+    for k, want in [(1, 1.0925943253), (2, 1.5959344621), (5, 2.6496772381), (10, 3.9146521419)]:
+        assert math.isclose(eps[k - 1], want, rel_tol=1e-9)
+
+
+def test_rdp_beats_basic_composition_from_two_releases():
+    # Per-release ε = 1, δ = 1e-5 (analytic calibration): RDP's ε at δ = 1e-5 is below the
+    # basic sum k·ε for k ≥ 2 (checked to k = 50). For k = 1 it is above (RDP's slack), and at
+    # very small per-release ε the default orders (max 63) are too few to win at k = 2.
+    ledger = PrivacyLedger(delta=DELTA)
+    for k in range(1, 51):
+        r = record(ledger)
+        basic_eps, basic_delta = basic_composition_epsilon(
+            [x.epsilon for x in ledger.releases], [x.delta for x in ledger.releases]
+        )
+        assert math.isclose(basic_eps, k) and math.isclose(basic_delta, k * DELTA)
+        if k == 1:
+            assert r.cumulative_epsilon > basic_eps
+        else:
+            assert r.cumulative_epsilon < basic_eps
+
+
+def test_basic_composition_values_and_errors():
+    assert basic_composition_epsilon([], []) == (0.0, 0.0)
+    assert basic_composition_epsilon([0.5, 1.5, math.inf], [1e-5, 0.0, 2e-5]) == (
+        math.inf,
+        pytest.approx(3e-5),
+    )
+    for eps, dls, field in [
+        ([1.0, -1.0], [0.1, 0.1], "epsilons"),
+        ([math.nan], [0.1], "epsilons"),
+        ([1.0], [1.5], "deltas"),
+        ([1.0], [-0.1], "deltas"),
+        ([1.0, 1.0], [0.1], "deltas"),
+    ]:
+        with pytest.raises(InvalidInput) as err:
+            basic_composition_epsilon(eps, dls)
+        assert err.value.field == field
+
+
+# -- budget ----------------------------------------------------------------------------------
+
+
+def _cumulative_after(k: int) -> float:
+    ledger = PrivacyLedger(delta=DELTA)
+    for _ in range(k):
+        record(ledger)
+    return ledger.cumulative_epsilon()
+
+
+def test_budget_spent_exactly_at_release_seven():
+    eps6, eps7 = _cumulative_after(6), _cumulative_after(7)
+    budget = 0.5 * (eps6 + eps7)
+    ledger = PrivacyLedger(delta=DELTA, budget_epsilon=budget)
+    for k in range(1, 7):
+        assert not ledger.would_exceed(Z_EPS1, 1.0)
+        r = record(ledger, label=f"request {k}")
+        assert not r.budget_spent and not ledger.budget_spent and not ledger.retrain_due
+        assert ledger.first_release_over_budget is None
+        assert ledger.warnings() == []
+    assert ledger.would_exceed(Z_EPS1, 1.0)
+    assert math.isclose(ledger.epsilon_after(Z_EPS1, 1.0), eps7, rel_tol=1e-12)
+    assert not ledger.would_exceed(10 * Z_EPS1, 1.0)  # more noise would still fit
+    assert len(ledger.releases) == 6  # looking ahead records nothing
+
+    r7 = record(ledger)
+    assert r7.index == 7 and r7.budget_spent
+    assert ledger.budget_spent and ledger.retrain_due
+    assert ledger.first_release_over_budget == 7
+    (msg,) = ledger.warnings()
+    assert f"cumulative epsilon {eps7:.4g} after release 7 exceeds the budget" in msg
+    assert "delta=1e-05" in msg and "retrain from scratch" in msg
+    assert ledger.would_exceed(math.inf, 0.0)  # already spent: any further release is over
+
+    record(ledger)
+    assert ledger.first_release_over_budget == 7
+    assert "1 further release(s)" in ledger.warnings()[0]
+
+    d = ledger.to_dict()
+    assert d["retrain_due"] is True and d["budget_spent"] is True
+    assert d["first_release_over_budget"] == 7
+    assert d["budget_epsilon"] == budget
+    assert [row["budget_spent"] for row in d["releases"]] == [False] * 6 + [True] * 2
+    assert d["releases"][0]["label"] == "request 1"
+
+
+def test_no_budget_never_spent():
+    ledger = PrivacyLedger(delta=DELTA)
+    for _ in range(5):
+        record(ledger)
+    record(ledger, sigma=0.0)
+    assert ledger.cumulative_epsilon() == math.inf
+    assert not ledger.budget_spent and not ledger.retrain_due
+    assert not ledger.would_exceed(0.0, 1.0)
+
+
+def test_to_dict_is_json_ready():
+    ledger = PrivacyLedger(delta=DELTA, budget_epsilon=3.0)
+    assert ledger.to_dict()["cumulative_epsilon"] == 0.0
+    for k in range(3):
+        record(ledger, distance=0.1 * k, realized_epsilon=0.05 * k)
+    d = ledger.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["composition"] == COMPOSITION_METHOD
+    assert d["orders"] == {"min": 1.1, "max": 63.0, "count": 151}
+    assert d["delta"] == DELTA
+    assert d["basic_composition"] == {"epsilon": 3.0, "delta": pytest.approx(3e-5)}
+    assert d["cumulative_epsilon"] == ledger.cumulative_epsilon()
+    assert d["cumulative_order"] == ledger.releases[-1].cumulative_order
+    assert d["retrain_due"] is False and d["warnings"] == []
+    row = d["releases"][2]
+    assert row["index"] == 3 and row["distance"] == pytest.approx(0.2)
+    assert row["realized_epsilon"] == pytest.approx(0.1) and row["forget_total"] == 3
+    assert set(row) == {
+        "index", "epsilon", "delta", "sigma", "sensitivity", "noise_multiplier", "forget_total",
+        "certificate_valid", "cumulative_epsilon", "cumulative_order", "budget_spent",
+        "distance", "realized_epsilon", "label",
+    }
+
+
+def test_record_certificate():
+    cert = Certificate(
+        method="r2d", epsilon=1.0, delta=DELTA, sigma=2 * Z_EPS1, sensitivity=2.0,
+        mechanism="analytic", theorem="R2D Thm 1",
+    )
+    ledger = PrivacyLedger(delta=DELTA)
+    r = ledger.record_certificate(cert, forget_total=10, label="first")
+    assert (r.sigma, r.sensitivity, r.epsilon, r.delta) == (2 * Z_EPS1, 2.0, 1.0, DELTA)
+    assert math.isclose(r.cumulative_epsilon, 1.0925943253, rel_tol=1e-9)
+    cert.valid = False
+    assert ledger.record_certificate(cert, forget_total=20).cumulative_epsilon == math.inf
+
+
+# -- edge cases ------------------------------------------------------------------------------
+
+
+def test_zero_sensitivity_costs_nothing():
+    ledger = PrivacyLedger(delta=DELTA, budget_epsilon=0.5)
+    r = record(ledger, sigma=1.0, sensitivity=0.0, epsilon=0.0, delta=0.0)
+    assert r.cumulative_epsilon == 0.0 and r.cumulative_order is None
+    assert r.noise_multiplier == math.inf
+    assert not ledger.budget_spent and ledger.warnings() == []
+
+
+def test_zero_sigma_is_infinite():
+    ledger = PrivacyLedger(delta=DELTA, budget_epsilon=5.0)
+    record(ledger)
+    r = record(ledger, sigma=0.0, epsilon=math.inf)
+    assert r.cumulative_epsilon == math.inf and r.noise_multiplier == 0.0
+    assert ledger.retrain_due and ledger.first_release_over_budget == 2
+    assert any("without noise (sigma = 0)" in w and "release 2" in w for w in ledger.warnings())
+
+
+def test_invalid_certificate_voids_the_guarantee():
+    ledger = PrivacyLedger(delta=DELTA)
+    record(ledger)
+    assert ledger.epsilon_after(Z_EPS1, 1.0, certificate_valid=False) == math.inf
+    r = record(ledger, certificate_valid=False)
+    assert not r.certificate_valid and r.cumulative_epsilon == math.inf
+    r = record(ledger, sigma=100.0)  # a valid release later does not restore it
+    assert r.cumulative_epsilon == math.inf and r.cumulative_order is None
+    assert np.all(np.isinf(ledger.cumulative_rdp()))
+    (msg,) = ledger.warnings()
+    assert "release 2" in msg and "not valid" in msg and "void" in msg
+
+
+def test_distance_above_sensitivity_is_flagged():
+    ledger = PrivacyLedger(delta=DELTA)
+    record(ledger, distance=0.5)
+    record(ledger, distance=1.5)
+    (msg,) = ledger.warnings()
+    assert msg.startswith("release 2: the measured distance 1.5")
+
+
+def test_best_order_at_grid_edge_is_flagged():
+    ledger = PrivacyLedger(delta=DELTA)
+    record(ledger, sigma=100.0, epsilon=0.03)
+    (msg,) = ledger.warnings()
+    assert "largest order used (1.1 to 63)" in msg
+    wide = PrivacyLedger(delta=DELTA, orders=list(DEFAULT_ORDERS) + [128.0, 256.0, 512.0, 1024.0])
+    record(wide, sigma=100.0, epsilon=0.03)
+    assert wide.warnings() == []
+    assert wide.cumulative_epsilon() < ledger.cumulative_epsilon()
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": -1e-5}, "delta"),
+        ({"delta": math.nan}, "delta"),
+        ({"budget_epsilon": 0.0}, "budget_epsilon"),
+        ({"budget_epsilon": -1.0}, "budget_epsilon"),
+        ({"budget_epsilon": math.nan}, "budget_epsilon"),
+        ({"budget_epsilon": math.inf}, "budget_epsilon"),
+        ({"orders": []}, "orders"),
+        ({"orders": [1.0, 2.0]}, "orders"),
+        ({"orders": [2.0, math.inf]}, "orders"),
+    ],
+)
+def test_ledger_bad_inputs(kwargs, field):
+    args = {"delta": DELTA, "budget_epsilon": 3.0}
+    args.update(kwargs)
+    with pytest.raises(InvalidInput) as err:
+        PrivacyLedger(**args)
+    assert err.value.field == field
+    assert str(err.value).startswith(field)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"sigma": -1.0}, "sigma"),
+        ({"sigma": math.nan}, "sigma"),
+        ({"sigma": "big"}, "sigma"),
+        ({"sensitivity": -0.1}, "sensitivity"),
+        ({"sensitivity": math.nan}, "sensitivity"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": math.nan}, "epsilon"),
+        ({"delta": 1.5}, "delta"),
+        ({"delta": math.nan}, "delta"),
+        ({"forget_total": -1}, "forget_total"),
+        ({"forget_total": 2.5}, "forget_total"),
+        ({"forget_total": 0}, "forget_total"),  # below the previous release's 1
+        ({"certificate_valid": "yes"}, "certificate_valid"),
+        ({"distance": -1.0}, "distance"),
+        ({"distance": math.inf}, "distance"),
+        ({"realized_epsilon": math.nan}, "realized_epsilon"),
+        ({"label": 3}, "label"),
+    ],
+)
+def test_record_bad_inputs(kwargs, field):
+    ledger = PrivacyLedger(delta=DELTA)
+    record(ledger, forget_total=1)
+    before = ledger.cumulative_rdp()
+    with pytest.raises(InvalidInput) as err:
+        record(ledger, **{"forget_total": 2, **kwargs})
+    assert err.value.field == field
+    assert len(ledger.releases) == 1  # nothing half-recorded
+    np.testing.assert_array_equal(ledger.cumulative_rdp(), before)
+
+
+def test_function_bad_inputs():
+    for call, field in [
+        (lambda: gaussian_release_rdp(math.nan, 1.0), "sigma"),
+        (lambda: gaussian_release_rdp(1.0, -1.0), "sensitivity"),
+        (lambda: gaussian_release_rdp(1.0, 1.0, orders=[0.5]), "orders"),
+        (lambda: rdp_to_epsilon([0.1, 0.2], [2.0, 3.0], 0.0), "delta"),
+        (lambda: rdp_to_epsilon([0.1, 0.2], [2.0, 3.0], 1.0), "delta"),
+        (lambda: rdp_to_epsilon([0.1], [2.0, 3.0], DELTA), "rdp"),
+        (lambda: rdp_to_epsilon([0.1, math.nan], [2.0, 3.0], DELTA), "rdp"),
+        (lambda: rdp_to_epsilon([0.1, -0.2], [2.0, 3.0], DELTA), "rdp"),
+    ]:
+        with pytest.raises(InvalidInput) as err:
+            call()
+        assert err.value.field == field
+
+
+def test_import_does_not_load_torch():
+    code = "import sys, certify.ledger; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    z=st.floats(0.3, 60.0),
+    f=st.floats(1.01, 5.0),
+    k=st.integers(1, 12),
+    log10_delta=st.floats(-12.0, -2.0),
+)
+def test_cumulative_monotone_in_releases_and_sigma(z, f, k, log10_delta):
+    delta = 10.0**log10_delta
+    less_noise, more_noise = PrivacyLedger(delta=delta), PrivacyLedger(delta=delta)
+    previous = 0.0
+    for _ in range(k):
+        r = record(less_noise, sigma=z)
+        assert r.cumulative_epsilon >= previous
+        previous = r.cumulative_epsilon
+        record(more_noise, sigma=z * f)
+        if less_noise.cumulative_epsilon() > 0:
+            assert more_noise.cumulative_epsilon() < less_noise.cumulative_epsilon()
+        else:
+            assert more_noise.cumulative_epsilon() == 0.0
+
+
+def test_unbounded_release_makes_the_cumulative_epsilon_infinite():
+    # an uncertified method, or DP-SGD's privacy inside training: no Gaussian output release
+    ledger = PrivacyLedger(delta=DELTA)
+    ledger.record(sigma=0.0, sensitivity=math.inf, epsilon=1.0, delta=DELTA, forget_total=1)
+    assert math.isinf(ledger.cumulative_epsilon())
+    assert any("no sensitivity bound" in w for w in ledger.warnings())
