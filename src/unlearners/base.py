@@ -16,6 +16,7 @@ same noiseless parameters. Third-party methods register through the packaging en
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import ClassVar
 
@@ -68,6 +69,23 @@ class Unlearner(ABC):
         """The method's effective hyperparameters, for the report."""
         return {}
 
+    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
+                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
+        """Serve deletion requests one after another: the model and certificate of every release.
+
+        Release k is the noiseless model after requests 1..k and its certificate against
+        retraining on D \\ (Z_1 ∪ ... ∪ Z_k). This default is the rule of methods that unlearn
+        from the trained model (R2D: rewind and replay with the grown forget set; retrain and
+        the baselines: rerun with it); methods with an online rule override it.
+        """
+        served: list[Tensor] = []
+        out = []
+        for request in requests:
+            served.append(torch.as_tensor(request))
+            union = torch.cat(served)
+            out.append((self.unlearn(union), self.certify(int(union.numel()), epsilon, delta, mechanism)))
+        return out
+
     # -- helpers shared by all methods -------------------------------------------------
     def _remember(self, X: Tensor, y: Tensor) -> None:
         self.X_, self.y_ = X, y
@@ -117,7 +135,11 @@ def available_methods() -> dict[str, type[Unlearner]]:
     """Every registered method, built-in and plug-in, by name."""
     import unlearners.cns  # noqa: F401  (registers the built-ins)
     import unlearners.curenewton  # noqa: F401
+    import unlearners.dpsgd  # noqa: F401
+    import unlearners.finetune  # noqa: F401
+    import unlearners.hessian_free  # noqa: F401
     import unlearners.newton  # noqa: F401
+    import unlearners.neggrad  # noqa: F401
     import unlearners.ngd  # noqa: F401
     import unlearners.r2d  # noqa: F401
     import unlearners.retrain  # noqa: F401

@@ -1,0 +1,106 @@
+"""Negative gradient (NegGrad+): descend on the retained data, ascend on the forget set (uncertified).
+
+From A(D), U runs K steps of
+
+    θ ← θ − η (∇f_{D\\Z}(θ) − α ∇f_Z(θ)),
+
+i.e. gradient descent on f_{D\\Z} − α f_Z: the forget set's loss is pushed up while the retained
+loss is kept down. This is the "NegGrad+" baseline of Kurmanji, Triantafillou, Hayes &
+Triantafillou, "Towards Unbounded Machine Unlearning" (NeurIPS 2023) (their β·L_r − (1 − β)·L_f
+is α = (1 − β)/β up to the step size). Plain NegGrad, ascent on Z alone
+(Tarun et al., "Deep Regression Unlearning", ICML 2023; Qiao et al., arXiv:2404.01712,
+App. 8.2: 2 epochs, lr 1e-4, batch 1), drifts away from A(D \\ Z) on the retained data too; the
+descent term is the usual fix. No privacy theorem exists; the audit measures the method.
+
+Ascent on a loss that is unbounded above (the logistic loss of a record pushed to the wrong
+side) can run θ off to infinity; a non-finite θ is reported as an error, never returned.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from certify.errors import InvalidInput, require_nonnegative, require_positive
+from unlearners.base import register
+from unlearners.finetune import GradientDescentBaseline, default_unlearn_steps
+from unlearners.objective import Objective
+from unlearners.training import gradient_descent
+
+
+class _DescentAscent:
+    """f_{D'}(θ) − α f_Z(θ) exposed as the one method :func:`gradient_descent` calls.
+
+    ``grad(θ, X, y)`` is ∇f_{(X, y)}(θ) − α ∇f_Z(θ): the retained data travels through
+    gradient_descent's arguments, the forget set is fixed here.
+    """
+
+    def __init__(self, objective: Objective, X_forget: Tensor, y_forget: Tensor, alpha: float):
+        self.objective, self.X_forget, self.y_forget, self.alpha = objective, X_forget, y_forget, alpha
+
+    def grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
+        ascent = self.objective.grad(theta, self.X_forget, self.y_forget)
+        return self.objective.grad(theta, X, y) - self.alpha * ascent
+
+
+@register
+class NegativeGradient(GradientDescentBaseline):
+    """NegGrad+ from A(D): descent on D \\ Z, weighted ascent on Z (uncertified).
+
+    Parameters
+    ----------
+    objective, steps, eta, horizon:
+        The loss and A, as for :class:`~unlearners.finetune.FineTune`.
+    neggrad_steps:
+        K, the steps of U from A(D); None: 10 % of T (at least 1).
+    neggrad_eta:
+        Step size of U; None: A's η.
+    ascent_weight:
+        α ≥ 0, the weight of the ascent on the forget set (α = 0 is fine-tuning).
+    """
+
+    name = "neggrad"
+    title = "NegGrad+: descent on the retained data, ascent on the forget set (uncertified baseline)"
+    paper = ("Kurmanji et al., 'Towards Unbounded Machine Unlearning' (NeurIPS 2023), NegGrad+; NegGrad as in "
+             "Tarun et al., 'Deep Regression Unlearning' (ICML 2023) and Qiao et al., arXiv:2404.01712, App. 8.2")
+    deviations = (
+        "NegGrad+ (descent on D \\ Z plus alpha-weighted ascent on Z), not Qiao et al.'s pure ascent on Z",
+        "full-batch gradient descent at A's constant step size, 10% of A's steps by default "
+        "(Qiao et al.: 2 epochs of batch-1 ascent at lr 1e-4)",
+    )
+
+    def __init__(self, objective: Objective, *, steps: int = 100, eta: float | None = None,
+                 horizon: float = 6.0, neggrad_steps: int | None = None, neggrad_eta: float | None = None,
+                 ascent_weight: float = 1.0):
+        super().__init__(objective, steps=steps, eta=eta, horizon=horizon)
+        self.neggrad_steps = default_unlearn_steps("neggrad_steps", neggrad_steps, self.steps)
+        self.neggrad_eta = None if neggrad_eta is None else require_positive("neggrad_eta", neggrad_eta)
+        self.ascent_weight = require_nonnegative("ascent_weight", ascent_weight)
+
+    def unlearn(self, forget: Tensor) -> Tensor:
+        """K steps of θ ← θ − η(∇f_{D\\Z}(θ) − α∇f_Z(θ)) from A(D).
+
+        Raises
+        ------
+        InvalidInput
+            (field ``neggrad_steps``) when θ stops being finite: the ascent diverged.
+        """
+        theta = self._fitted()
+        X_r, y_r = self.retained(forget)
+        X_f, y_f = self.X_[forget], self.y_[forget]
+        eta = self.eta_ if self.neggrad_eta is None else self.neggrad_eta
+        theta, _ = gradient_descent(_DescentAscent(self.objective, X_f, y_f, self.ascent_weight), theta,
+                                    X_r, y_r, eta=eta, steps=self.neggrad_steps, callback=self._check_finite)
+        return theta
+
+    def _check_finite(self, t: int, theta: Tensor) -> None:
+        if not bool(torch.isfinite(theta).all()):
+            raise InvalidInput(
+                "neggrad_steps", f"few enough steps for the ascent to stay finite (theta is not finite "
+                f"after step {t})", self.neggrad_steps,
+                hint="Lower neggrad_steps, neggrad_eta or ascent_weight.")
+
+    def hyperparameters(self) -> dict:
+        return {**super().hyperparameters(), "neggrad_steps": self.neggrad_steps,
+                "neggrad_eta": self.neggrad_eta if self.neggrad_eta is not None else getattr(self, "eta_", None),
+                "ascent_weight": self.ascent_weight}

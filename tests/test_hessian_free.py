@@ -1,0 +1,229 @@
+"""Hessian-free online unlearning (Qiao et al. 2024): statistics, additivity, bound, MNIST."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from torch.func import grad, jvp, vmap
+
+from certify.bounds.hf import (
+    hf_contraction_factor,
+    hf_divergence_bound,
+    hf_error_bound,
+    hf_theorem2_bound,
+)
+from certify.errors import InvalidInput
+from synthetic import synthetic
+from unlearners.hessian_free import HessianFree
+from unlearners.linalg import power_iteration
+from unlearners.models import logistic_regression, mlp
+from unlearners.objective import Objective, default_init
+
+SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mnist"
+
+
+def _fitted(classes=2, n=200, seed=0, model="logreg", **options):
+    X, y = synthetic(n=n, d=4, classes=classes, seed=seed)
+    net = logistic_regression(4, classes) if model == "logreg" else mlp(4, classes, hidden=(6,))
+    obj = Objective(net.double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(seed), torch.float64)
+    method = HessianFree(obj, **{"epochs": 30, "seed": seed, **options})
+    return method, method.fit(X, y, theta0)
+
+
+# -- Hessian-vector products -------------------------------------------------------------------
+@pytest.mark.parametrize("classes", [2, 3])
+def test_closed_form_hvps_match_autograd(classes):
+    method, w = _fitted(classes, l2=0.01)
+    X, y = method.X_, method.y_
+    V = torch.randn(5, method.objective.dim, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    g = grad(method._batch_loss)
+    reference = vmap(lambda v: jvp(lambda t: g(t, X, y), (w,), (v,))[1])(V)
+    assert torch.allclose(method._hvps(w, X, y, V), reference, atol=1e-13)
+
+
+def test_transition_uses_the_same_operator_with_many_or_few_rows():
+    method, w = _fitted(3, model="mlp", l2=0.01)
+    X, y = method.X_, method.y_
+    d = method.objective.dim
+    H = torch.autograd.functional.hessian(lambda t: method._batch_loss(t, X, y), w)
+    for rows in (3, d + 5):  # per-row products, and the formed-once operator
+        V = torch.randn(rows, d, generator=torch.Generator().manual_seed(rows), dtype=torch.float64)
+        assert torch.allclose(method._transition(w, X, y, V, 0.1), V - 0.1 * V @ H, atol=1e-10)
+
+
+# -- the recollection -------------------------------------------------------------------------
+def test_unlearning_is_the_sum_of_the_forgotten_statistics():
+    method, w = _fitted(batch_size=32)
+    forget = torch.tensor([3, 17, 50, 121])
+    assert torch.equal(method.unlearn(forget), w + method.table_[forget].sum(0))
+
+
+def test_online_requests_equal_one_batch_deletion_and_forget_their_statistics():
+    method, w = _fitted(batch_size=32)
+    batch = method.unlearn(torch.tensor([5, 9, 77]))
+    for record in (5, 9, 77):  # Theorem 1 (additivity): one request at a time
+        live = method.delete(torch.tensor([record]))
+        assert torch.count_nonzero(method.table_[record]) == 0  # the recollection is gone
+    assert torch.allclose(live, batch, atol=1e-14)
+    with pytest.raises(InvalidInput, match="request"):
+        method.delete(torch.tensor([9]))
+
+
+def test_recollection_approximates_the_coupled_retrain_and_beats_doing_nothing():
+    method, w = _fitted(3, batch_size=50)
+    forget = torch.arange(0, 200, 7)
+    retrained = method.retrain(forget)
+    distance = float(torch.linalg.vector_norm(method.unlearn(forget) - retrained))
+    assert distance < 0.1 * float(torch.linalg.vector_norm(w - retrained))
+
+
+def test_smaller_steps_shrink_the_approximation_error():
+    forget = torch.arange(0, 200, 5)
+    errors = []
+    for eta in (0.4, 0.1, 0.025):
+        method, _ = _fitted(3, eta=eta, decay=0.99)
+        errors.append(float(torch.linalg.vector_norm(method.unlearn(forget) - method.retrain(forget))))
+    assert errors[0] > errors[1] > errors[2]
+
+
+def test_injection_orderings_differ_at_second_order_only():
+    forget = torch.tensor([1, 2, 3])
+    a = _fitted(3, eta=0.01, injection="after")[0].unlearn(forget)
+    b = _fitted(3, eta=0.01, injection="before")[0].unlearn(forget)
+    a2 = _fitted(3, eta=0.02, injection="after")[0].unlearn(forget)
+    b2 = _fitted(3, eta=0.02, injection="before")[0].unlearn(forget)
+    gap, gap2 = float(torch.linalg.vector_norm(a - b)), float(torch.linalg.vector_norm(a2 - b2))
+    assert 0 < gap < 1e-3 and 3.0 < gap2 / gap < 5.0  # O(eta^2): doubling eta ~quadruples it
+
+
+# -- the certificate ----------------------------------------------------------------------------
+@pytest.mark.parametrize("options", [{}, {"batch_size": 40}, {"injection": "before", "batch_size": 64},
+                                     {"retrain_divisor": "original", "eta": 2.0}])
+def test_bound_covers_the_measured_distance_and_divergence(options):
+    method, w = _fitted(3, **options)
+    for forget in (torch.tensor([4]), torch.arange(0, 200, 9)):
+        retrained = method.retrain(forget)
+        distance = float(torch.linalg.vector_norm(method.unlearn(forget) - retrained))
+        bound, info = method.error_bound(forget)
+        assert distance <= bound
+        assert float(torch.linalg.vector_norm(retrained - w)) <= info["divergence_bound"]  # Lemma 1
+        cert = method.certify(int(forget.numel()), 1.0, 1e-5)
+        assert cert.valid and not cert.conditional and cert.sensitivity == bound
+        assert {c.provenance for c in cert.constants} <= {"analytic", "enforced"}
+
+
+def test_bound_grows_with_the_forget_set_and_sigma_is_linear_in_it():
+    method, _ = _fitted(2, batch_size=25)
+    small, _ = method.error_bound(forget_size=1)
+    large, _ = method.error_bound(forget_size=10)
+    assert large > small > 0
+    c1, c2 = method.certify(1, 1.0, 1e-5), method.certify(10, 1.0, 1e-5)
+    assert math.isclose(c2.sigma / c1.sigma, large / small, rel_tol=1e-9)
+
+
+def test_nonconvex_model_gets_a_conditional_certificate():
+    method, w = _fitted(2, model="mlp")
+    forget = torch.tensor([0, 1])
+    method.unlearn(forget)
+    cert = method.certify(2, 1.0, 1e-5)
+    assert cert.conditional and any(c.provenance == "estimated" for c in cert.constants)
+    distance = float(torch.linalg.vector_norm(method.unlearn(forget) - method.retrain(forget)))
+    assert distance <= cert.sensitivity
+
+
+def test_recursion_sums_to_the_corrected_theorem_2():
+    eta, q, C, rho, M, T = 0.05, 0.995, 10.0, 0.999, 3.0, 80
+    etas = [eta * q ** t for t in range(T)]
+    D = hf_divergence_bound(etas, C, [0.3] * T, None)
+    assert math.isclose(D[-1], 2 * eta * C * (1 - q ** T) / (1 - q), rel_tol=1e-12)  # Lemma 1
+    recursion = hf_error_bound(etas, [rho] * T, [M] * T, D)
+    closed = (2 * eta ** 2 * C * M / (1 - q)) * ((rho ** T - q ** T) / (rho - q) - (rho ** T - q ** (2 * T)) / (rho - q ** 2))
+    assert math.isclose(recursion, closed, rel_tol=1e-10)
+    assert math.isclose(hf_theorem2_bound(eta, q, C, rho, M, T), closed, rel_tol=1e-10)
+    # linear in C and in the curvature
+    assert math.isclose(hf_theorem2_bound(eta, q, 2 * C, rho, M, T), 2 * closed, rel_tol=1e-12)
+    assert math.isclose(hf_theorem2_bound(eta, q, C, rho, 3 * M, T), 3 * closed, rel_tol=1e-12)
+
+
+def test_contraction_factor_and_tighter_divergence():
+    assert hf_contraction_factor(0.1, 1.0, 5.0) == pytest.approx(0.9)
+    assert hf_contraction_factor(0.5, 1.0, 5.0) == pytest.approx(1.5)
+    T = 50
+    etas = [0.1] * T
+    lemma1 = hf_divergence_bound(etas, 1.0, [0.01] * T, None)
+    contracted = hf_divergence_bound(etas, 1.0, [0.01] * T, [0.95] * T)
+    assert all(b <= a for a, b in zip(lemma1, contracted)) and contracted[-1] < 0.05 * lemma1[-1]
+    with pytest.raises(InvalidInput, match="forgotten_fraction"):
+        hf_divergence_bound(etas, 1.0, [0.01] * (T - 1), None)
+
+
+@pytest.mark.parametrize("spectrum", [[5.0, 2.0, 1.0, 0.5], [3.0, -1.0, 0.2], [0.7, 0.69, -4.0]])
+def test_power_iteration_recovers_known_spectra(spectrum):
+    g = torch.Generator().manual_seed(0)
+    Q, _ = torch.linalg.qr(torch.randn(len(spectrum), len(spectrum), generator=g, dtype=torch.float64))
+    A = Q @ torch.diag(torch.tensor(spectrum, dtype=torch.float64)) @ Q.T
+    top, _ = power_iteration(lambda v: A @ v, len(spectrum), iters=3000, generator=g)
+    low, _ = power_iteration(lambda v: -(A @ v), len(spectrum), iters=3000, generator=g)
+    assert top == pytest.approx(max(spectrum), abs=1e-6)
+    assert -low == pytest.approx(min(spectrum), abs=1e-6)
+
+
+# -- memory and validation ---------------------------------------------------------------------
+def test_memory_cap_fails_before_training_with_the_bytes_needed():
+    X, y = synthetic(n=100, d=4, classes=2)
+    obj = Objective(logistic_regression(4, 2).double())
+    method = HessianFree(obj, memory_cap=1000)
+    with pytest.raises(InvalidInput, match=r"100 records x 5 parameters x 8 bytes = 4000 bytes") as info:
+        method.fit(X, y, torch.zeros(obj.dim, dtype=torch.float64))
+    assert "memory_cap" in str(info.value) and not hasattr(method, "theta_")
+    method = HessianFree(obj, memory_cap=1000, deletable=[1, 2, 3], epochs=3)
+    method.fit(X, y, torch.zeros(obj.dim, dtype=torch.float64))
+    assert method.table_.shape == (3, 5)
+    method.unlearn(torch.tensor([2]))
+    with pytest.raises(InvalidInput, match="deletable"):
+        method.unlearn(torch.tensor([4]))
+
+
+@pytest.mark.parametrize("option, value", [("epochs", 0), ("eta", -1.0), ("decay", 1.5), ("clip", 0.0),
+                                           ("l2", -1e-3), ("retrain_divisor", "mean"), ("injection", "middle"),
+                                           ("deletable", "some"), ("memory_cap", 0), ("batch_size", 0)])
+def test_bad_options_name_the_field(option, value):
+    obj = Objective(logistic_regression(4, 2).double())
+    with pytest.raises(InvalidInput, match=option):
+        HessianFree(obj, **{option: value})
+
+
+# -- the paper's MNIST verification (Fig. 2, logistic regression, 30 % deleted) -------------------
+@pytest.mark.skipif(not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
+                    reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)")
+def test_mnist_logistic_regression_lands_at_the_papers_distance():
+    from audit.datasets import load_dataset, select_forget
+
+    data = load_dataset(f"idx:{SHARED_MNIST}", seed=0, max_train=1000,
+                        feature_map={"normalize": [0.1307, 0.3081], "row_norm": "none"})
+    X = torch.as_tensor(data.X_train, dtype=torch.float64)
+    y = torch.as_tensor(data.y_train)
+    obj = Objective(logistic_regression(784, 10).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(0), torch.float64)
+    forget = torch.as_tensor(select_forget(data, seed=0, fraction=0.3))
+    smaller = forget[:100]
+    # the paper's setting (§8.1): full batch, 50 epochs, eta 0.05, q 0.995, C 10, L2 1e-6
+    method = HessianFree(obj, epochs=50, eta=0.05, deletable=forget.tolist())
+    w = method.fit(X, y, theta0)
+    assert float(obj.accuracy(w, torch.as_tensor(data.X_test, dtype=torch.float64),
+                              torch.as_tensor(data.y_test))) > 0.8
+    unlearned = method.unlearn(forget)
+    distances = {}
+    for divisor in ("original", "remaining"):  # the paper's coupled retrain, and the authors' script
+        method.retrain_divisor = divisor
+        distances[divisor] = float(torch.linalg.vector_norm(unlearned - method.retrain(forget)))
+        assert 0.7 * 0.1716 <= distances[divisor] <= 1.3 * 0.1716
+    method.retrain_divisor = "original"
+    retrained = method.retrain(forget)
+    newton = float(torch.linalg.vector_norm(method.newton_step(forget) - retrained))
+    assert distances["original"] <= newton
+    # the distance grows with the deletion rate, and the recollection beats doing nothing
+    assert float(torch.linalg.vector_norm(method.unlearn(smaller) - method.retrain(smaller))) < distances["original"]
+    assert distances["original"] < 0.6 * float(torch.linalg.vector_norm(w - retrained))
