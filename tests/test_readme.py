@@ -15,3 +15,11 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     command = 'python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install ".[test]" && python -m pytest'
     assert command in readme and command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_method_table_has_a_row_for_every_built_in_method():
+    from unlearners.base import available_methods
+
+    readme = (ROOT / "README.md").read_text()
+    for name in available_methods():
+        assert f"\n| `{name}` | " in readme, f"no README method-table row for {name}"

@@ -58,12 +58,15 @@ def run(
     model: Annotated[Optional[str], typer.Option(help="logreg | mlp.")] = None,
     hidden: Annotated[Optional[str], typer.Option(help="MLP hidden widths, e.g. 64,64.")] = None,
     pca_components: Annotated[Optional[int], typer.Option(help="Whitened PCA features (default: the dataset's).")] = None,
+    feature: Annotated[Optional[list[str]], typer.Option("--feature", help="Feature-map override KEY=VALUE (repeatable): normalize=[0.1307,0.3081], standardize, pca_components, whiten, row_norm.")] = None,
     forget_count: Annotated[Optional[int], typer.Option(help="Forget this many random training records.")] = None,
     forget_fraction: Annotated[Optional[float], typer.Option(help="Forget this fraction of the training set.")] = None,
     forget_class: Annotated[Optional[int], typer.Option(help="Forget every record of this class.")] = None,
     forget_groups: Annotated[Optional[int], typer.Option(help="Forget every record of this many random groups.")] = None,
     group_column: Annotated[Optional[str], typer.Option(help="CSV column holding user/group ids.")] = None,
     label_column: Annotated[Optional[str], typer.Option(help="CSV column holding the label.")] = None,
+    requests: Annotated[Optional[int], typer.Option(help="Serve this many deletion requests one after another (each of the forget-set size); the ledger records every release.")] = None,
+    budget_epsilon: Annotated[Optional[float], typer.Option(help="Cumulative epsilon budget over all releases; past it a retrain is due.")] = None,
     steps: Annotated[Optional[int], typer.Option(help="T: full-batch gradient steps.")] = None,
     eta: Annotated[Optional[float], typer.Option(help="Constant step size (default: horizon/(L*T)).")] = None,
     horizon: Annotated[Optional[float], typer.Option(help="eta*L*T when --eta is not given.")] = None,
@@ -102,7 +105,7 @@ def run(
         "dataset": dataset, "model": model, "pca_components": pca_components, "forget_count": forget_count,
         "forget_fraction": forget_fraction, "forget_class": forget_class,
         "forget_groups": forget_groups, "group_column": group_column, "label_column": label_column,
-        "steps": steps, "eta": eta, "horizon": horizon, "rewind": rewind,
+        "requests": requests, "budget_epsilon": budget_epsilon, "steps": steps, "eta": eta, "horizon": horizon, "rewind": rewind,
         "rewind_fraction": rewind_fraction, "sigma_budget": sigma_budget, "seed": seed,
         "device": device, "dtype": dtype, "max_train": max_train, "noise_draws": noise_draws,
         "curve_points": curve_points, "attacks": attacks, "trials": trials, "trial_mode": trial_mode,
@@ -122,6 +125,8 @@ def run(
             settings["constants"] = overrides
         if option:
             settings["method_options"] = {**settings.get("method_options", {}), **_parse_options(option)}
+        if feature:
+            settings["feature_map"] = {**settings.get("feature_map", {}), **_parse_options(feature, "feature")}
         cfg = AuditConfig.from_dict(settings)
         if out is not None and out.exists() and not out.is_dir():
             raise InvalidInput("out", "a directory (it exists and is a file)", str(out))
@@ -155,13 +160,13 @@ def run(
     raise typer.Exit(int(ExitCode.OK if report.verdict == "consistent" else ExitCode.VIOLATED))
 
 
-def _parse_options(pairs: list[str]) -> dict[str, Any]:
+def _parse_options(pairs: list[str], field: str = "option") -> dict[str, Any]:
     """NAME=VALUE pairs; values are read as JSON when they parse (numbers, true/false), else text."""
     options: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or not name.strip():
-            raise InvalidInput("option", "NAME=VALUE", pair)
+            raise InvalidInput(field, "NAME=VALUE", pair)
         try:
             options[name.strip()] = json.loads(text)
         except json.JSONDecodeError:

@@ -42,9 +42,21 @@ class AuditConfig:
     pca_components:
         Override the dataset's number of whitened PCA features (None: the dataset's default,
         2 for Adult).
+    feature_map:
+        Overrides of the dataset's feature map by key (``normalize``, ``standardize``,
+        ``pca_components``, ``whiten``, ``row_norm``; see :class:`audit.datasets.FeatureMap`),
+        e.g. ``{"normalize": [0.1307, 0.3081], "row_norm": "none"}`` for the Hessian-free paper's
+        MNIST pixels.
     forget_count, forget_fraction, forget_class, forget_groups:
         How the forget set Z is chosen; exactly one may be set (default: one random record,
-        a single person's deletion request).
+        a single person's deletion request). With ``requests`` > 1, ``forget_count`` is the size
+        of **each** request; a set chosen by fraction, class or groups is split into the requests.
+    requests:
+        Deletion requests served one after another (each of the forget-set size above); every
+        release is recorded in the privacy ledger.
+    budget_epsilon:
+        Cumulative ε budget of the ledger over all releases (at ``delta``); past it a full
+        retrain is due. None: no budget.
     steps:
         T, the full-batch gradient steps of learning and of the retrain.
     eta:
@@ -95,12 +107,15 @@ class AuditConfig:
     model: str = "logreg"
     hidden: tuple[int, ...] = (64,)
     pca_components: int | None = None
+    feature_map: dict[str, Any] = field(default_factory=dict)
     forget_count: int | None = None
     forget_fraction: float | None = None
     forget_class: int | None = None
     forget_groups: int | None = None
     group_column: str | None = None
     label_column: str | None = None
+    requests: int = 1
+    budget_epsilon: float | None = None
     steps: int = 100
     eta: float | None = None
     horizon: float = 6.0
@@ -153,6 +168,16 @@ class AuditConfig:
         if self.pca_components is not None and (_int(self.pca_components) is None or self.pca_components < 1):
             raise InvalidInput("pca_components", "an integer >= 1, or None for the dataset default",
                                self.pca_components)
+        if not isinstance(self.feature_map, dict) or not all(isinstance(k, str) for k in self.feature_map):
+            raise InvalidInput("feature_map", "a mapping from feature-map options to values", self.feature_map)
+        self.feature_map = dict(self.feature_map)
+        if "pca_components" in self.feature_map and self.pca_components is not None:
+            raise InvalidInput("feature_map", "pca_components set once (here or as pca_components)",
+                               self.feature_map["pca_components"])
+        if _int(self.requests) is None or not 1 <= self.requests <= 10_000:
+            raise InvalidInput("requests", "an integer in [1, 10000]", self.requests)
+        if self.budget_epsilon is not None:
+            self.budget_epsilon = require_positive("budget_epsilon", self.budget_epsilon)
         if self.forget_count is not None and (_int(self.forget_count) is None or self.forget_count < 1):
             raise InvalidInput("forget_count", "an integer >= 1", self.forget_count)
         if self.forget_fraction is not None and not (0 < _float(self.forget_fraction) <= 0.5):

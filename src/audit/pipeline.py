@@ -31,7 +31,7 @@ from unlearners.objective import Objective, default_init
 from unlearners.smoothness import model_constants
 
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "utility", "tradeoff", "trials", "attacks")
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "attacks")
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None) -> AuditReport:
@@ -70,6 +70,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     forget_np = _select_forget(data, config, seeds["forget"])
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(data.y_train, device=device)
     forget = torch.as_tensor(forget_np, device=device)
+    requests = _requests(forget, config.requests, seeds["forget"])
     n, m = int(X.shape[0]), int(forget.numel())
     tick("data", 1, 1)
 
@@ -77,7 +78,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
                         **({"hidden": config.hidden} if config.model == "mlp" else {}))
     objective = Objective(model.to(device=device, dtype=dtype))
     theta0 = default_init(objective, torch.Generator().manual_seed(seeds["init"]), dtype).to(device)
-    method = _build_method(config, objective, seeds)
+    method = _build_method(config, objective, seeds, forget=forget)
 
     tick("learn", 0, 1)
     t0 = time.perf_counter()
@@ -91,7 +92,11 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
 
     tick("unlearn", 0, 1)
     t0 = time.perf_counter()
-    theta_unl = method.unlearn(forget)
+    if len(requests) > 1:
+        releases = method.serve_requests(requests, config.epsilon, config.delta, config.mechanism)
+        theta_unl = releases[-1][0]
+    else:
+        theta_unl = method.unlearn(forget)
     timings["unlearn_s"] = time.perf_counter() - t0
     tick("unlearn", 1, 1)
 
@@ -103,12 +108,19 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     tick("retrain", 1, 1)
 
     tick("certify", 0, 1)
-    certificate = method.certify(m, config.epsilon, config.delta, config.mechanism)
+    certificate = (releases[-1][1] if len(requests) > 1
+                   else method.certify(m, config.epsilon, config.delta, config.mechanism))
     distance = float(torch.linalg.vector_norm(theta_unl - theta_ret))
     realized = _realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
                          certificate.epsilon)
     recovery = _checkpoint_recovery(method, theta_orig)
     tick("certify", 1, 1)
+
+    ledger = None
+    if len(requests) > 1:
+        t0 = time.perf_counter()
+        ledger = _ledger(method, requests, releases, config, tick)
+        timings["ledger_s"] = time.perf_counter() - t0
 
     tick("utility", 0, 1)
     keep = torch.ones(n, dtype=torch.bool, device=device)
@@ -130,11 +142,18 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     curve = _tradeoff_curve(method, config, objective, forget, m, splits["test"], noise_gen, tick)
 
     attack_results = None
-    attacks_skipped = bool(config.attacks) and not math.isfinite(certificate.sigma)
+    # σ = ∞: no finite noise certifies the run. A certificate whose noise is inside training
+    # (σ = 0, e.g. DP-SGD) cannot be tested by noise-mode trials: they would all be the same
+    # model. (Uncertified methods are still attacked: their noiseless release against the
+    # retrained one is exactly what an empirical audit measures.)
+    noiseless = (certificate.valid and certificate.sigma == 0 and certificate.sensitivity > 0
+                 and config.trial_mode == "noise")
+    attacks_skipped = bool(config.attacks) and (not math.isfinite(certificate.sigma) or noiseless)
     if config.attacks and not attacks_skipped:
         ctx = AttackContext(
             objective=objective, method=method,
-            method_factory=lambda: _build_method(config, objective, seeds, rewind=getattr(method, "rewind", None)),
+            method_factory=lambda: _build_method(config, objective, seeds, rewind=getattr(method, "rewind", None),
+                                                 forget=forget),
             init=lambda g: default_init(objective, g, dtype).to(device),
             X=X, y=y, forget=forget,
             X_unseen=_tensor(data.X_unseen, dtype, device), y_unseen=torch.as_tensor(data.y_unseen, device=device),
@@ -151,9 +170,14 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         timings["attacks_s"] = time.perf_counter() - t0
 
     findings = _findings(certificate, realized, utility, attack_results, config.trial_mode)
+    if ledger is not None:
+        findings += _ledger_findings(ledger)
     if attacks_skipped:
         findings.append({"severity": "warning", "code": "attacks-skipped",
-                         "message": "no finite noise certifies this run, so there is no released "
+                         "message": "the release adds no output noise, so noise-mode trials would all "
+                                    "be the same model; the attacks were skipped (use --trial-mode "
+                                    "retrain to attack the randomness inside training)" if noiseless else
+                                    "no finite noise certifies this run, so there is no released "
                                     "model to attack; the attacks were skipped"})
     return AuditReport(
         config=config.to_dict(),
@@ -176,6 +200,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         environment=environment(device),
         findings=findings,
         attacks=attack_results,
+        ledger=ledger,
         started_at=started,
         commitment_salt=salt,
     )
@@ -200,8 +225,11 @@ def _dataset_options(config: AuditConfig) -> dict:
         opts["label_column"] = config.label_column
     if config.group_column is not None:
         opts["group_column"] = config.group_column
+    feature_map = dict(config.feature_map)
     if config.pca_components is not None:
-        opts["feature_map"] = {"pca_components": int(config.pca_components)}
+        feature_map["pca_components"] = int(config.pca_components)
+    if feature_map:
+        opts["feature_map"] = feature_map
     return opts
 
 
@@ -220,9 +248,19 @@ def _select_forget(data: AuditData, config: AuditConfig, seed: int) -> np.ndarra
         raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
 
 
+def _requests(forget: Tensor, n_requests: int, seed: int) -> list[Tensor]:
+    """Split Z into the requests served one after another, in a seeded random order."""
+    if n_requests > forget.numel():
+        raise InvalidInput("requests", f"at most the number of forgotten records ({forget.numel()})", n_requests)
+    if n_requests == 1:
+        return [forget]
+    order = torch.randperm(forget.numel(), generator=torch.Generator().manual_seed(seed)).to(forget.device)
+    return list(forget[order].chunk(n_requests))
+
+
 def _forget_options(config: AuditConfig) -> dict:
-    if config.forget_count is not None:
-        return {"count": int(config.forget_count)}
+    if config.forget_count is not None:  # per request
+        return {"count": int(config.forget_count) * int(config.requests)}
     if config.forget_fraction is not None:
         return {"fraction": float(config.forget_fraction)}
     if config.forget_class is not None:
@@ -231,10 +269,11 @@ def _forget_options(config: AuditConfig) -> dict:
 
 
 def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, int],
-                  rewind: int | None = None) -> Unlearner:
+                  rewind: int | None = None, forget: Tensor | None = None) -> Unlearner:
     cls = get_method(config.method)
     options = {"steps": config.steps, "eta": config.eta, "horizon": config.horizon,
-               "constants": dict(config.constants), "seed": seeds["estimators"]}
+               "constants": dict(config.constants), "seed": seeds["estimators"],
+               "target_epsilon": config.epsilon, "target_delta": config.delta}
     rewind = config.resolved_rewind() if rewind is None else rewind
     options["rewind"] = config.steps if rewind is None else rewind
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "objective"}
@@ -244,7 +283,47 @@ def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, in
         raise InvalidInput("method_options", f"options of {config.method} ("
                            + ", ".join(sorted(accepted)) + ")", unknown)
     kwargs.update(config.method_options)
+    if kwargs.get("deletable") == "forget" and forget is not None:
+        # declare exactly the audited forget set deletable (known in advance, as in the
+        # Hessian-free authors' large-model runs): the statistics of no other record are kept
+        kwargs["deletable"] = forget.tolist()
     return cls(objective, **kwargs)
+
+
+def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig, tick) -> dict:
+    """Record every release of the sequence with its measured distance to retraining."""
+    from certify.ledger import PrivacyLedger
+
+    book = PrivacyLedger(delta=config.delta, budget_epsilon=config.budget_epsilon)
+    for k, (theta, certificate) in enumerate(releases, start=1):
+        tick("ledger", k - 1, len(releases))
+        union = torch.cat(requests[:k])
+        distance = float(torch.linalg.vector_norm(theta - method.retrain(union)))
+        realized = _realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
+                             certificate.epsilon)
+        book.record_certificate(certificate, forget_total=int(union.numel()), distance=distance,
+                                realized_epsilon=realized["epsilon"], label=f"request {k}")
+    tick("ledger", len(releases), len(releases))
+    return book.to_dict()
+
+
+def _bound_violated(distance: float, sensitivity: float, where: str = "") -> dict:
+    return {"severity": "error", "code": "bound-violated",
+            "message": f"{where}||theta_U - theta_R|| = {distance:.6g} exceeds the certified "
+                       f"sensitivity {sensitivity:.6g}"}
+
+
+def _ledger_findings(ledger: dict) -> list[dict]:
+    findings = []
+    for release in ledger["releases"]:
+        if release["distance"] > release["sensitivity"] * (1 + 1e-9):
+            findings.append(_bound_violated(release["distance"], release["sensitivity"],
+                                            f"release {release['index']}: "))
+    if ledger["retrain_due"]:
+        findings.append({"severity": "warning", "code": "budget-spent",
+                         "message": "; ".join(w for w in ledger["warnings"] if "budget" in w)
+                         or "the cumulative epsilon exceeds the budget: retrain from scratch"})
+    return findings
 
 
 def _realized(sigma: float, delta: float, distance: float, sensitivity: float, certified: float) -> dict:
@@ -383,9 +462,7 @@ def _findings(certificate, realized, utility, attack_results=None, trial_mode="n
                                         f"{cmp['best_empirical_epsilon']:.4g} exceeds the realized epsilon "
                                         f"{cmp['realized_epsilon']:.4g}: the auditor is inconsistent"})
     if realized["bound_violated"]:
-        findings.append({"severity": "error", "code": "bound-violated",
-                         "message": f"||theta_U - theta_R|| = {realized['distance_unlearned_retrained']:.6g} "
-                                    f"exceeds the certified sensitivity {certificate.sensitivity:.6g}"})
+        findings.append(_bound_violated(realized["distance_unlearned_retrained"], certificate.sensitivity))
     if realized["exceeds_certified"]:
         findings.append({"severity": "error", "code": "realized-exceeds-certified",
                          "message": f"realized epsilon {realized['epsilon']:.6g} exceeds the certified "

@@ -27,6 +27,7 @@ Zhang, Dong, Wang & Li, "Towards Certified Unlearning for Deep Neural Networks",
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -327,6 +328,18 @@ class ConstrainedNewtonStep(Unlearner):
             theta = theta - step
             out.append(theta)
         self.last_ = {"steps": diags}
+        return out
+
+    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
+                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
+        """Algorithm 2's rule: chain the Newton steps; release k is certified by Prop. 4.2 over
+        its first k steps."""
+        thetas = self.unlearn_sequence(list(requests))
+        steps = self.last_["steps"]
+        out = []
+        for k, theta in enumerate(thetas, start=1):
+            self.last_ = {"steps": steps[:k]}
+            out.append((theta, self.certify(steps[k - 1]["removed_total"], epsilon, delta, mechanism)))
         return out
 
     @staticmethod

@@ -246,6 +246,15 @@ class NewtonRemoval(Unlearner):
         self.removed_ = keep.logical_not()
         return theta
 
+    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
+                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
+        """Guo et al.'s rule: chain Newton removals from the previous model, β accumulating."""
+        out = []
+        for k in range(1, len(requests) + 1):
+            theta = self.unlearn_sequence(list(requests[:k]))
+            out.append((theta, self.certify(self.ledger_[-1]["removed_total"], epsilon, delta, mechanism)))
+        return out
+
     def _newton_removal(self, theta: Tensor, idx: Tensor, keep: Tensor) -> tuple[Tensor, dict]:
         Phi, y, lam = self.Phi_, self.yf_, self.l2
         P, yk = Phi[keep], y[keep]

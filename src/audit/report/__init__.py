@@ -61,6 +61,7 @@ class AuditReport:
     environment: dict[str, Any]
     findings: list[dict[str, Any]] = field(default_factory=list)
     attacks: dict[str, Any] | None = None
+    ledger: dict[str, Any] | None = None
     deletion_request: dict[str, Any] = field(default_factory=dict)
     started_at: str | None = None
     schema_version: str = SCHEMA_VERSION
@@ -78,6 +79,8 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("commitment_salt")
+        if d["ledger"] is None:  # a single request: no ledger section
+            d.pop("ledger")
         d = encode_nonfinite(d)
         d["verdict"] = self.verdict
         return d

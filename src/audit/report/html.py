@@ -57,8 +57,8 @@ VERDICTS = {
 #: ``audit run`` flags in the order the CLI declares them; constants become --L / --G
 FLAG_ORDER = (
     "method", "epsilon", "delta", "mechanism", "dataset", "model", "hidden", "pca_components",
-    "forget_count", "forget_fraction", "forget_class", "forget_groups", "group_column",
-    "label_column", "steps", "eta", "horizon", "rewind", "rewind_fraction", "sigma_budget", "seed",
+    "feature_map", "forget_count", "forget_fraction", "forget_class", "forget_groups", "group_column",
+    "label_column", "requests", "budget_epsilon", "steps", "eta", "horizon", "rewind", "rewind_fraction", "sigma_budget", "seed",
     "device", "dtype", "max_train", "noise_draws", "curve_points", "constants", "attacks", "trials",
     "trial_mode", "shadow_models", "confidence", "relearn_max_steps",
 )
@@ -161,9 +161,10 @@ def command_line(config: Mapping[str, Any], defaults: Mapping[str, Any] | None =
             for name in sorted(value or {}):
                 parts += [f"--{name}", _flag_value(name, value[name])]
             continue
-        if key == "method_options":
+        if key in ("method_options", "feature_map"):
+            flag = "--option" if key == "method_options" else "--feature"
             for name in sorted(value or {}):
-                parts += ["--option", shlex.quote(f"{name}={json.dumps(value[name])}")]
+                parts += [flag, shlex.quote(f"{name}={json.dumps(value[name])}")]
             continue
         parts += [f"--{key.replace('_', '-')}", shlex.quote(_flag_value(key, value))]
     return " ".join(parts)
@@ -335,6 +336,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
         "relearn": attack_results.get("relearn"),
         "histograms": utility.get("loss_histograms"),
+        "ledger": report.get("ledger"),
     }
 
 

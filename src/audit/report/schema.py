@@ -368,12 +368,19 @@ class Config(_Section):
     model: Literal["logreg", "mlp"]
     hidden: Annotated[list[PosCount], Field(min_length=1)]
     pca_components: PosCount | None
+    feature_map: OpenDict = Absent()
+    """Overrides of the dataset's feature map (normalize, standardize, pca_components, whiten, row_norm)."""
     forget_count: PosCount | None
     forget_fraction: Annotated[float, Strict(), AllowInfNan(False), Field(gt=0, le=0.5)] | None
     forget_class: Count | None
     forget_groups: PosCount | None
     group_column: Str | None
     label_column: Str | None
+    requests: PosCount = Absent()
+    """Deletion requests served one after another (the ledger records each release)."""
+    budget_epsilon: PosFloat | None = Absent()
+    """Cumulative epsilon budget of the ledger; None: no budget. (These three fields are absent
+    from reports written before sequential requests existed.)"""
     steps: PosCount
     eta: PosFloat | None
     horizon: PosFloat
@@ -493,6 +500,63 @@ class Realized(_Section):
     mechanism: Literal["analytic", "classic"]
     exceeds_certified: Bool
     bound_violated: Bool
+
+
+class LedgerRelease(_Section):
+    """One published release of a sequence of deletion requests."""
+
+    index: PosCount
+    """k: the release after requests 1..k."""
+    epsilon: ExtPosNoNan
+    """Certified epsilon of this release against retraining on D minus every request so far."""
+    delta: Delta
+    sigma: ExtNonNegNoNan
+    sensitivity: ExtNonNegNoNan
+    noise_multiplier: ExtNonNeg
+    """sigma / sensitivity ("inf" when the sensitivity is 0)."""
+    forget_total: PosCount
+    """Records deleted by requests 1..k."""
+    certificate_valid: Bool
+    cumulative_epsilon: ExtNonNeg
+    """Epsilon for an adversary who sees releases 1..k (RDP composition, at the ledger's delta)."""
+    cumulative_order: PosFloat | None
+    """The RDP order achieving it (null when it is 0 or infinite)."""
+    budget_spent: Bool
+    distance: ExtNonNeg | None
+    """Measured ||theta_k - retrained_k||."""
+    realized_epsilon: ExtNonNeg | None
+    """The epsilon this release spends at the measured distance."""
+    label: Str | None
+
+
+class LedgerOrders(_Section):
+    min: PosFloat
+    max: PosFloat
+    count: PosCount
+
+
+class BasicComposition(_Section):
+    epsilon: ExtNonNeg
+    delta: NonNegFloat
+    """The sum of the per-release deltas (may exceed 1: then it says nothing)."""
+
+
+class Ledger(_Section):
+    """Every release of a sequence of deletion requests, and their composed guarantee."""
+
+    composition: Text
+    orders: LedgerOrders
+    delta: OpenUnit
+    budget_epsilon: PosFloat | None
+    cumulative_epsilon: ExtNonNeg
+    cumulative_order: PosFloat | None
+    basic_composition: BasicComposition
+    budget_spent: Bool
+    retrain_due: Bool
+    """True once the cumulative epsilon exceeds the budget: retrain from scratch."""
+    first_release_over_budget: PosCount | None
+    releases: Annotated[list[LedgerRelease], Field(min_length=1)]
+    warnings: list[Str]
 
 
 class SplitUtility(_Section):
@@ -936,6 +1000,8 @@ class ReportModel(_Section):
     """null when the method has no checkpoint recovery."""
     attacks: Attacks | None
     """null when no attack ran."""
+    ledger: Ledger | None = Absent()
+    """Present when the audit served several requests (``config.requests`` > 1)."""
     timings: Timings
     seeds: Seeds
     environment: Environment
