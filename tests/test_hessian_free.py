@@ -114,6 +114,12 @@ def test_bound_covers_the_measured_distance_and_divergence(options):
         assert {c.provenance for c in cert.constants} <= {"analytic", "enforced"}
 
 
+def test_the_authors_retrain_is_measured_but_not_certified():
+    method, _ = _fitted(2, retrain_divisor="remaining")
+    cert = method.certify(3, 1.0, 1e-5)
+    assert not cert.valid and any("retrain_divisor=remaining" in w for w in cert.warnings)
+
+
 def test_bound_grows_with_the_forget_set_and_sigma_is_linear_in_it():
     method, _ = _fitted(2, batch_size=25)
     small, _ = method.error_bound(forget_size=1)

@@ -5,7 +5,6 @@ import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import torch
 
@@ -112,6 +111,8 @@ def test_more_requests_than_records_is_refused():
         audit.run(AuditConfig(requests=5, forget_fraction=0.2, attacks=(), max_train=10, steps=5))
     with pytest.raises(InvalidInput, match="requests"):
         AuditConfig(requests=0)
+    with pytest.raises(InvalidInput, match="budget_epsilon"):  # no ledger for a single request
+        AuditConfig(budget_epsilon=3.0)
 
 
 def test_cli_serves_requests_with_hf(tmp_path):

@@ -178,6 +178,9 @@ class AuditConfig:
             raise InvalidInput("requests", "an integer in [1, 10000]", self.requests)
         if self.budget_epsilon is not None:
             self.budget_epsilon = require_positive("budget_epsilon", self.budget_epsilon)
+            if self.requests == 1:
+                raise InvalidInput("budget_epsilon", "used with requests > 1 (the ledger composes "
+                                   "several releases)", self.budget_epsilon)
         if self.forget_count is not None and (_int(self.forget_count) is None or self.forget_count < 1):
             raise InvalidInput("forget_count", "an integer >= 1", self.forget_count)
         if self.forget_fraction is not None and not (0 < _float(self.forget_fraction) <= 0.5):

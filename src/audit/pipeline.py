@@ -119,7 +119,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     ledger = None
     if len(requests) > 1:
         t0 = time.perf_counter()
-        ledger = _ledger(method, requests, releases, config, tick)
+        ledger = _ledger(method, requests, releases, config, theta_ret, tick)
         timings["ledger_s"] = time.perf_counter() - t0
 
     tick("utility", 0, 1)
@@ -290,15 +290,18 @@ def _build_method(config: AuditConfig, objective: Objective, seeds: dict[str, in
     return cls(objective, **kwargs)
 
 
-def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig, tick) -> dict:
-    """Record every release of the sequence with its measured distance to retraining."""
+def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig,
+            retrained_all: Tensor, tick) -> dict:
+    """Record every release of the sequence with its measured distance to retraining
+    (``retrained_all``, the retrain without every request, is the last release's reference)."""
     from certify.ledger import PrivacyLedger
 
     book = PrivacyLedger(delta=config.delta, budget_epsilon=config.budget_epsilon)
     for k, (theta, certificate) in enumerate(releases, start=1):
         tick("ledger", k - 1, len(releases))
         union = torch.cat(requests[:k])
-        distance = float(torch.linalg.vector_norm(theta - method.retrain(union)))
+        retrained = retrained_all if k == len(releases) else method.retrain(union)
+        distance = float(torch.linalg.vector_norm(theta - retrained))
         realized = _realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
                              certificate.epsilon)
         book.record_certificate(certificate, forget_total=int(union.numel()), distance=distance,

@@ -54,6 +54,13 @@ __all__ = ["MECHANISMS", "delta_for", "epsilon_for", "sigma_for"]
 MECHANISMS: tuple[str, ...] = ("analytic", "classic")
 """Calibrations accepted by the ``mechanism`` argument."""
 
+_REFERENCES = {"analytic": "Balle & Wang 2018, Thm 8", "classic": "Dwork & Roth, Thm A.1"}
+
+
+def noise_clause(mechanism: str) -> str:
+    """How a certificate's theorem names its noise: 'Gaussian noise by the <m> mechanism (<ref>)'."""
+    return f"Gaussian noise by the {mechanism} mechanism ({_REFERENCES[_check_mechanism(mechanism)]})"
+
 _LN2 = math.log(2.0)
 _XTOL = 1e-14  # absolute, in log σ or log ε: a relative tolerance on σ or ε
 _RTOL = 1e-15  # brentq's floor is 4 * machine epsilon

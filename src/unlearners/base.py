@@ -111,6 +111,22 @@ class Unlearner(ABC):
         return theta + sigma * noise.to(theta.device)
 
 
+def record_indices(value: object, n: int, field: str, device: torch.device | str | None = None) -> Tensor:
+    """Validate record indices into a training set of n records: a non-empty 1-D integer tensor
+    (or sequence) of distinct values in [0, n); raise :class:`InvalidInput` naming ``field``."""
+    idx = torch.as_tensor(value, device=device)
+    if idx.dtype == torch.bool:
+        raise InvalidInput(field, "integer indices into the training set", "a boolean mask")
+    if idx.is_floating_point() or idx.is_complex() or idx.dim() != 1 or idx.numel() == 0:
+        raise InvalidInput(field, "a non-empty 1-D tensor of integer indices", tuple(idx.shape))
+    idx = idx.long()
+    if int(idx.min()) < 0 or int(idx.max()) >= n:
+        raise InvalidInput(field, f"indices in [0, {n})", (int(idx.min()), int(idx.max())))
+    if torch.unique(idx).numel() != idx.numel():
+        raise InvalidInput(field, "distinct indices", "repeated indices")
+    return idx
+
+
 _REGISTRY: dict[str, type[Unlearner]] = {}
 
 

@@ -59,7 +59,7 @@ from unlearners.linalg import (
     lissa,
     stochastic_operator,
 )
-from unlearners.objective import Objective
+from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
 
 SOLVERS = ("lissa", "dense")
@@ -242,7 +242,7 @@ class ConstrainedNewtonStep(Unlearner):
     # -- the objective A minimises --------------------------------------------------------
     def _grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
         """∇L(θ) of the trained objective: mean loss plus (l2/2)‖θ‖²."""
-        return self.objective.grad(theta, X, y) + self.l2 * theta
+        return regularized_grad(self.objective, theta, X, y, self.l2)
 
     # -- A -------------------------------------------------------------------------------
     def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:

@@ -42,13 +42,12 @@ from torch import Tensor
 
 from certify.certificate import Certificate, Constant
 from certify.errors import InvalidInput
-from certify.errors import require_finite as _finite
 from certify.errors import require_integer as _integer
 from certify.errors import require_nonnegative as _nonneg
 from certify.errors import require_positive as _positive
 from unlearners.base import Unlearner, register
 from unlearners.linalg import explicit_hessian, hvp_operator
-from unlearners.objective import Objective
+from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
 
 VARIANTS = ("auto", "dense", "stochastic")
@@ -278,7 +277,7 @@ class CureNewton(Unlearner):
         return "dense" if self.objective.dim <= self.dense_max_dim else "stochastic"
 
     def _grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
-        return self.objective.grad(theta, X, y) + self.l2 * theta
+        return regularized_grad(self.objective, theta, X, y, self.l2)
 
     # -- A ---------------------------------------------------------------------------------
     def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:

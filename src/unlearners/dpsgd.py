@@ -30,7 +30,7 @@ import numbers
 import warnings
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from certify.bounds.group import dpsgd_group_epsilon, dpsgd_rdp_epsilon
 from certify.certificate import Certificate, Constant
@@ -71,14 +71,6 @@ def _one_thread():
         yield
     finally:
         torch.set_num_threads(threads)
-
-
-def _per_sample_loss(objective: Objective, out: Tensor, y: Tensor) -> Tensor:
-    """The objective's loss convention (logistic for one output, cross-entropy otherwise) on
-    the outputs of the module Opacus wraps (its hooks need a real forward, not a functional call)."""
-    if objective.n_outputs == 1:
-        return nn.functional.binary_cross_entropy_with_logits(out.squeeze(-1), y.to(out.dtype), reduction="none")
-    return nn.functional.cross_entropy(out, y, reduction="none")
 
 
 @register
@@ -229,7 +221,7 @@ class DPSGD(Unlearner):
                 for batch in sampler:  # index lists (possibly empty), no per-item dataset fetch
                     idx = torch.as_tensor(batch, dtype=torch.long, device=X.device)
                     optimizer.zero_grad()
-                    _per_sample_loss(self.objective, model(X[idx]), y[idx]).sum().backward()
+                    self.objective.loss_of_outputs(model(X[idx]), y[idx]).sum().backward()
                     optimizer.step()
         theta = self.objective.flatten({name: p.detach() for name, p in net.named_parameters()})
         return theta, [tuple(h) for h in engine.accountant.history]

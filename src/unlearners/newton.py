@@ -71,8 +71,8 @@ from certify.bounds.guo import (
 from certify.certificate import Certificate, Constant
 from certify.constants import logistic_regression_constants
 from certify.errors import InvalidInput
-from certify.mechanisms import sigma_for
-from unlearners.base import Unlearner, register
+from certify.mechanisms import noise_clause, sigma_for
+from unlearners.base import Unlearner, record_indices, register
 from unlearners.linalg import dense_solve
 from unlearners.objective import Objective
 
@@ -371,8 +371,7 @@ class NewtonRemoval(Unlearner):
             sigma = sigma_for(epsilon, delta, sensitivity, mechanism)
             theorem = ("Guo et al. 2020, Corollary 1 (gradient residual of the Newton update removal, "
                        "accumulated over requests) and lambda(n-m)-strong convexity: ||theta_U - A(D')|| <= "
-                       "beta/(lambda(n-m)); Gaussian output noise by the " + mechanism + " mechanism"
-                       + (" (Balle & Wang 2018, Thm 8)" if mechanism == "analytic" else " (Dwork & Roth, Thm A.1)"))
+                       "beta/(lambda(n-m)); output " + noise_clause(mechanism))
         else:
             sigma = 0.0
             budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
@@ -404,18 +403,7 @@ class NewtonRemoval(Unlearner):
 
     # -- helpers -----------------------------------------------------------------------------
     def _indices(self, forget: Tensor, field: str) -> Tensor:
-        n = self.Phi_.shape[0]
-        idx = torch.as_tensor(forget, device=self.Phi_.device)
-        if idx.dtype == torch.bool:
-            raise InvalidInput(field, "integer indices into the training set", "a boolean mask")
-        if idx.is_floating_point() or idx.dim() != 1 or idx.numel() == 0:
-            raise InvalidInput(field, "a non-empty 1-D tensor of integer indices", tuple(idx.shape))
-        idx = idx.long()
-        if int(idx.min()) < 0 or int(idx.max()) >= n:
-            raise InvalidInput(field, f"indices in [0, {n})", (int(idx.min()), int(idx.max())))
-        if torch.unique(idx).numel() != idx.numel():
-            raise InvalidInput(field, "distinct indices", "repeated indices")
-        return idx
+        return record_indices(forget, self.Phi_.shape[0], field, self.Phi_.device)
 
     def _keep(self, forget: Tensor) -> Tensor:
         if not hasattr(self, "Phi_"):

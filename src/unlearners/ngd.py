@@ -69,7 +69,7 @@ from certify.bounds.ngd import (
 )
 from certify.certificate import Certificate, Constant
 from certify.errors import InvalidInput
-from certify.mechanisms import sigma_for
+from certify.mechanisms import noise_clause, sigma_for
 from unlearners.base import Unlearner, register
 from unlearners.linalg import (
     conjugate_gradient,
@@ -81,7 +81,7 @@ from unlearners.linalg import (
     lissa,
     stochastic_operator,
 )
-from unlearners.objective import Objective
+from unlearners.objective import Objective, regularized_grad, regularized_loss
 
 SOLVERS = ("dense", "cg", "lissa")
 VARIANTS = ("v4", "v3", "v2")
@@ -149,16 +149,6 @@ def _forget_indices(forget: Tensor, n: int) -> Tensor:
 
 # ----------------------------------------------------------------------------------------------
 # the learning algorithm A: the regularised empirical risk, minimised
-
-
-def regularized_loss(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, l2: float) -> Tensor:
-    """L(θ) = (1/n) Σ ℓ(z_i, θ) + (l2/2)‖θ‖²."""
-    return objective.loss(theta, X, y) + 0.5 * l2 * torch.dot(theta, theta)
-
-
-def regularized_grad(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, l2: float) -> Tensor:
-    """∇L(θ) = (1/n) Σ ∇ℓ(z_i, θ) + l2·θ."""
-    return objective.grad(theta, X, y) + l2 * theta
 
 
 def newton_minimize(
@@ -570,8 +560,7 @@ class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
             sensitivity=float(gamma), mechanism=mechanism,
             theorem="Lev & Wilson, NGD unlearning, Algorithm 1 line 6 and Lemma 1 (App. E, eq. 56): "
                     "||theta~ - theta^_{S\\U}|| <= gamma = M m^2 C^2/(mu^3 n^2) + 2 m^2 C Q K/(mu^2 n^2), "
-                    f"variant {self.variant}; Gaussian noise by the {mechanism} mechanism"
-                    + (" (Balle & Wang 2018, Thm 8)" if mechanism == "analytic" else " (Dwork & Roth, Thm A.1)"),
+                    f"variant {self.variant}; " + noise_clause(mechanism),
             constants=[c["R"], c["K"], c["Q"], c["M"], c["mu"], c["B"], c["C"], *exact],
             assumptions=list(self.assumptions),
             warnings=warnings,

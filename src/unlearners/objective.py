@@ -62,11 +62,14 @@ class Objective:
 
     def per_sample_loss(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
         """f_z(θ) for every record: shape (N,)."""
-        out = self.logits(theta, X)
+        return self.loss_of_outputs(self.logits(theta, X), y)
+
+    def loss_of_outputs(self, out: Tensor, y: Tensor) -> Tensor:
+        """The per-record loss of model outputs (as :meth:`logits` returns them, or the module's
+        raw (N, 1) output for a binary model): logistic for one unit, cross-entropy otherwise."""
         if self.n_outputs == 1:
-            return nn.functional.binary_cross_entropy_with_logits(
-                out, y.to(out.dtype), reduction="none"
-            )
+            out = out.reshape(out.shape[0]) if out.dim() == 2 else out
+            return nn.functional.binary_cross_entropy_with_logits(out, y.to(out.dtype), reduction="none")
         return nn.functional.cross_entropy(out, y, reduction="none")
 
     def loss(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
@@ -100,6 +103,17 @@ class Objective:
     def hvp(self, theta: Tensor, X: Tensor, y: Tensor, v: Tensor) -> Tensor:
         """Hessian-vector product ∇²f_D(θ)·v (forward-over-reverse): shape (d,)."""
         return jvp(lambda t: self.grad(t, X, y), (theta,), (v,))[1]
+
+
+# -- the L2-regularised empirical risk several methods train ------------------------------
+def regularized_loss(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, l2: float) -> Tensor:
+    """L(θ) = (1/n) Σ ℓ(z_i, θ) + (l2/2)‖θ‖²."""
+    return objective.loss(theta, X, y) + 0.5 * l2 * torch.dot(theta, theta)
+
+
+def regularized_grad(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, l2: float) -> Tensor:
+    """∇L(θ) = (1/n) Σ ∇ℓ(z_i, θ) + l2·θ."""
+    return objective.grad(theta, X, y) + l2 * theta
 
 
 def _output_units(model: nn.Module) -> int:

@@ -34,7 +34,7 @@ from torch import Tensor
 from certify.bounds import r2d_rewind_for_sigma, r2d_sensitivity, r2d_step_size_limit
 from certify.certificate import Certificate, Constant
 from certify.errors import InvalidInput
-from certify.mechanisms import sigma_for
+from certify.mechanisms import noise_clause, sigma_for
 from unlearners.base import Unlearner, register
 from unlearners.objective import Objective
 from unlearners.smoothness import model_constants, step_size
@@ -256,8 +256,7 @@ class RewindToDelete(Unlearner):
             sensitivity=float(delta_K), mechanism=mechanism,
             theorem="Mu & Klabjan, Rewind-to-Delete, Theorem 3.1 (Eq. 3; Lemmas B.2-B.3): "
                     "||theta''_K - theta'_T|| <= 2mG((1+eta*L*n/(n-m))^(T-K) - 1)(1+eta*L)^K/(Ln); "
-                    f"Gaussian noise by the {mechanism} mechanism"
-                    + (" (Balle & Wang 2018, Thm 8)" if mechanism == "analytic" else " (Dwork & Roth, Thm A.1)"),
+                    + noise_clause(mechanism),
             constants=[L, G, *exact],
             assumptions=list(self.assumptions),
             warnings=warnings,

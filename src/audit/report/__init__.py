@@ -6,7 +6,6 @@ Non-finite numbers (an unbounded ε) are encoded as the strings ``"inf"``, ``"-i
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
