@@ -63,8 +63,10 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import rankdata
 
+from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary
 from certify.errors import InvalidInput, require_finite_array
+from unlearners.batched import batched_logits
 
 __all__ = [
     "GaussianFit",
@@ -516,3 +518,27 @@ def ulira_attack(
         n_targets=m,
         fit=fit,
     )
+
+
+class ULiRA(Attack):
+    """U-LiRA (Hayes et al. 2024) as an attack on the trials, from the audit's shadow models."""
+
+    name = "ulira"
+    title = "U-LiRA"
+    description = ("U-LiRA: per-example Gaussian fits of logit-scaled confidence from shadow models "
+                   "trained with Z then unlearned (in) vs trained without Z (out)")
+    needs = frozenset({"shadows"})
+
+    def run(self, inputs: AttackInputs) -> AttackOutcome:
+        Xf, yf = inputs.forget_data
+        one = inputs.objective.n_outputs == 1
+
+        def phi(thetas):
+            return to_numpy(logit_confidence(batched_logits(inputs.objective, thetas, Xf), yf, one_logit=one))
+
+        result = ulira_attack(phi(inputs.shadows_in), phi(inputs.shadows_out),
+                              phi(inputs.released_unlearned), phi(inputs.released_retrained))
+        return AttackOutcome(result.scores_unlearned, result.scores_retrained,
+                             {"shadow_models_per_side": int(inputs.shadows_in.shape[0]),
+                              "targets": int(Xf.shape[0])})
+

@@ -59,6 +59,7 @@ References
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from dataclasses import dataclass, field
@@ -72,10 +73,13 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.roc import auroc
 from certify.errors import InvalidInput, require_finite_array
+from unlearners.base import Unlearner
+from unlearners.batched import batched_per_sample_loss
 
-__all__ = ["MiaResult", "attack_features", "population_mia"]
+__all__ = ["MembershipInference", "MiaResult", "attack_features", "population_mia"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -478,3 +482,46 @@ def population_mia(
         n_not_converged=n_not_converged,
         **common,
     )
+
+
+class MembershipInference(Attack):
+    """The seed papers' population MIA on the original, unlearned and retrained models (noiseless
+    and released), plus a black-box per-release score: the release's mean loss on Z (lower =
+    remembers), from which the ε bound is computed."""
+
+    name = "mia"
+    title = "Membership inference"
+    description = ("population MIA (logistic regression on logits and loss, forget vs never-seen records, "
+                   "class-balanced, repeated stratified k-fold AUROC); epsilon bound from the forget-set "
+                   "loss of each released model")
+
+    def run(self, inputs: AttackInputs) -> AttackOutcome:
+        import torch
+
+        Xf, yf = inputs.forget_data
+        gen = torch.Generator().manual_seed(inputs.seed % 2**32)
+        original = (Unlearner.release(inputs.theta_original, inputs.sigma, gen)
+                    if math.isfinite(inputs.sigma) else None)
+        models = {"original": (inputs.theta_original, original),
+                  "unlearned": (inputs.theta_unlearned, inputs.released_unlearned[0]),
+                  "retrained": (inputs.theta_retrained, inputs.released_retrained[0])}
+        population = {}
+        for name, (noiseless, released) in models.items():
+            entry = {"noiseless": self._population(inputs, noiseless, Xf, yf)}
+            if released is not None:
+                entry["released"] = self._population(inputs, released, Xf, yf)
+            population[name] = entry
+        su = -batched_per_sample_loss(inputs.objective, inputs.released_unlearned, Xf, yf).mean(1)
+        sr = -batched_per_sample_loss(inputs.objective, inputs.released_retrained, Xf, yf).mean(1)
+        return AttackOutcome(to_numpy(su), to_numpy(sr), {"population_auroc": population})
+
+    @staticmethod
+    def _population(inputs: AttackInputs, theta, Xf, yf) -> dict:
+        def feats(X, y):
+            return attack_features(to_numpy(inputs.objective.logits(theta, X)), to_numpy(y),
+                                   to_numpy(inputs.objective.per_sample_loss(theta, X, y)))
+
+        result = population_mia(feats(Xf, yf), to_numpy(yf), feats(inputs.X_unseen, inputs.y_unseen),
+                                to_numpy(inputs.y_unseen), seed=inputs.seed % 2**32)
+        return result.to_dict()
+

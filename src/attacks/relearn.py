@@ -17,7 +17,8 @@ import torch
 from torch import Tensor
 from torch.func import grad, vmap
 
-from certify.errors import InvalidInput, require_positive
+from attacks.base import Attack, AttackInputs, AttackOutcome
+from certify.errors import InvalidInput, require_integer, require_positive
 from unlearners.objective import Objective
 
 
@@ -86,8 +87,7 @@ def relearn_time(
         raise InvalidInput("forget set", "a non-empty set of records with one label each",
                            (tuple(X_forget.shape), tuple(y_forget.shape)))
     lr = require_positive("lr", lr)
-    if int(max_steps) != max_steps or max_steps < 1:
-        raise InvalidInput("max_steps", "an integer >= 1", max_steps)
+    max_steps = require_integer("max_steps", max_steps, 1)
 
     loss = vmap(objective.loss, in_dims=(0, None, None))
     step = vmap(grad(objective.loss), in_dims=(0, None, None))
@@ -111,3 +111,27 @@ def relearn_time(
     mean_curve = (torch.stack(curves).sum(0) / thetas.shape[0]).tolist()
     return RelearnResult(steps=steps, censored=steps > max_steps, target_loss=float(target_loss),
                          lr=lr, max_steps=int(max_steps), curve=[float(v) for v in mean_curve])
+
+
+class RelearnTime(Attack):
+    """Relearn time as an attack: fewer fine-tuning steps to regain the original forget loss =
+    remembers more. The fixed step is 1/L (stable for an L-smooth loss)."""
+
+    name = "relearn"
+    title = "Relearn time"
+    description = ("fine-tuning steps (gradient descent on Z, step 1/L) until the forget loss reaches "
+                   "the original model's; fewer steps = remembers more")
+    needs = frozenset({"smoothness"})
+
+    def run(self, inputs: AttackInputs) -> AttackOutcome:
+        Xf, yf = inputs.forget_data
+        target = float(inputs.objective.loss(inputs.theta_original, Xf, yf))
+        lr = 1.0 / float(inputs.smoothness)
+        max_steps = int(inputs.settings.get("relearn_max_steps", 100))
+        ru = relearn_time(inputs.objective, inputs.released_unlearned, Xf, yf, target_loss=target, lr=lr,
+                          max_steps=max_steps)
+        rr = relearn_time(inputs.objective, inputs.released_retrained, Xf, yf, target_loss=target, lr=lr,
+                          max_steps=max_steps)
+        return AttackOutcome(-ru.steps.astype(float), -rr.steps.astype(float),
+                             {"unlearned": ru.summary(), "retrained": rr.summary()})
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from certify.errors import InvalidInput
 
 
@@ -43,3 +44,18 @@ def whitebox_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Te
         raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors",
                            tuple(released.shape))
     return (released - midpoint) @ direction
+
+
+class WhiteBox(Attack):
+    """The white-box distinguisher as an attack: projection of each release on u."""
+
+    name = "whitebox"
+    title = "White-box distinguisher"
+    description = ("projection of the released parameters on the direction between the two worlds' "
+                   "noiseless parameters (white-box, Neyman-Pearson optimal)")
+
+    def run(self, inputs: AttackInputs) -> AttackOutcome:
+        direction, midpoint, distance = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
+        su = whitebox_scores(inputs.released_unlearned, direction, midpoint)
+        sr = whitebox_scores(inputs.released_retrained, direction, midpoint)
+        return AttackOutcome(to_numpy(su), to_numpy(sr), {"distance": distance})

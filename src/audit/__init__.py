@@ -2,10 +2,23 @@
 
 >>> import audit
 >>> report = audit.run(audit.AuditConfig(method="r2d", epsilon=1.0))  # doctest: +SKIP
+
+The public names are imported on first use, so ``import audit`` (and commands that need only
+part of it) stay cheap.
 """
 
-from audit.config import AuditConfig
-from audit.pipeline import run
-from audit.report import AuditReport
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["AuditConfig", "AuditReport", "run"]
+
+_WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        from importlib import import_module
+
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'audit' has no attribute {name!r}")

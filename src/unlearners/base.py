@@ -1,39 +1,116 @@
-"""The one interface every unlearning method implements, and the method registry.
+"""The one interface every unlearning method implements.
 
-A method is a pair (A, U) of a learning algorithm and an unlearning algorithm:
+A method is a pair (A, U) of a learning algorithm and an unlearning algorithm. It **declares**
+what it is and what it can do, and the audit only asks:
 
-* ``fit(X, y, theta0)`` runs A on the training set D and keeps what U needs (a checkpoint,
-  statistics, ...); it returns A(D) **before** any output noise;
-* ``unlearn(forget)`` runs U(A(D), D, Z) for the forget set Z (indices into D), before noise;
-* ``retrain(forget)`` runs A on D \\ Z from the same starting point: the reference world;
-* ``certify(forget_size, epsilon, delta, mechanism)`` returns the method's certificate.
+* ``hyperparameters``: a table of :class:`certify.params.Param` (name, default, constraint,
+  help, and which audit setting feeds it). The constructor validates options against it once;
+  ``audit methods`` lists it; the contract test tries values each constraint refuses.
+* ``capabilities``: a :class:`Capabilities` record (a knob for the tradeoff curve and its σ
+  budget search, checkpoint recovery, batched training of many models, a deletable set that
+  must be known before training, a certificate that depends on which records are deleted).
 
-Noise is added by :meth:`Unlearner.release` so that the audit can draw many releases of the
-same noiseless parameters. Third-party methods register through the packaging entry-point group
-``unlearn_audit.unlearners`` (``name = "package.module:Class"``).
+The public calls are template methods that validate once and then delegate to the method's
+own step:
+
+* ``fit(X, y, theta0)`` runs A on D and keeps what U needs; returns A(D) **before** noise
+  (the method implements ``_fit``);
+* ``unlearn(forget)`` validates the forget indices (distinct in-range integers; boolean masks
+  refused) and runs U(A(D), D, Z) before noise (``_unlearn``);
+* ``retrain(forget)`` runs A on D \\ Z from the same starting point: the reference world
+  (``_retrain``);
+* ``certify(forget, epsilon, delta, mechanism)`` returns the certificate for deleting exactly
+  this forget set (``_certify``): it never depends on which call came before it;
+* ``serve_requests(requests, ...)`` serves deletion requests one after another (``_serve``;
+  the default unlearns the growing union from the trained model).
+
+Noise is added by :meth:`Unlearner.release`, so the audit can draw many releases of the same
+noiseless parameters. Methods are found by name through :mod:`unlearners.registry`; this
+module imports no implementation.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from importlib.metadata import entry_points
-from typing import ClassVar
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
 from certify.certificate import Certificate
-from certify.errors import InvalidInput
+from certify.errors import InvalidInput, require_choice, require_positive, require_probability
+from certify.mechanisms import MECHANISMS
+from certify.params import Param, validate
 from unlearners.objective import Objective
 
-ENTRY_POINT_GROUP = "unlearn_audit.unlearners"
+
+@dataclass(frozen=True)
+class Knob:
+    """A hyperparameter that trades noise against compute or utility (the tradeoff curve's axis).
+
+    Parameters
+    ----------
+    option:
+        The hyperparameter it varies (``rewind``).
+    symbol:
+        How the paper writes it (``K``).
+    description:
+        What a larger value buys and costs, in words.
+    refits:
+        False: ``unlearn(forget, **{option: v})`` and ``certify(..., **{option: v})`` take the
+        value from the fitted state, and the retrained reference does not change. True: every
+        value is a different learning algorithm, so each point of the curve refits and retrains.
+    sigma_budget:
+        True when the method implements :meth:`Unlearner.knob_for_sigma` (the value that meets
+        a noise budget, chosen after fitting).
+    """
+
+    option: str
+    symbol: str
+    description: str
+    refits: bool = False
+    sigma_budget: bool = False
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the audit may ask a method for, beyond the algorithm pair (default: nothing).
+
+    Parameters
+    ----------
+    knob:
+        The tradeoff curve's knob, if any (:class:`Knob`).
+    checkpoint_recovery:
+        The method can rebuild its stored state from the trained model alone and check the
+        result (:meth:`Unlearner.checkpoint_recovery`).
+    batched_training:
+        The method trains many models at once from a stack of initial points
+        (:meth:`Unlearner.train_many`), for retrain-mode trials.
+    deletable_before_training:
+        The method keeps per-record state only for records declared before ``fit``
+        (:meth:`Unlearner.declare_deletable`); the audit declares its forget set.
+    data_dependent_certificate:
+        The certificate depends on *which* records are deleted, not only on how many.
+    """
+
+    knob: Knob | None = None
+    checkpoint_recovery: bool = False
+    batched_training: bool = False
+    deletable_before_training: bool = False
+    data_dependent_certificate: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class Unlearner(ABC):
     """Base class of a learning/unlearning algorithm pair.
 
-    Class attributes describe the method for ``audit methods`` and the README's method table.
+    Class attributes describe the method for ``audit methods``, the README's method table and
+    the audit (see the module docstring). Subclasses implement ``_fit``, ``_unlearn``,
+    ``_retrain`` and ``_certify``; the capability methods only when they declare them.
     """
 
     name: ClassVar[str]
@@ -42,53 +119,157 @@ class Unlearner(ABC):
     certified: ClassVar[bool]
     assumptions: ClassVar[tuple[str, ...]] = ()
     deviations: ClassVar[tuple[str, ...]] = ()
+    hyperparameters: ClassVar[tuple[Param, ...]] = ()
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
-    def __init__(self, objective: Objective):
+    def __init__(self, objective: Objective, **options: Any):
         self.objective = objective
+        self.options = validate(type(self).hyperparameters, options, "method_options")
+        for key, value in self.options.items():
+            setattr(self, key, value)
         self.X_: Tensor | None = None
         self.y_: Tensor | None = None
+        self._check_options()
 
-    # -- the algorithm pair ------------------------------------------------------------
-    @abstractmethod
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        """Run A on D = (X, y) from θ_0; return A(D) before noise."""
+    def _check_options(self) -> None:
+        """Constraints that tie several options together (``rewind <= steps``); raise
+        :class:`InvalidInput`. Single-option constraints are declared in ``hyperparameters``."""
 
-    @abstractmethod
-    def unlearn(self, forget: Tensor) -> Tensor:
-        """Run U(A(D), D, Z) for forget indices Z; return the parameters before noise."""
+    def set_option(self, name: str, value: Any) -> None:
+        """Change one declared option (checked against its constraint and the cross-checks)."""
+        declared = {p.name: p for p in type(self).hyperparameters}
+        if name not in declared:
+            raise InvalidInput("method_options", "options among " + ", ".join(sorted(declared)), name)
+        checked = declared[name].check(value)
+        old = self.options[name]
+        self.options[name] = checked
+        setattr(self, name, checked)
+        try:
+            self._check_options()
+        except InvalidInput:
+            self.options[name] = old
+            setattr(self, name, old)
+            raise
 
-    @abstractmethod
-    def retrain(self, forget: Tensor) -> Tensor:
-        """Run A on D \\ Z from the same θ_0; return the parameters before noise."""
-
-    @abstractmethod
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str) -> Certificate:
-        """The certificate for deleting ``forget_size`` records at (ε, δ)."""
-
-    def hyperparameters(self) -> dict:
-        """The method's effective hyperparameters, for the report."""
+    def pinned_options(self) -> dict[str, Any]:
+        """Options chosen while fitting (e.g. a step size computed from the data) that a replica
+        must reuse to run the same algorithm the certificate was computed for."""
         return {}
 
-    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
+    def replica(self, **overrides: Any) -> Unlearner:
+        """A new, unfitted instance running the same algorithm (options pinned at fit), with
+        ``overrides`` applied: for trials, shadow models and knobs that refit."""
+        return type(self)(self.objective, **{**self.options, **self.pinned_options(), **overrides})
+
+    # -- the algorithm pair (template methods) ---------------------------------------------
+    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        """Run A on D = (X, y) from θ_0; return A(D) before noise."""
+        if not isinstance(X, Tensor) or not isinstance(y, Tensor) or X.ndim < 2 or y.ndim != 1 \
+                or X.shape[0] != y.shape[0] or X.shape[0] < 2:
+            raise InvalidInput("X, y", "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
+                               (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))))
+        if not isinstance(theta0, Tensor) or theta0.shape != (self.objective.dim,):
+            raise InvalidInput("theta0", f"a parameter vector of shape ({self.objective.dim},)",
+                               tuple(getattr(theta0, "shape", ())))
+        self.X_, self.y_ = X, y
+        return self._fit(X, y, theta0)
+
+    def unlearn(self, forget: Tensor | Sequence[int], **knob: Any) -> Tensor:
+        """U(A(D), D, Z) for forget indices Z, before noise (``knob``: the declared knob's value)."""
+        return self._unlearn(self.forget_indices(forget), **self._knob_arguments(knob))
+
+    def retrain(self, forget: Tensor | Sequence[int]) -> Tensor:
+        """A(D \\ Z) from the same θ_0, before noise."""
+        return self._retrain(self.forget_indices(forget))
+
+    def certify(self, forget: Tensor | Sequence[int], epsilon: float, delta: float,
+                mechanism: str = "analytic", **knob: Any) -> Certificate:
+        """The certificate for deleting exactly ``forget`` at (ε, δ)."""
+        idx = self.forget_indices(forget)
+        epsilon = require_positive("epsilon", epsilon)
+        delta = require_probability("delta", delta)
+        mechanism = require_choice("mechanism", mechanism, MECHANISMS)
+        return self._certify(idx, epsilon, delta, mechanism, **self._knob_arguments(knob))
+
+    def serve_requests(self, requests: Sequence[Tensor | Sequence[int]], epsilon: float, delta: float,
                        mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
         """Serve deletion requests one after another: the model and certificate of every release.
 
         Release k is the noiseless model after requests 1..k and its certificate against
-        retraining on D \\ (Z_1 ∪ ... ∪ Z_k). This default is the rule of methods that unlearn
-        from the trained model (R2D: rewind and replay with the grown forget set; retrain and
-        the baselines: rerun with it); methods with an online rule override it.
+        retraining on D \\ (Z_1 ∪ ... ∪ Z_k). Requests must be disjoint (a record is deleted
+        once).
         """
-        served: list[Tensor] = []
+        if len(requests) == 0:
+            raise InvalidInput("requests", "a non-empty list of index sets", requests)
+        checked = [self.forget_indices(r, field=f"requests[{k}]") for k, r in enumerate(requests)]
+        union = torch.cat(checked)
+        if torch.unique(union).numel() != union.numel():
+            raise InvalidInput("requests", "disjoint index sets (a record is deleted once)", "repeated records")
+        epsilon = require_positive("epsilon", epsilon)
+        delta = require_probability("delta", delta)
+        mechanism = require_choice("mechanism", mechanism, MECHANISMS)
+        return self._serve(checked, epsilon, delta, mechanism)
+
+    @abstractmethod
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        """A(D) before noise (``self.X_``, ``self.y_`` are set)."""
+
+    @abstractmethod
+    def _unlearn(self, forget: Tensor, **knob: Any) -> Tensor:
+        """U(A(D), D, Z) for validated indices ``forget`` (a 1-D long tensor on X's device)."""
+
+    @abstractmethod
+    def _retrain(self, forget: Tensor) -> Tensor:
+        """A(D \\ Z) for validated indices ``forget``."""
+
+    @abstractmethod
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
+        """The certificate for validated indices and a checked (ε, δ, mechanism)."""
+
+    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
+               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+        """The sequential rule of methods that unlearn from the trained model (R2D: rewind and
+        replay with the grown forget set; retrain and the baselines: rerun with it); methods
+        with an online rule override it."""
         out = []
-        for request in requests:
-            served.append(torch.as_tensor(request))
-            union = torch.cat(served)
-            out.append((self.unlearn(union), self.certify(int(union.numel()), epsilon, delta, mechanism)))
+        for k in range(1, len(requests) + 1):
+            union = torch.cat(requests[:k])
+            out.append((self._unlearn(union), self._certify(union, epsilon, delta, mechanism)))
         return out
 
-    # -- helpers shared by all methods -------------------------------------------------
-    def _remember(self, X: Tensor, y: Tensor) -> None:
-        self.X_, self.y_ = X, y
+    def report_hyperparameters(self) -> dict[str, Any]:
+        """The method's effective hyperparameters, for the report (options plus what fitting
+        chose); methods extend it."""
+        return dict(self.options)
+
+    # -- capabilities (implemented by the methods that declare them) -------------------------
+    def knob_grid(self, points: int) -> list:
+        """``points`` values of the knob across its useful range, for the tradeoff curve."""
+        raise NotImplementedError(f"{self.name} declares no knob")
+
+    def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Any:
+        """The knob value whose calibrated σ meets the budget ``sigma`` (``Knob.sigma_budget``)."""
+        raise NotImplementedError(f"{self.name} declares no sigma budget search")
+
+    def checkpoint_recovery(self, theta_T: Tensor) -> dict[str, Any]:
+        """Rebuild the stored state from θ_T alone and compare it with the stored one (report block)."""
+        raise NotImplementedError(f"{self.name} declares no checkpoint recovery")
+
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
+        """Unlearned and retrained parameters (N, d) of N runs from the initial points ``thetas0``
+        (N, d), on the fitted data, all at once (``Capabilities.batched_training``)."""
+        raise NotImplementedError(f"{self.name} declares no batched training")
+
+    def declare_deletable(self, forget: Tensor) -> None:
+        """Before ``fit``: the records that may be deleted later (``deletable_before_training``)."""
+        raise NotImplementedError(f"{self.name} keeps no per-record state")
+
+    # -- helpers shared by all methods -------------------------------------------------------
+    def forget_indices(self, forget: Any, field: str = "forget") -> Tensor:
+        """Validated record indices into the fitted training set."""
+        if self.X_ is None:
+            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
+        return record_indices(forget, int(self.X_.shape[0]), field, self.X_.device)
 
     def retained(self, forget: Tensor) -> tuple[Tensor, Tensor]:
         """The retained data D' = D \\ Z, in the original record order."""
@@ -97,6 +278,17 @@ class Unlearner(ABC):
         keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
         keep[forget] = False
         return self.X_[keep], self.y_[keep]
+
+    def _knob_arguments(self, knob: dict[str, Any]) -> dict[str, Any]:
+        if not knob:
+            return {}
+        declared = type(self).capabilities.knob
+        if declared is None or declared.refits or set(knob) != {declared.option}:
+            allowed = (f"the keyword {declared.option}" if declared is not None and not declared.refits
+                       else "no keyword (this method declares no knob it can vary after fitting)")
+            raise InvalidInput("knob", allowed, sorted(knob))
+        param = next(p for p in type(self).hyperparameters if p.name == declared.option)
+        return {declared.option: param.check(knob[declared.option])}
 
     @staticmethod
     def release(theta: Tensor, sigma: float, generator: torch.Generator) -> Tensor:
@@ -114,7 +306,10 @@ class Unlearner(ABC):
 def record_indices(value: object, n: int, field: str, device: torch.device | str | None = None) -> Tensor:
     """Validate record indices into a training set of n records: a non-empty 1-D integer tensor
     (or sequence) of distinct values in [0, n); raise :class:`InvalidInput` naming ``field``."""
-    idx = torch.as_tensor(value, device=device)
+    try:
+        idx = torch.as_tensor(value, device=device)
+    except (TypeError, ValueError, RuntimeError):
+        raise InvalidInput(field, "a non-empty 1-D sequence of integer indices", type(value).__name__) from None
     if idx.dtype == torch.bool:
         raise InvalidInput(field, "integer indices into the training set", "a boolean mask")
     if idx.is_floating_point() or idx.is_complex() or idx.dim() != 1 or idx.numel() == 0:
@@ -125,48 +320,3 @@ def record_indices(value: object, n: int, field: str, device: torch.device | str
     if torch.unique(idx).numel() != idx.numel():
         raise InvalidInput(field, "distinct indices", "repeated indices")
     return idx
-
-
-_REGISTRY: dict[str, type[Unlearner]] = {}
-
-
-def register(cls: type[Unlearner]) -> type[Unlearner]:
-    """Class decorator: make a method available under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _discover() -> None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            try:
-                cls = ep.load()
-            except Exception:  # a broken third-party plug-in must not break the built-ins
-                continue
-            if isinstance(cls, type) and issubclass(cls, Unlearner):
-                _REGISTRY.setdefault(ep.name, cls)
-
-
-def available_methods() -> dict[str, type[Unlearner]]:
-    """Every registered method, built-in and plug-in, by name."""
-    import unlearners.cns  # noqa: F401  (registers the built-ins)
-    import unlearners.curenewton  # noqa: F401
-    import unlearners.dpsgd  # noqa: F401
-    import unlearners.finetune  # noqa: F401
-    import unlearners.hessian_free  # noqa: F401
-    import unlearners.newton  # noqa: F401
-    import unlearners.neggrad  # noqa: F401
-    import unlearners.ngd  # noqa: F401
-    import unlearners.r2d  # noqa: F401
-    import unlearners.retrain  # noqa: F401
-
-    _discover()
-    return dict(sorted(_REGISTRY.items()))
-
-
-def get_method(name: str) -> type[Unlearner]:
-    """Look a method up by name; an unknown name raises :class:`InvalidInput`."""
-    methods = available_methods()
-    if name not in methods:
-        raise InvalidInput("method", "one of " + ", ".join(repr(m) for m in methods), name)
-    return methods[name]

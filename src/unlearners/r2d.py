@@ -28,44 +28,32 @@ Deviations from the paper (also in the README's method table):
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from certify.bounds import r2d_rewind_for_sigma, r2d_sensitivity, r2d_step_size_limit
-from certify.certificate import Certificate, Constant
-from certify.errors import InvalidInput
-from certify.mechanisms import noise_clause, sigma_for
-from unlearners.base import Unlearner, register
-from unlearners.objective import Objective
+from certify.bounds import r2d_bound, r2d_rewind_for_sigma, r2d_sensitivity
+from certify.certificate import Certificate, issue
+from certify.errors import Integer, InvalidInput, MappingOf, Optional, Real
+from certify.params import Param
+from unlearners.base import Capabilities, Knob, Unlearner
 from unlearners.smoothness import model_constants, step_size
-from unlearners.training import gradient_descent
+from unlearners.training import batched_gradient_descent, gradient_descent
 
 #: Keep every iterate when the trajectory fits in this many bytes (needed for σ budgets,
 #: tradeoff curves and evenly spaced constant estimation); otherwise only θ_{T−K}.
 TRAJECTORY_BYTES = 256 * 2**20
 
 
-@register
 class RewindToDelete(Unlearner):
     """Rewind-to-Delete (Mu & Klabjan), Algorithms 1–3 with the certificate of Theorem 3.1.
 
-    Parameters
-    ----------
-    objective:
-        The per-sample loss as functions of a flat θ.
-    steps:
-        T, the number of full-batch gradient steps of A (and of the retrain).
-    rewind:
-        K, the number of steps U rewinds and replays on the retained data (0 ≤ K ≤ T).
-    eta:
-        Constant step size η. ``None`` chooses η = horizon / (L·T), so that ηLT = horizon: the
-        bound grows like exp(ηLT), so this product, not T, sets the price of the certificate.
-    horizon:
-        ηLT when ``eta`` is None.
-    constants:
-        User overrides for ``L`` and ``G`` (reported with provenance ``assumed``).
-    seed:
-        Seed of the constant estimators (unused for logistic regression).
+    Options (declared in ``hyperparameters``): ``steps`` T, ``rewind`` K (0 ≤ K ≤ T), ``eta``
+    (None: η = horizon/(L·T), so that ηLT = horizon: the bound grows like exp(ηLT), so this
+    product, not T, sets the price of the certificate), ``horizon``, ``constants`` (user
+    overrides of L and G, provenance ``assumed``) and ``seed`` (of the constant estimators;
+    unused for logistic regression).
     """
 
     name = "r2d"
@@ -87,42 +75,35 @@ class RewindToDelete(Unlearner):
         "estimated per sample and flagged conditional); the paper estimated them from minibatches",
         "analytic Gaussian mechanism by default (valid for every epsilon); classic Eq. (3) on request",
     )
+    hyperparameters = (
+        Param("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A and of the retrain",
+              audit="steps"),
+        Param("rewind", 95, Integer(0), "K: steps U rewinds and replays on the retained data (K <= T)",
+              audit="rewind"),
+        Param("eta", None, Optional(Real(gt=0), "for eta = horizon/(L*T)"), "constant step size", audit="eta"),
+        Param("horizon", 6.0, Real(gt=0), "eta*L*T when eta is None", audit="horizon"),
+        Param("constants", {}, MappingOf(Real(gt=0), keys=("L", "G")),
+              "user overrides of the smoothness L and gradient bound G (provenance assumed)", audit="constants"),
+        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the constant estimators", audit="seed"),
+    )
+    capabilities = Capabilities(
+        knob=Knob("rewind", "K", "a longer replay (larger K) needs less noise and costs more compute; "
+                  "K = T is retraining", sigma_budget=True),
+        checkpoint_recovery=True,
+        batched_training=True,
+    )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        steps: int = 100,
-        rewind: int = 95,
-        eta: float | None = None,
-        horizon: float = 6.0,
-        constants: dict[str, float] | None = None,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
-        if int(steps) != steps or steps < 1:
-            raise InvalidInput("steps", "an integer >= 1", steps)
-        if int(rewind) != rewind or not 0 <= rewind <= steps:
-            raise InvalidInput("rewind", f"an integer in [0, steps={steps}]", rewind)
-        if eta is not None and not (eta > 0 and eta < float("inf")):
-            raise InvalidInput("eta", "a finite number > 0, or None for eta = horizon/(L*T)", eta)
-        if not (horizon > 0 and horizon < float("inf")):
-            raise InvalidInput("horizon", "a finite number > 0", horizon)
-        self.steps = int(steps)
-        self.rewind = int(rewind)
-        self.eta = eta
-        self.horizon = float(horizon)
-        self.constant_overrides = dict(constants or {})
-        self.seed = int(seed)
+    def _check_options(self) -> None:
+        if self.rewind > self.steps:
+            raise InvalidInput("rewind", f"an integer in [0, steps={self.steps}]", self.rewind)
 
     # -- Algorithm 1 -------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Algorithm 1: T full-batch GD steps on D from θ_0, keeping θ_{T−K}."""
-        self._remember(X, y)
         self.theta0_ = theta0.clone()
         gen = torch.Generator().manual_seed(self.seed)
         self.eta_ = step_size(self.objective, X, y, theta0, eta=self.eta, horizon=self.horizon,
-                              steps=self.steps, generator=gen, overrides=self.constant_overrides)
+                              steps=self.steps, generator=gen, overrides=self.constants)
         T = self.steps
         bytes_needed = (T + 1) * theta0.numel() * theta0.element_size()
         self.full_trajectory_ = bytes_needed <= TRAJECTORY_BYTES
@@ -133,29 +114,44 @@ class RewindToDelete(Unlearner):
         sample_at = sorted({round(i * T / 7) for i in range(8)} & set(self.checkpoints_))
         self.constants_ = model_constants(
             self.objective, X, y, [self.checkpoints_[t] for t in sample_at],
-            generator=gen, overrides=self.constant_overrides,
+            generator=gen, overrides=self.constants,
         )
         return theta_T
 
-    def hyperparameters(self) -> dict:
+    def pinned_options(self) -> dict[str, Any]:
+        return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    def report_hyperparameters(self) -> dict:
         return {"steps": self.steps, "rewind": self.rewind, "eta": getattr(self, "eta_", self.eta),
                 "eta_requested": self.eta, "horizon": self.horizon,
-                "constant_overrides": dict(self.constant_overrides)}
+                "constant_overrides": dict(self.constants)}
 
     # -- Algorithm 2 -------------------------------------------------------------------
-    def unlearn(self, forget: Tensor, rewind: int | None = None) -> Tensor:
+    def _unlearn(self, forget: Tensor, rewind: int | None = None) -> Tensor:
         """Algorithm 2: rewind to θ_{T−K}, then K full-batch GD steps on D' = D \\ Z."""
-        K = self.rewind if rewind is None else int(rewind)
+        K = self._rewind(rewind)
         start = self.checkpoint(self.steps - K)
         X_r, y_r = self.retained(forget)
         theta, _ = gradient_descent(self.objective, start, X_r, y_r, eta=self.eta_, steps=K)
         return theta
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _retrain(self, forget: Tensor) -> Tensor:
         """A(D'): the same T steps from the same θ_0 on the retained data."""
         X_r, y_r = self.retained(forget)
         theta, _ = gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_, steps=self.steps)
         return theta
+
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
+        """Algorithms 1–2 and the retrain for N initial points at once: T − K steps on D (only
+        θ_{T−K} is needed), then K steps on D'; and T steps on D' for the retrain world."""
+        forget = self.forget_indices(forget)
+        obj, eta, T, K = self.objective, float(self.eta_), self.steps, self.rewind
+        X_r, y_r = self.retained(forget)
+        retrained, _ = batched_gradient_descent(obj, thetas0, X_r, y_r, eta=eta, steps=T, chunk=chunk)
+        _, kept = batched_gradient_descent(obj, thetas0, self.X_, self.y_, eta=eta, steps=T - K,
+                                           keep={T - K}, chunk=chunk)
+        unlearned, _ = batched_gradient_descent(obj, kept[T - K], X_r, y_r, eta=eta, steps=K, chunk=chunk)
+        return unlearned, retrained
 
     def checkpoint(self, t: int) -> Tensor:
         """The stored iterate θ_t of the training run."""
@@ -165,6 +161,12 @@ class RewindToDelete(Unlearner):
                 f"keep whole; kept steps {sorted(self.checkpoints_)})", self.steps - t,
             )
         return self.checkpoints_[t]
+
+    def _rewind(self, rewind: int | None) -> int:
+        K = self.rewind if rewind is None else int(rewind)
+        if not 0 <= K <= self.steps:
+            raise InvalidInput("rewind", f"an integer in [0, steps={self.steps}]", rewind)
+        return K
 
     # -- Algorithm 3 -------------------------------------------------------------------
     def recover_checkpoint(
@@ -177,7 +179,7 @@ class RewindToDelete(Unlearner):
         with factor ηL < 1. Returns the recovered point and diagnostics (iterations per step,
         the largest final residual, and whether every solve met ``tol``).
         """
-        K = self.rewind if rewind is None else int(rewind)
+        K = self._rewind(rewind)
         L = self.constants_["L"].value
         if self.eta_ * L >= 1:
             raise InvalidInput("eta", f"< 1/L = {1 / L:.6g} for Algorithm 3 (Lemma 2.3)", self.eta_)
@@ -200,65 +202,42 @@ class RewindToDelete(Unlearner):
         return current, {"steps": K, "max_iterations": max(iterations, default=0),
                          "max_residual": worst, "converged": converged, "tolerance": tol}
 
+    def checkpoint_recovery(self, theta_T: Tensor) -> dict[str, Any]:
+        """Algorithm 3 checked: recover θ_{T−K} from θ_T, measure the distance to the stored one."""
+        try:
+            recovered, diag = self.recover_checkpoint(theta_T)
+        except InvalidInput as exc:  # η ≥ 1/L: Algorithm 3 does not apply
+            return {"applicable": False, "reason": str(exc)}
+        true = self.checkpoint(self.steps - self.rewind)
+        return {"applicable": True, "distance_to_checkpoint": float(torch.linalg.vector_norm(recovered - true)),
+                "checkpoint_norm": float(torch.linalg.vector_norm(true)), **diag}
+
     # -- Theorem 3.1 -------------------------------------------------------------------
     def sensitivity(self, forget_size: int, rewind: int | None = None) -> float:
         """Δ(K) = 2mG·h(K)/(Ln) of Theorem 3.1 for the fitted constants."""
-        K = self.rewind if rewind is None else int(rewind)
         n = int(self.X_.shape[0])
-        return r2d_sensitivity(K, self.steps, self.eta_, self.constants_["L"].value,
+        return r2d_sensitivity(self._rewind(rewind), self.steps, self.eta_, self.constants_["L"].value,
                                self.constants_["G"].value, n, int(forget_size))
 
-    def rewind_for_sigma(self, sigma: float, forget_size: int, epsilon: float, delta: float,
-                         mechanism: str = "analytic") -> int:
+    def knob_grid(self, points: int) -> list[int]:
+        """Rewinds spread evenly over [0, T], with the configured K."""
+        T = self.steps
+        return sorted({int(round(i * T / (points - 1))) for i in range(points)} | {self.rewind})
+
+    def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float,
+                       mechanism: str = "analytic") -> int:
         """Smallest K whose calibrated σ(K) is at most the budget ``sigma`` (exact search)."""
-        n = int(self.X_.shape[0])
+        n, m = int(self.X_.shape[0]), int(self.forget_indices(forget).numel())
         return r2d_rewind_for_sigma(sigma, epsilon, delta, self.steps, self.eta_,
                                     self.constants_["L"].value, self.constants_["G"].value,
-                                    n, int(forget_size), mechanism)
+                                    n, m, mechanism)
 
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic",
-                rewind: int | None = None) -> Certificate:
-        """The (ε, δ) certificate of Theorem 3.1 for deleting ``forget_size`` records."""
-        K = self.rewind if rewind is None else int(rewind)
-        n, m, T = int(self.X_.shape[0]), int(forget_size), self.steps
-        L, G = self.constants_["L"], self.constants_["G"]
-        delta_K = self.sensitivity(m, K)
-        warnings: list[str] = []
-        valid = True
-        limit = r2d_step_size_limit(L.value, n, m)
-        if self.eta_ > limit:
-            valid = False
-            warnings.append(f"step size eta = {self.eta_:.6g} exceeds Theorem 3.1's limit "
-                            f"min(1/L, n/(2(n-m)L)) = {limit:.6g}: the certificate is not issued")
-        if delta_K == float("inf"):
-            valid = False
-            warnings.append("the sensitivity bound overflows (eta*L*(T-K) too large): no finite "
-                            "noise certifies this run")
-            sigma = float("inf")
-        else:
-            sigma = sigma_for(epsilon, delta, delta_K, mechanism)
-        if L.provenance in ("estimated", "assumed") or G.provenance in ("estimated", "assumed"):
-            warnings.append("the certificate is conditional on estimated or assumed constants "
-                            "(L, G): a sampled maximum can under-estimate a supremum")
-        exact = [
-            Constant("eta", self.eta_, "enforced",
-                     "constant step size of every gradient step" + (
-                         f" (chosen as horizon/(L*T) with horizon = {self.horizon})" if self.eta is None else "")),
-            Constant("T", float(T), "enforced", "gradient steps of learning and of the retrain"),
-            Constant("K", float(K), "enforced", "rewind: gradient steps replayed on the retained data"),
-            Constant("n", float(n), "enforced", "training records |D| (counted)"),
-            Constant("m", float(m), "enforced", "deleted records |Z| (counted)"),
-            Constant("eta*L*T", self.eta_ * L.value * T, "enforced",
-                     "the exponent that drives h(K): the bound grows like exp(eta*L*T)"),
-        ]
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(sigma),
-            sensitivity=float(delta_K), mechanism=mechanism,
-            theorem="Mu & Klabjan, Rewind-to-Delete, Theorem 3.1 (Eq. 3; Lemmas B.2-B.3): "
-                    "||theta''_K - theta'_T|| <= 2mG((1+eta*L*n/(n-m))^(T-K) - 1)(1+eta*L)^K/(Ln); "
-                    + noise_clause(mechanism),
-            constants=[L, G, *exact],
-            assumptions=list(self.assumptions),
-            warnings=warnings,
-            valid=valid,
-        )
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str,
+                 rewind: int | None = None) -> Certificate:
+        """The (ε, δ) certificate of Theorem 3.1 for deleting the records ``forget``."""
+        bound = r2d_bound(self._rewind(rewind), self.steps, self.eta_, self.constants_["L"],
+                          self.constants_["G"], int(self.X_.shape[0]), int(forget.numel()),
+                          eta_note=(f" (chosen as horizon/(L*T) with horizon = {self.horizon})"
+                                    if self.eta is None else ""))
+        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     bound=bound, assumptions=self.assumptions)

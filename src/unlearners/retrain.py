@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from certify.certificate import Certificate, Constant
-from certify.errors import InvalidInput
-from unlearners.base import Unlearner, register
-from unlearners.objective import Objective
+from certify.certificate import Certificate, Constant, issue
+from certify.errors import Integer, Optional, Real
+from certify.params import Param
+from unlearners.base import Capabilities, Unlearner
 from unlearners.smoothness import step_size
-from unlearners.training import gradient_descent
+from unlearners.training import batched_gradient_descent, gradient_descent
+
+#: A's options, shared by every method whose learning algorithm is Retrain's gradient descent.
+GRADIENT_DESCENT_OPTIONS = (
+    Param("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A (and of the retrain)",
+          audit="steps"),
+    Param("eta", None, Optional(Real(gt=0), "for eta = horizon/(L*T)"), "constant step size of A", audit="eta"),
+    Param("horizon", 6.0, Real(gt=0), "eta*L*T when eta is None", audit="horizon"),
+)
 
 
-@register
 class Retrain(Unlearner):
     """Retrain on D \\ Z with the same full-batch gradient descent (ε = 0 by construction).
 
-    Parameters
-    ----------
-    steps, eta, horizon:
-        Gradient steps T and constant step size η of the learning algorithm (η = horizon/(L·T)
-        when not given, as for R2D, so that both learn the same model).
+    Options: ``steps`` T and ``eta`` (η = horizon/(L·T) when None, as for R2D, so that both
+    learn the same model), ``horizon``.
     """
 
     name = "retrain"
@@ -30,40 +36,42 @@ class Retrain(Unlearner):
     certified = True
     assumptions = ("the released model is exactly A(D \\ Z): nothing to certify beyond that",)
     deviations = ()
+    hyperparameters = GRADIENT_DESCENT_OPTIONS
+    capabilities = Capabilities(batched_training=True)
 
-    def __init__(self, objective: Objective, *, steps: int = 100, eta: float | None = None,
-                 horizon: float = 6.0):
-        super().__init__(objective)
-        if int(steps) != steps or steps < 1:
-            raise InvalidInput("steps", "an integer >= 1", steps)
-        if eta is not None and not (eta > 0 and eta < float("inf")):
-            raise InvalidInput("eta", "a finite number > 0, or None for eta = horizon/(L*T)", eta)
-        self.steps, self.eta, self.horizon = int(steps), eta, float(horizon)
-
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self._remember(X, y)
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta0_ = theta0.clone()
         self.eta_ = step_size(self.objective, X, y, theta0, eta=self.eta, horizon=self.horizon,
                               steps=self.steps, generator=torch.Generator().manual_seed(0))
         theta, _ = gradient_descent(self.objective, theta0, X, y, eta=self.eta_, steps=self.steps)
         return theta
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _retrain(self, forget: Tensor) -> Tensor:
         X_r, y_r = self.retained(forget)
         theta, _ = gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_, steps=self.steps)
         return theta
 
-    unlearn = retrain
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        return self._retrain(forget)
 
-    def hyperparameters(self) -> dict:
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
+        """T steps on D' from every initial point; unlearning *is* retraining (one run, both worlds)."""
+        X_r, y_r = self.retained(self.forget_indices(forget))
+        retrained, _ = batched_gradient_descent(self.objective, thetas0, X_r, y_r, eta=float(self.eta_),
+                                                steps=self.steps, chunk=chunk)
+        return retrained.clone(), retrained
+
+    def pinned_options(self) -> dict[str, Any]:
+        return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    def report_hyperparameters(self) -> dict:
         return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "horizon": self.horizon}
 
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=0.0,
-            sensitivity=0.0, mechanism=mechanism,
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        return issue(
+            self.name, "exact", epsilon=epsilon, delta=delta, mechanism=mechanism,
             theorem="exact unlearning: U(A(D), D, Z) = A(D \\ Z), so the two releases are identical",
             constants=[Constant("T", float(self.steps), "enforced", "gradient steps"),
                        Constant("eta", self.eta_, "enforced", "constant step size")],
-            assumptions=list(self.assumptions),
+            assumptions=self.assumptions,
         )

@@ -93,6 +93,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PrivateAttr,
     Strict,
     ValidationError,
     WithJsonSchema,
@@ -100,9 +101,22 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from audit.findings import CODES, VERDICTS
+from audit.findings import verdict_of as _verdict_of
 from audit.report import SCHEMA_VERSION, TOOL
-from audit.report import verdict_of as _verdict_of
-from certify.errors import InvalidInput
+from certify.errors import (
+    Anything,
+    Boolean,
+    Choice,
+    Constraint,
+    Integer,
+    InvalidInput,
+    ListOf,
+    MappingOf,
+    Optional,
+    Real,
+)
+from certify.errors import Text as TextConstraint
 
 __all__ = [
     "SCHEMA_ID",
@@ -340,69 +354,71 @@ class Tool(_Section):
     """The installed distribution's version (``0+unknown`` when run from a source tree)."""
 
 
-FindingCode = pattern_str(r"^[a-z0-9]+(-[a-z0-9]+)*$", "a kebab-case code (e.g. \"bound-violated\")")
+FindingCode = Literal[tuple(CODES)]  # type: ignore[valid-type]
 
 
 class Finding(_Section):
-    """One conclusion of the audit; errors decide the verdict."""
+    """One conclusion of the audit; its code decides its severity and its effect on the verdict
+    (the table :data:`audit.findings.CODES`)."""
 
     severity: Literal["error", "warning"]
     code: FindingCode
-    """Stable kebab-case code (``certificate-violated``, ``bound-violated``,
-    ``realized-exceeds-certified``, ``certificate-not-issued``, ``empirical-exceeds-realized``,
-    ``conditional-constants``, ``utility-loss``, ...)."""
+    """Stable kebab-case code from :data:`audit.findings.CODES`."""
     message: Text
 
+    @model_validator(mode="after")
+    def _severity_of_code(self) -> Finding:
+        expected = CODES[self.code].severity
+        if self.severity != expected:
+            raise PydanticCustomError("inconsistent", "'{expected}' (the severity of code {code})",
+                                      {"expected": expected, "code": self.code, "field": "severity"})
+        return self
 
-AttackName = Literal["mia", "ulira", "relearn", "whitebox"]
+
+AttackName = pattern_str(r"^[a-z0-9]+([-_][a-z0-9]+)*$", "an attack name (lowercase, e.g. \"mia\")")
 
 
-class Config(_Section):
-    """The audit's configuration (``AuditConfig.to_dict()``)."""
+def _annotation(c: Constraint, name: str) -> Any:
+    """The report type of a configuration field, derived from its declared constraint."""
+    if isinstance(c, Optional):
+        return _annotation(c.inner, name) | None
+    if isinstance(c, Integer):
+        if c.hi is not None and c.hi > MAX_SAFE_INT:
+            return Seed  # beyond JSON's exact integers: a decimal string
+        return Annotated[int, Strict(), Field(ge=c.lo if c.lo is not None else -MAX_SAFE_INT,
+                                                le=c.hi if c.hi is not None else MAX_SAFE_INT)]
+    if isinstance(c, Real):
+        return Annotated[float, Strict(), AllowInfNan(False),
+                         Field(gt=c.gt, ge=c.ge, lt=c.lt, le=c.le)]
+    if isinstance(c, Choice):
+        return Literal[tuple(c.options)]  # type: ignore[valid-type]
+    if isinstance(c, Boolean):
+        return Bool
+    if isinstance(c, ListOf):
+        return Annotated[list[_annotation(c.item, name)], Field(min_length=c.min_len)]
+    if isinstance(c, MappingOf):
+        if isinstance(c.value, Anything):
+            return OpenDict
+        key = Literal[tuple(c.keys)] if c.keys else Str  # type: ignore[valid-type]
+        return dict[key, _annotation(c.value, name)]
+    if isinstance(c, TextConstraint):
+        return Text
+    if name == "attacks":
+        return list[AttackName]
+    return Text  # a registry name (method)
 
-    method: Text
-    epsilon: PosFloat
-    delta: OpenUnit
-    mechanism: Literal["analytic", "classic"]
-    dataset: Text
-    model: Literal["logreg", "mlp"]
-    hidden: Annotated[list[PosCount], Field(min_length=1)]
-    pca_components: PosCount | None
-    feature_map: OpenDict = Absent()
-    """Overrides of the dataset's feature map (normalize, standardize, pca_components, whiten, row_norm)."""
-    forget_count: PosCount | None
-    forget_fraction: Annotated[float, Strict(), AllowInfNan(False), Field(gt=0, le=0.5)] | None
-    forget_class: Count | None
-    forget_groups: PosCount | None
-    group_column: Str | None
-    label_column: Str | None
-    requests: PosCount = Absent()
-    """Deletion requests served one after another (the ledger records each release)."""
-    budget_epsilon: PosFloat | None = Absent()
-    """Cumulative epsilon budget of the ledger; None: no budget. (These three fields are absent
-    from reports written before sequential requests existed.)"""
-    steps: PosCount
-    eta: PosFloat | None
-    horizon: PosFloat
-    rewind: Count | None
-    rewind_fraction: Probability | None
-    sigma_budget: PosFloat | None
-    seed: Seed
-    device: Literal["auto", "cpu", "cuda"]
-    dtype: Literal["float64", "float32"]
-    max_train: PosCount | None
-    noise_draws: PosCount
-    curve_points: PosCount
-    constants: dict[Literal["L", "G"], PosFloat]
-    """User overrides of the smoothness L and gradient bound G (provenance ``assumed``)."""
-    method_options: OpenDict
-    """Method-specific hyperparameters (open: each method defines its own)."""
-    attacks: list[AttackName]
-    trials: PosCount
-    trial_mode: Literal["noise", "retrain"]
-    shadow_models: PosCount
-    confidence: OpenUnit
-    relearn_max_steps: PosCount
+
+def _config_model() -> type[BaseModel]:
+    from pydantic import create_model
+
+    from audit.config import FIELDS
+
+    fields = {f.name: (_annotation(f.constraint, f.name), Field(description=f.help)) for f in FIELDS}
+    return create_model("Config", __base__=_Section,
+                        __doc__="The audit's configuration (declared in audit.config.FIELDS).", **fields)
+
+
+Config = _config_model()
 
 
 class ClassBalance(_Section):
@@ -460,42 +476,81 @@ class Constant(_Section):
     """Open: estimator details differ per constant and estimator (empty when analytic)."""
 
 
+class Condition(_Section):
+    """One condition of the theorem, checked, with the measured numbers."""
+
+    name: Text
+    met: Bool
+    detail: Str
+
+
+CertificateKind = Literal["exact", "output-noise", "training-noise", "none"]
+
+
 class Certificate(_Section):
     """The (epsilon, delta) unlearning certificate and everything needed to re-check it."""
 
     method: Text
-    epsilon: ExtPosNoNan
+    kind: CertificateKind
+    """``exact`` (the release is the reference), ``output-noise`` (Gaussian noise calibrated to a
+    sensitivity bound), ``training-noise`` (the privacy comes from noise inside training) or
+    ``none`` (the method has no theorem: no epsilon is certified)."""
+    epsilon: ExtPosNoNan | None
+    """The certified epsilon; null when the method has no theorem (kind ``none``)."""
     delta: Delta
     sigma: ExtNonNegNoNan
     """Gaussian noise std of each release; "inf" when no finite noise certifies the run."""
-    sensitivity: ExtNonNegNoNan
+    sensitivity: ExtNonNegNoNan | None
+    """The bound on ||theta_U - theta_R||; null when there is none."""
     mechanism: Literal["analytic", "classic"]
     theorem: Text
     constants: list[Constant]
+    conditions: list[Condition]
     assumptions: list[Str]
     warnings: list[Str]
     valid: Bool
-    """False when a condition of the theorem fails: the numbers are reported, not issued."""
+    """False when a condition of the theorem fails or there is no theorem: reported, not issued."""
     conditional: Bool
     """True when some constant is estimated or assumed."""
 
     @model_validator(mode="after")
-    def _conditional_matches(self) -> Certificate:
+    def _consistent(self) -> Certificate:
         expected = any(c.provenance in ("estimated", "assumed") for c in self.constants)
         if self.conditional != expected:
             raise PydanticCustomError(
                 "inconsistent", "{expected} (whether some constant is estimated or assumed)",
                 {"expected": str(expected).lower(), "field": "conditional"})
+        if self.kind == "none" and (self.epsilon is not None or self.valid):
+            raise PydanticCustomError("inconsistent", "null (a method without a theorem certifies nothing)",
+                                      {"field": "epsilon" if self.epsilon is not None else "valid"})
+        if self.kind != "none" and self.epsilon is None:
+            raise PydanticCustomError("inconsistent", "a number (the certified epsilon of a {kind} certificate)",
+                                      {"kind": self.kind, "field": "epsilon"})
         return self
+
+    @classmethod
+    def of(cls, certificate: Any) -> Certificate:
+        """The report section of a :class:`certify.certificate.Certificate`."""
+        return cls(
+            method=certificate.method, kind=certificate.kind, epsilon=certificate.epsilon,
+            delta=certificate.delta, sigma=certificate.sigma, sensitivity=certificate.sensitivity,
+            mechanism=certificate.mechanism, theorem=certificate.theorem,
+            constants=[Constant(name=c.name, value=float(c.value), provenance=c.provenance,
+                                description=c.description, diagnostics=dict(c.diagnostics))
+                       for c in certificate.constants],
+            conditions=[Condition(name=c.name, met=bool(c.met), detail=c.detail) for c in certificate.conditions],
+            assumptions=list(certificate.assumptions), warnings=list(certificate.warnings),
+            valid=bool(certificate.valid), conditional=certificate.conditional)
 
 
 class Realized(_Section):
     """The epsilon this very deletion spends (Gaussian mechanism with the measured distance)."""
 
     distance_unlearned_retrained: ExtNonNeg
-    sensitivity_bound: ExtNonNegNoNan
-    bound_slack: ExtNonNeg
-    """sensitivity / distance ("inf" when the distance is 0)."""
+    sensitivity_bound: ExtNonNegNoNan | None
+    """The certificate's sensitivity; null when it states none."""
+    bound_slack: ExtNonNeg | None
+    """sensitivity / distance ("inf" when the distance is 0; null without a sensitivity)."""
     epsilon: ExtNonNeg
     mechanism: Literal["analytic", "classic"]
     exceeds_certified: Bool
@@ -630,10 +685,10 @@ class Utility(_Section):
 
 
 class TradeoffRow(_Section):
-    """One rewind K on the K-sigma-epsilon tradeoff curve."""
+    """One value of the method's knob on the tradeoff curve."""
 
-    rewind: Count
-    rewind_fraction: Probability
+    value: Float
+    """The knob's value (R2D: the rewind K in steps)."""
     sensitivity: ExtNonNegNoNan
     sigma: ExtNonNegNoNan
     distance: ExtNonNeg
@@ -651,6 +706,27 @@ class TradeoffRow(_Section):
                 raise PydanticCustomError(
                     "inconsistent", "present exactly when sigma is finite", {"field": key})
         return self
+
+
+class Knob(_Section):
+    """A hyperparameter that trades noise against compute or utility (declared by the method)."""
+
+    option: Text
+    symbol: Text
+    description: Text
+    refits: Bool
+    """True when every value is a different learning algorithm (each point refits and retrains)."""
+    sigma_budget: Bool
+
+
+class Tradeoff(_Section):
+    """The knob–sigma–epsilon tradeoff: for each value of the method's knob, the bound, the sigma
+    it needs at the certified epsilon, and what it buys."""
+
+    knob: Knob
+    chosen: Float
+    """The value this audit used."""
+    rows: Annotated[list[TradeoffRow], Field(min_length=1)]
 
 
 class CheckpointRecovered(_Section):
@@ -689,6 +765,16 @@ class Parameters(_Section):
     sha256_retrained: Sha256
 
 
+class Capabilities(_Section):
+    """What the method declares it can do beyond the algorithm pair."""
+
+    knob: Knob | None
+    checkpoint_recovery: Bool
+    batched_training: Bool
+    deletable_before_training: Bool
+    data_dependent_certificate: Bool
+
+
 class Method(_Section):
     """The unlearning method and its paper."""
 
@@ -696,6 +782,8 @@ class Method(_Section):
     title: Text
     paper: Text
     certified: Bool
+    """Whether the method has a theorem at all (the certificate says whether it was issued)."""
+    capabilities: Capabilities
     hyperparameters: OpenDict
     """Open: each method (built-in or plug-in) has its own hyperparameters."""
 
@@ -825,97 +913,15 @@ class EpsilonBound(_Section):
     gdp_estimate: GdpEstimate
 
 
-class MiaProtocol(_Section):
-    n_splits: PosCount
-    n_repeats: PosCount
-    seed: Seed
-    standardize: Bool
-    n_features: Count
-    evaluation: Str
-    balancing: Str
+class AttackResult(_Section):
+    """One attack: its bound from the released models' scores, and its own facts."""
 
-
-class MiaResult(_Section):
-    """Population MIA (forget vs never-seen records) on one model."""
-
-    attack: Text
-    applicable: Bool
-    reason: Str | None
-    auroc_mean: Probability | None
-    auroc_std: NonNegFloat | None
-    fold_aurocs: list[Probability]
-    n_members: Count
-    n_nonmembers: Count
-    n_members_available: Count
-    n_nonmembers_available: Count
-    class_counts: dict[Annotated[str, Field(pattern=r"^-?[0-9]+$")], Count] = Field(
-        json_schema_extra={"additionalProperties": False})
-    """Records used per class and side, keyed by the class label as a string."""
-    members_subsampled: Bool
-    stratified_by: Literal["membership x class", "membership"] | None
-    n_not_converged: Count
-    notes: list[Str]
-    protocol: MiaProtocol
-
-
-class PopulationEntry(_Section):
-    noiseless: MiaResult
-    released: MiaResult = Absent()
-    """Absent when sigma is not finite (no release of the original model)."""
-
-
-class PopulationAuroc(_Section):
-    original: PopulationEntry
-    unlearned: PopulationEntry
-    retrained: PopulationEntry
-
-
-class MiaAttack(_Section):
+    title: Text
     description: Text
-    population_auroc: PopulationAuroc
     bound: EpsilonBound
-
-
-class RelearnSummary(_Section):
-    mean_steps: NonNegFloat
-    median_steps: NonNegFloat
-    censored_fraction: Probability
-    """Fraction of models that did not reach the target within ``max_steps``."""
-    target_loss: ExtNonNeg
-    lr: ExtPosNoNan
-    max_steps: PosCount
-    n_models: PosCount
-    curve_mean_forget_loss: list[ExtNonNeg]
-
-
-class RelearnAttack(_Section):
-    description: Text
-    unlearned: RelearnSummary
-    retrained: RelearnSummary
-    bound: EpsilonBound
-
-
-class UliraAttack(_Section):
-    description: Text
-    shadow_models_per_side: PosCount
-    targets: PosCount
-    roc: Roc
-    bound: EpsilonBound
-
-
-class WhiteboxAttack(_Section):
-    description: Text
-    distance: ExtNonNeg
-    bound: EpsilonBound
-
-
-class AttackResults(_Section):
-    """Per-attack results; an attack that did not run is absent."""
-
-    mia: MiaAttack = Absent()
-    ulira: UliraAttack = Absent()
-    relearn: RelearnAttack = Absent()
-    whitebox: WhiteboxAttack = Absent()
+    details: OpenDict
+    """Open: what this attack reports beyond its bound (e.g. the population MIA's AUROCs,
+    relearn-time summaries, the white-box distance)."""
 
 
 class Trials(_Section):
@@ -939,32 +945,30 @@ class Trials(_Section):
 class Comparison(_Section):
     """Certified >= realized >= empirical: the audit's central check."""
 
-    certified_epsilon: ExtPosNoNan
+    certified_epsilon: ExtPosNoNan | None
+    """null when no certificate was issued (nothing can then be violated)."""
     realized_epsilon: ExtNonNeg
     empirical_epsilon_lower: dict[AttackName, ExtNonNegNoNan]
     best_empirical_epsilon: ExtNonNegNoNan
     best_attack: AttackName | None
     certificate_violated: Bool
     realized_below_empirical: Bool
-    ordering_holds: Bool
+    ordering_holds: Bool | None
+    """null when no certificate was issued."""
 
 
 class Attacks(_Section):
     trials: Trials
-    attacks: AttackResults
+    attacks: dict[AttackName, AttackResult]
+    """One entry per attack that ran, by name (built-in or plug-in)."""
     comparison: Comparison
 
 
 # ----------------------------------------------------------------------------------------------
 # The report
 
-Verdict = Literal["consistent", "violated", "not-certified"]
-
-
-def verdict_of(findings: list[Finding] | list[dict[str, Any]]) -> str:
-    """The verdict the error findings imply (the one rule, :func:`audit.report.verdict_of`)."""
-    return _verdict_of([{"severity": f.severity, "code": f.code} if isinstance(f, Finding) else f
-                        for f in findings])
+Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
+verdict_of = _verdict_of
 
 
 class ReportModel(_Section):
@@ -975,7 +979,7 @@ class ReportModel(_Section):
         title="unlearn-audit report",
     )
 
-    schema_version: Literal["1.0"]
+    schema_version: Literal[SCHEMA_VERSION]  # type: ignore[valid-type]
     """Version of this schema; a major version change breaks readers."""
     tool: Tool
     created_at: Timestamp
@@ -983,8 +987,8 @@ class ReportModel(_Section):
     started_at: Timestamp | None
     """When the audit started (null only for reports assembled by hand)."""
     verdict: Verdict
-    """``violated`` when an error finding shows a violation, ``not-certified`` when a theorem
-    condition fails, else ``consistent``."""
+    """``violated`` when a finding shows a violation, ``not-certified`` when no certificate was
+    issued (no theorem, or a failed condition), else ``consistent`` (:func:`audit.findings.verdict_of`)."""
     findings: list[Finding]
     config: Config
     method: Method
@@ -994,8 +998,8 @@ class ReportModel(_Section):
     realized: Realized
     parameters: Parameters
     utility: Utility
-    tradeoff: list[TradeoffRow]
-    """Empty when the method has no rewind tradeoff."""
+    tradeoff: Tradeoff | None
+    """null when the method declares no knob."""
     checkpoint_recovery: CheckpointRecovery | None
     """null when the method has no checkpoint recovery."""
     attacks: Attacks | None
@@ -1011,7 +1015,7 @@ class ReportModel(_Section):
         expected = verdict_of(self.findings)
         if self.verdict != expected:
             raise PydanticCustomError(
-                "inconsistent", "'{expected}' (the verdict the error findings imply)",
+                "inconsistent", "'{expected}' (the verdict the findings imply)",
                 {"expected": expected, "field": "verdict"})
         if self.deletion_request.n_records != self.dataset.forget_size:
             raise PydanticCustomError(
@@ -1022,7 +1026,33 @@ class ReportModel(_Section):
                                       {"created": self.created_at, "field": "started_at"})
         return self
 
+    #: the secret salt of the deletion commitment: held in memory, never serialised
+    _commitment_salt: bytes | None = PrivateAttr(default=None)
+
     # -- API ---------------------------------------------------------------------------------
+    @property
+    def commitment_salt(self) -> bytes | None:
+        """The deletion commitment's secret salt (never in the JSON): keep it with the operator."""
+        return self._commitment_salt
+
+    def with_salt(self, salt: bytes) -> ReportModel:
+        self._commitment_salt = salt
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON data (alias of :meth:`to_json_dict`)."""
+        return self.to_json_dict()
+
+    def to_json(self) -> str:
+        """``report.json`` text (alias of :meth:`to_json_text`)."""
+        return self.to_json_text()
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write ``report.json`` into ``out_dir`` atomically (temp file + rename)."""
+        from audit.report import write_atomic
+
+        return write_atomic(Path(out_dir) / "report.json", self.to_json_text())
+
     @classmethod
     def from_report_dict(cls, d: dict[str, Any]) -> ReportModel:
         """Validate a dict as loaded from ``report.json``; raises :class:`pydantic.ValidationError`.

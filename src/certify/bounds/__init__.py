@@ -5,6 +5,7 @@ these and never re-derive a bound inline.
 """
 
 from certify.bounds.r2d import (
+    r2d_bound,
     r2d_corollary_rewind_bound,
     r2d_h,
     r2d_rewind_for_sigma,
@@ -62,6 +63,7 @@ __all__ = [
     "ngd_newton_step_bound",
     "ngd_optimum_radius",
     "ngd_sensitivity",
+    "r2d_bound",
     "r2d_corollary_rewind_bound",
     "r2d_h",
     "r2d_rewind_for_sigma",

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from certify.certificate import Bound, Condition, Constant
 from certify.errors import (
     InvalidInput,
     require_nonnegative,
@@ -44,6 +45,7 @@ from certify.errors import (
 from certify.mechanisms import _check_mechanism, _classic_epsilon_error, _unit_sigma
 
 __all__ = [
+    "r2d_bound",
     "r2d_corollary_rewind_bound",
     "r2d_h",
     "r2d_rewind_for_sigma",
@@ -426,3 +428,34 @@ def r2d_corollary_rewind_bound(
     if log_arg <= 0.0:
         return 0.0
     return min(float(T_i), log_arg / log_q)
+
+
+def r2d_bound(K: int, T: int, eta: float, L: Constant, G: Constant, n: int, m: int,
+              eta_note: str = "") -> Bound:
+    """Theorem 3.1 as a :class:`~certify.certificate.Bound`: Δ(K), its step-size condition and
+    every constant it rests on (L and G with their provenance; η, T, K, n, m enforced).
+
+    ``eta_note`` says how η was chosen (appended to its description).
+    """
+    value = r2d_sensitivity(K, T, eta, L.value, G.value, n, m)
+    limit = r2d_step_size_limit(L.value, n, m)
+    met = eta <= limit
+    step = Condition(
+        "step size", met,
+        f"step size eta = {eta:.6g} {'is within' if met else 'exceeds'} Theorem 3.1's limit "
+        f"min(1/L, n/(2(n-m)L)) = {limit:.6g}" + ("" if met else ": the certificate is not issued"))
+    constants = (
+        L, G,
+        Constant("eta", eta, "enforced", "constant step size of every gradient step" + eta_note),
+        Constant("T", float(T), "enforced", "gradient steps of learning and of the retrain"),
+        Constant("K", float(K), "enforced", "rewind: gradient steps replayed on the retained data"),
+        Constant("n", float(n), "enforced", "training records |D| (counted)"),
+        Constant("m", float(m), "enforced", "deleted records |Z| (counted)"),
+        Constant("eta*L*T", eta * L.value * T, "enforced",
+                 "the exponent that drives h(K): the bound grows like exp(eta*L*T)"),
+    )
+    return Bound(
+        value=value,
+        formula="Mu & Klabjan, Rewind-to-Delete, Theorem 3.1 (Eq. 3; Lemmas B.2-B.3): "
+                "||theta''_K - theta'_T|| <= 2mG((1+eta*L*n/(n-m))^(T-K) - 1)(1+eta*L)^K/(Ln)",
+        conditions=(step,), constants=constants)

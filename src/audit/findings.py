@@ -1,0 +1,152 @@
+"""What an audit concludes: one table of finding codes, the rules that raise them, the verdict.
+
+Every finding has a code from :data:`CODES`; the code fixes its severity and what it does to
+the verdict, so the verdict rule (:func:`verdict_of`) exists once and the report schema, the
+HTML page and the CLI read the same table. The rules take the audit's results as objects with
+attributes (certificate, realized, utility, comparison), so this module imports no report model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+VERDICTS = ("consistent", "not-certified", "violated")
+"""From best to worst; the verdict is the worst effect of any finding."""
+
+
+@dataclass(frozen=True)
+class FindingCode:
+    """A kind of finding: its stable code, its severity, its effect on the verdict, its meaning."""
+
+    code: str
+    severity: Severity
+    verdict: str
+    meaning: str
+
+
+CODES: dict[str, FindingCode] = {c.code: c for c in (
+    FindingCode("certificate-violated", "error", "violated",
+                "an attack proves an epsilon above the certified one"),
+    FindingCode("bound-violated", "error", "violated",
+                "the measured distance exceeds the certified sensitivity"),
+    FindingCode("realized-exceeds-certified", "error", "violated",
+                "the realized epsilon of this deletion exceeds the certified epsilon"),
+    FindingCode("certificate-not-issued", "error", "not-certified",
+                "a condition of the theorem failed: no certificate is issued"),
+    FindingCode("no-theorem", "warning", "not-certified",
+                "the method has no theorem: there is no certificate, only measurements"),
+    FindingCode("not-comparable", "warning", "consistent",
+                "the guarantee comes from noise inside training, which output-noise measurements do not test"),
+    FindingCode("empirical-exceeds-realized", "warning", "consistent",
+                "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent"),
+    FindingCode("conditional-constants", "warning", "consistent",
+                "the certificate rests on estimated or assumed constants"),
+    FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points"),
+    FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully"),
+    FindingCode("budget-spent", "warning", "consistent",
+                "the cumulative epsilon of the releases passed the budget: a retrain is due"),
+)}
+
+UTILITY_LOSS_POINTS = 0.02
+_TOL = 1e-9
+
+
+def finding(code: str, message: str) -> dict[str, str]:
+    """One finding of a known code (its severity comes from the table)."""
+    return {"severity": CODES[code].severity, "code": code, "message": message}
+
+
+def verdict_of(findings: Iterable[Any]) -> str:
+    """``violated`` if a finding refutes the certificate, ``not-certified`` if none was issued,
+    else ``consistent`` (findings as dicts or objects with a ``code``)."""
+    codes = [f["code"] if isinstance(f, dict) else f.code for f in findings]
+    effects = [CODES[c].verdict for c in codes if c in CODES]
+    return max(effects, key=VERDICTS.index, default="consistent")
+
+
+def bound_violated(distance: float, sensitivity: float, where: str = "") -> dict[str, str]:
+    return finding("bound-violated", f"{where}||theta_U - theta_R|| = {distance:.6g} exceeds the certified "
+                                     f"sensitivity {sensitivity:.6g}")
+
+
+def certificate_findings(certificate: Any, realized: Any, utility: Any, comparison: Any = None,
+                         trial_mode: str = "noise", confidence: float | None = None) -> list[dict[str, str]]:
+    """Errors and warnings about the certificate. Nothing can be *violated* when nothing was
+    certified: a method without a theorem gives ``no-theorem``, a failed condition
+    ``certificate-not-issued``, and the measurements stand on their own."""
+    kind = certificate.kind
+    if kind == "none":
+        return [finding("no-theorem", f"no certificate: {certificate.method} has no theorem; "
+                        + certificate.theorem.removeprefix("none: "))] + utility_findings(utility)
+    if not certificate.valid:
+        return [finding("certificate-not-issued", "No certificate is issued: " + "; ".join(certificate.warnings))] \
+            + utility_findings(utility)
+    findings = []
+    if kind == "training-noise":
+        # The guarantee rests on noise inside training (DP-SGD, Guo et al.'s loss perturbation),
+        # which output-noise trials do not redraw: realized and empirical epsilon of the output
+        # mechanism are not comparable with this certificate, so nothing is flagged as violated.
+        findings.append(finding("not-comparable", "the certificate adds no output noise (its noise is inside "
+                                "training), so the realized epsilon and the noise-draw attacks do not test it; "
+                                "the measurements are reported for information"))
+        return findings + utility_findings(utility)
+    if comparison is not None:
+        if comparison.certificate_violated:
+            level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
+            findings.append(finding(
+                "certificate-violated",
+                f"CERTIFICATE VIOLATED: the {comparison.best_attack} attack proves epsilon >= "
+                f"{comparison.best_empirical_epsilon:.4g} at {level} confidence, above the certified "
+                f"epsilon {comparison.certified_epsilon:.4g}"))
+        elif comparison.realized_below_empirical and trial_mode == "noise":
+            findings.append(finding(
+                "empirical-exceeds-realized",
+                f"the {comparison.best_attack} attack's lower bound {comparison.best_empirical_epsilon:.4g} "
+                f"exceeds the realized epsilon {comparison.realized_epsilon:.4g}: the auditor is inconsistent"))
+    if realized.bound_violated:
+        findings.append(bound_violated(realized.distance_unlearned_retrained, certificate.sensitivity))
+    if realized.exceeds_certified:
+        findings.append(finding("realized-exceeds-certified",
+                                f"realized epsilon {realized.epsilon:.6g} exceeds the certified epsilon "
+                                f"{certificate.epsilon:.6g}"))
+    if certificate.conditional:
+        findings.append(finding("conditional-constants",
+                                "The certificate rests on estimated or assumed constants."))
+    return findings + utility_findings(utility)
+
+
+def utility_findings(utility: Any) -> list[dict[str, str]]:
+    test = utility.unlearned.test
+    if test.noisy_accuracy_mean is None:
+        return []
+    drop = test.accuracy - test.noisy_accuracy_mean
+    if drop > UTILITY_LOSS_POINTS:
+        return [finding("utility-loss", f"noise costs {100 * drop:.2f} test-accuracy points "
+                                        "(see the tradeoff curve for larger knob values)")]
+    return []
+
+
+def ledger_findings(ledger: dict) -> list[dict[str, str]]:
+    out = []
+    for release in ledger["releases"]:
+        sensitivity = release["sensitivity"]
+        if release["distance"] is not None and math.isfinite(sensitivity) \
+                and release["distance"] > sensitivity * (1 + _TOL):
+            out.append(bound_violated(release["distance"], sensitivity, f"release {release['index']}: "))
+    if ledger["retrain_due"]:
+        out.append(finding("budget-spent", "; ".join(w for w in ledger["warnings"] if "budget" in w)
+                           or "the cumulative epsilon exceeds the budget: retrain from scratch"))
+    return out
+
+
+def attacks_skipped(kind: str) -> dict[str, str]:
+    if kind == "training-noise":
+        return finding("attacks-skipped", "the release adds no output noise, so noise-mode trials would all be "
+                                          "the same model; the attacks were skipped (use --trial-mode retrain to "
+                                          "attack the randomness inside training)")
+    return finding("attacks-skipped", "no finite noise certifies this run, so there is no released model to "
+                                      "attack; the attacks were skipped")

@@ -1,0 +1,135 @@
+"""What the audit measures besides attacks: the realized ε, utility, loss histograms, the tradeoff.
+
+Each function returns its report section (:mod:`audit.report.schema`) directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from audit.report import schema
+from certify.mechanisms import epsilon_for
+from unlearners.base import Unlearner
+from unlearners.objective import Objective
+
+Tick = Callable[[str, int, int], None]
+_TOL = 1e-9
+
+
+def realized(sigma: float, delta: float, distance: float, sensitivity: float | None,
+             certified: float | None) -> schema.Realized:
+    """The ε this very deletion spends: the Gaussian mechanism with Δ = ||θ_U − θ_R|| at σ."""
+    if distance == 0:
+        eps = 0.0
+    elif sigma == 0 or not math.isfinite(sigma):
+        eps = math.inf if sigma == 0 else 0.0
+    else:
+        eps = epsilon_for(sigma, delta, distance, "analytic")
+    return schema.Realized(
+        distance_unlearned_retrained=distance,
+        sensitivity_bound=sensitivity,
+        bound_slack=None if sensitivity is None else ((sensitivity / distance) if distance > 0 else math.inf),
+        epsilon=eps,
+        mechanism="analytic",
+        exceeds_certified=bool(certified is not None and eps > certified * (1 + _TOL)),
+        bound_violated=bool(sensitivity is not None and distance > sensitivity * (1 + _TOL)),
+    )
+
+
+def model_utility(objective: Objective, theta: Tensor, splits: dict, sigma: float, draws: int,
+                  gen: torch.Generator) -> schema.ModelUtility:
+    """Accuracy and loss of one model per split, noiseless and released (mean ± std over draws)."""
+    noisy = [Unlearner.release(theta, sigma, gen) for _ in range(draws)] if 0 < sigma < math.inf else []
+    out = {}
+    for split, (Xs, ys) in splits.items():
+        entry = {"accuracy": float(objective.accuracy(theta, Xs, ys)), "loss": float(objective.loss(theta, Xs, ys))}
+        if noisy:
+            accs = torch.stack([objective.accuracy(t, Xs, ys) for t in noisy])
+            losses = torch.stack([objective.loss(t, Xs, ys) for t in noisy])
+            entry.update(noisy_accuracy_mean=float(accs.mean()), noisy_accuracy_std=float(accs.std()),
+                         noisy_loss_mean=float(losses.mean()), noisy_loss_std=float(losses.std()))
+        elif math.isfinite(sigma):
+            entry.update(noisy_accuracy_mean=entry["accuracy"], noisy_accuracy_std=0.0,
+                         noisy_loss_mean=entry["loss"], noisy_loss_std=0.0)
+        out[split] = schema.SplitUtility(**entry)
+    return schema.ModelUtility(**out, noise_draws=len(noisy))
+
+
+def loss_histograms(objective: Objective, models: dict, splits: dict, bins: int = 40) -> schema.LossHistograms:
+    """Per-record loss histograms (shared bin edges) of each noiseless model on each split.
+
+    Counts, not losses, go into the report: the distribution is what an auditor compares, and
+    raw per-record values of the forget set would themselves be personal data.
+    """
+    losses = {name: {split: objective.per_sample_loss(theta, Xs, ys).detach().cpu().numpy()
+                     for split, (Xs, ys) in splits.items()} for name, theta in models.items()}
+    top = max(float(np.quantile(v, 0.995)) for per in losses.values() for v in per.values())
+    edges = np.linspace(0.0, max(top, 1e-12), bins + 1)
+    counts = {name: {split: [int(c) for c in np.histogram(np.clip(v, 0, edges[-1]), bins=edges)[0]]
+                     for split, v in per.items()} for name, per in losses.items()}
+    return schema.LossHistograms(edges=[float(e) for e in edges], counts=counts,
+                                 note="losses above the last edge are counted in the last bin")
+
+
+def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float, mechanism: str,
+             points: int, objective: Objective, test: tuple[Tensor, Tensor], retrained: Tensor,
+             refit: Callable[[Unlearner], None], gen: torch.Generator, tick: Tick) -> schema.Tradeoff | None:
+    """The knob–σ–ε curve of the method's declared knob (None without one).
+
+    A knob that does not refit is evaluated from the fitted state against the retrain in hand;
+    a knob that refits builds a replica per value, fits it (``refit``), and retrains it.
+    """
+    knob = type(method).capabilities.knob
+    if knob is None:
+        return None
+    values = method.knob_grid(points)
+    rows = []
+    for i, value in enumerate(values):
+        tick("tradeoff", i, len(values))
+        if knob.refits:
+            variant = method.replica(**{knob.option: value})
+            refit(variant)
+            theta, reference = variant.unlearn(forget), variant.retrain(forget)
+            cert = variant.certify(forget, epsilon, delta, mechanism)
+        else:
+            cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
+            theta, reference = method.unlearn(forget, **{knob.option: value}), retrained
+        sens = cert.sensitivity if cert.sensitivity is not None else math.inf
+        distance = float(torch.linalg.vector_norm(theta - reference))
+        row = {"value": float(value), "sensitivity": sens, "sigma": cert.sigma, "distance": distance,
+               "test_accuracy_noiseless": float(objective.accuracy(theta, *test))}
+        if math.isfinite(cert.sigma):
+            draws = [objective.accuracy(Unlearner.release(theta, cert.sigma, gen), *test) for _ in range(5)]
+            row["test_accuracy_released"] = float(torch.stack(draws).mean())
+            row["realized_epsilon"] = realized(cert.sigma, delta, distance, None, None).epsilon
+        rows.append(schema.TradeoffRow(**row))
+    tick("tradeoff", len(values), len(values))
+    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(method.options[knob.option]),
+                           rows=rows)
+
+
+def parameters(objective: Objective, original: Tensor, unlearned: Tensor, retrained: Tensor) -> schema.Parameters:
+    return schema.Parameters(
+        dimension=objective.dim, norm_original=_norm(original), norm_unlearned=_norm(unlearned),
+        norm_retrained=_norm(retrained), sha256_original=tensor_sha(original),
+        sha256_unlearned=tensor_sha(unlearned), sha256_retrained=tensor_sha(retrained))
+
+
+def vars_of(obj) -> dict:
+    from dataclasses import asdict
+
+    return asdict(obj)
+
+
+def _norm(t: Tensor) -> float:
+    return float(torch.linalg.vector_norm(t))
+
+
+def tensor_sha(t: Tensor) -> str:
+    return hashlib.sha256(t.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
