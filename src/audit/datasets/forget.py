@@ -1,0 +1,161 @@
+"""Forget-set selection: :func:`select_forget` picks the training records to forget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.datasets._common import check
+from audit.datasets.container import AuditData
+from audit.datasets.split import check_fraction, round_count
+from certify.errors import Integer, InvalidInput
+
+__all__ = ["select_forget"]
+
+_INTEGER = Integer()
+
+
+def select_forget(
+    data: AuditData,
+    *,
+    count: int | None = None,
+    fraction: float | None = None,
+    groups: Sequence[int] | None = None,
+    n_groups: int | None = None,
+    classes: Sequence[int] | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Indices (sorted int64, into the training split) of the records to forget.
+
+    Give exactly one selector:
+
+    ``count``
+        ``count`` random training records.
+    ``fraction``
+        ``round(fraction * n_train)`` random records (at least 1).
+    ``groups``
+        Every record whose group id (``data.groups_train``) is in the list.
+    ``n_groups``
+        Every record of ``n_groups`` random groups.
+    ``classes``
+        Every record whose label is in the list.
+
+    At most ``n_train // 2`` records may be selected: forgetting more than half of the training
+    set is a retrain, and should be done (and audited) as one. Deterministic given ``seed``.
+    """
+    n = data.n_train
+    limit = n // 2
+    given = {
+        k: v
+        for k, v in (
+            ("count", count),
+            ("fraction", fraction),
+            ("groups", groups),
+            ("n_groups", n_groups),
+            ("classes", classes),
+        )
+        if v is not None
+    }
+    if len(given) != 1:
+        raise InvalidInput(
+            "forget",
+            "exactly one of count, fraction, groups, n_groups, classes",
+            given or None,
+        )
+    seed_i = Integer(lo=0).check("seed", seed)
+    rng = np.random.default_rng(seed_i)
+
+    def too_many(got: object) -> InvalidInput:
+        return InvalidInput(
+            "forget",
+            f"at most n//2 records ({limit} of the {n} training records)",
+            got,
+            hint="Beyond half of the training set a retrain from scratch is the honest answer.",
+        )
+
+    def nothing(field_name: str, got: object) -> InvalidInput:
+        return InvalidInput(
+            field_name,
+            "a selection that matches at least one training record",
+            got,
+            hint="It selected no record.",
+        )
+
+    if count is not None:
+        m = Integer(lo=1).check("count", count)
+        if m > limit:
+            raise too_many(f"count={count}")
+        idx = rng.choice(n, size=m, replace=False)
+    elif fraction is not None:
+        f = check_fraction("fraction", fraction)
+        m = max(1, round_count(f, n))
+        if m > limit:
+            raise too_many(f"fraction={fraction} ({m} records)")
+        idx = rng.choice(n, size=m, replace=False)
+    elif classes is not None:
+        cls = _int_list("classes", classes)
+        bad = [c for c in cls if not 0 <= c < data.n_classes]
+        if bad:
+            raise InvalidInput("classes", f"class labels in 0..{data.n_classes - 1}", bad)
+        idx = np.flatnonzero(np.isin(data.y_train, cls))
+        if idx.size == 0:
+            raise nothing("classes", cls)
+        if idx.size > limit:
+            raise too_many(f"classes={cls} ({idx.size} records)")
+    else:
+        if data.groups_train is None:
+            field_name = "groups" if groups is not None else "n_groups"
+            raise InvalidInput(
+                field_name,
+                "used only with data that has groups (groups_train is None here)",
+                groups if groups is not None else n_groups,
+                hint="Load with group_column=... or from_arrays(..., groups=...).",
+            )
+        present = np.unique(data.groups_train)
+        if groups is not None:
+            chosen = _int_list("groups", groups)
+            absent = [g for g in chosen if g not in set(present.tolist())]
+            if absent:
+                raise nothing("groups", absent)
+        else:
+            k = check(
+                Integer(lo=1, hi=int(present.size)),
+                "n_groups",
+                n_groups,
+                f"an integer in 1..{present.size} (groups present in the training split)",
+            )
+            chosen = sorted(int(g) for g in rng.choice(present, size=k, replace=False))
+        idx = np.flatnonzero(np.isin(data.groups_train, chosen))
+        if idx.size == 0:
+            raise nothing("groups" if groups is not None else "n_groups", chosen)
+        if idx.size > limit:
+            what = f"groups={chosen}" if groups is not None else f"n_groups={n_groups}"
+            raise too_many(f"{what} ({idx.size} records)")
+    return np.sort(np.asarray(idx, dtype=np.int64))
+
+
+def _is_integer(value: object) -> bool:
+    try:
+        _INTEGER.check("value", value)
+    except InvalidInput:
+        return False
+    return True
+
+
+def _int_list(field_name: str, values: Any) -> list[int]:
+    """Sorted distinct integers from one integer or an iterable of them."""
+    if isinstance(values, (str, bytes)) or _is_integer(values):
+        values = [values]
+    try:
+        out = list(values)
+    except TypeError:
+        raise InvalidInput(field_name, "a list of integers", values) from None
+    try:
+        ints = [_INTEGER.check(field_name, v) for v in out]
+    except InvalidInput:
+        ints = []
+    if not ints:
+        raise InvalidInput(field_name, "a non-empty list of integers", values)
+    return sorted(set(ints))

@@ -1,0 +1,223 @@
+"""Splitting shared by every loader: reference | test | unseen | train, then the feature map.
+
+:func:`build` turns a source's raw records (float64 features, int64 labels) into an
+:class:`~audit.datasets.container.AuditData`; every loader, and :func:`from_arrays`, ends with it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.datasets._common import check, jsonable
+from audit.datasets.container import AuditData
+from audit.datasets.features import FeatureMap, resolve_feature_map
+from certify.errors import PROBABILITY, Integer, InvalidInput, Real
+
+__all__ = ["DEFAULT_FRACTIONS", "build", "check_fraction", "round_count"]
+
+DEFAULT_FRACTIONS = {"reference": 0.05, "test": 0.15, "unseen": 0.10}
+
+_SEED = Integer(lo=0)
+_FRACTION_OR_ZERO = Real(ge=0, lt=1)
+
+
+def check_fraction(name: str, value: object, *, allow_zero: bool = False) -> float:
+    """A fraction in (0, 1), or in [0, 1) with ``allow_zero``."""
+    return (_FRACTION_OR_ZERO if allow_zero else PROBABILITY).check(name, value)
+
+
+def round_count(fraction: float, n: int) -> int:
+    """``fraction * n`` rounded half up."""
+    return int(math.floor(fraction * n + 0.5))
+
+
+def build(
+    *,
+    name: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[Any],
+    feature_names_in: Sequence[str],
+    groups: np.ndarray | None,
+    X_test: np.ndarray | None,
+    y_test: np.ndarray | None,
+    seed: object,
+    max_train: object,
+    feature_map: FeatureMap | Mapping[str, Any] | None,
+    default_feature_map: Mapping[str, Any],
+    reference_fraction: object,
+    test_fraction: object,
+    unseen_fraction: object,
+    source: dict[str, Any],
+    preprocessing: dict[str, Any],
+    test_source: str,
+    source_records: str = "records",
+) -> AuditData:
+    """Split ``X, y`` (raw float64 features, int64 labels) and apply a reference-fitted map.
+
+    ``X_test, y_test`` (both or neither) are the source's own test set, described by
+    ``test_source``; ``source_records`` names what ``source_rows`` positions index (e.g.
+    ``"records (adult: adult.data then adult.test)"``). The remaining arguments are those of
+    :func:`audit.datasets.load_dataset`, unchecked until here.
+    """
+    seed_i = _SEED.check("seed", seed)
+    fm = resolve_feature_map(feature_map, default_feature_map)
+    n = int(X.shape[0])
+    f_ref = check_fraction(
+        "reference_fraction",
+        DEFAULT_FRACTIONS["reference"] if reference_fraction is None else reference_fraction,
+        allow_zero=True,
+    )
+    f_uns = check_fraction(
+        "unseen_fraction",
+        DEFAULT_FRACTIONS["unseen"] if unseen_fraction is None else unseen_fraction,
+    )
+    explicit_test = X_test is not None
+    if explicit_test:
+        if test_fraction is not None:
+            raise InvalidInput(
+                "test_fraction",
+                "left unset when the source has its own test set",
+                test_fraction,
+                hint=f"The test split comes from {test_source}.",
+            )
+        f_test = 0.0
+    else:
+        f_test = check_fraction(
+            "test_fraction",
+            DEFAULT_FRACTIONS["test"] if test_fraction is None else test_fraction,
+        )
+    if f_ref + f_test + f_uns >= 1.0:
+        raise InvalidInput(
+            "fractions",
+            "reference_fraction + test_fraction + unseen_fraction < 1",
+            {"reference": f_ref, "test": f_test, "unseen": f_uns},
+        )
+    n_ref = round_count(f_ref, n)
+    n_test = round_count(f_test, n) if not explicit_test else 0
+    n_uns = round_count(f_uns, n)
+    if n_ref < fm.needs_fit_rows:
+        raise InvalidInput(
+            "reference_fraction",
+            f"large enough for at least {fm.needs_fit_rows} reference records for this feature "
+            f"map (it gives {n_ref} of {n})",
+            reference_fraction if reference_fraction is not None else f_ref,
+            hint="Raise reference_fraction, or use a feature map without standardize/PCA.",
+        )
+    if not explicit_test and n_test < 1:
+        raise InvalidInput(
+            "test_fraction", f"large enough for at least 1 test record of {n}", f_test
+        )
+    if n_uns < 1:
+        raise InvalidInput(
+            "unseen_fraction", f"large enough for at least 1 unseen record of {n}", f_uns
+        )
+    n_train_full = n - n_ref - n_test - n_uns
+    if n_train_full < 2:
+        raise InvalidInput(
+            "fractions", f"small enough to leave at least 2 training records of {n}",
+            {"reference": f_ref, "test": f_test, "unseen": f_uns},
+        )
+
+    rng = np.random.default_rng(seed_i)
+    perm = rng.permutation(n)
+    ref_idx = perm[:n_ref]
+    test_idx = perm[n_ref : n_ref + n_test]
+    uns_idx = perm[n_ref + n_test : n_ref + n_test + n_uns]
+    train_idx = perm[n_ref + n_test + n_uns :]
+
+    max_train_i: int | None = None
+    if max_train is not None:
+        max_train_i = check(Integer(lo=2), "max_train", max_train, "None or an integer >= 2")
+        # the training split is already in random order: its prefix is a random subset, nested
+        # in every larger max_train, and the other splits do not move
+        train_idx = train_idx[:max_train_i]
+
+    y_train = y[train_idx]
+    if np.unique(y_train).size < 2:
+        raise InvalidInput(
+            "max_train" if max_train is not None else "y",
+            "large enough that the training split holds at least 2 classes",
+            max_train if max_train is not None else f"{np.unique(y).size} class(es)",
+        )
+
+    if fm.needs_fit_rows:
+        fm.fit(X[ref_idx])
+    else:
+        fm.n_features_in_ = int(X.shape[1])  # nothing data-dependent to fit
+
+    if explicit_test:
+        assert X_test is not None and y_test is not None
+        Xte_raw, yte = X_test, y_test
+    else:
+        Xte_raw, yte = X[test_idx], y[test_idx]
+
+    if fm.pca_components is not None:
+        out_names: tuple[str, ...] = tuple(f"pc{i + 1}" for i in range(fm.pca_components))
+    else:
+        out_names = tuple(feature_names_in)
+
+    data_pre = dict(preprocessing)
+    data_pre["label"] = {
+        **data_pre.get("label", {}),
+        "classes": [jsonable(c) for c in classes],
+        "encoding": "label k is classes[k] (sorted unique values)",
+    }
+    data_pre["split"] = {
+        "seed": seed_i,
+        "method": "numpy.random.default_rng(seed).permutation of all records, then reference | "
+        + ("" if explicit_test else "test | ")
+        + "unseen | train in that order",
+        "fractions": {
+            "reference": f_ref,
+            **({} if explicit_test else {"test": f_test}),
+            "unseen": f_uns,
+        },
+        "test_source": test_source,
+        "n_records": n,
+        "sizes": {
+            "reference": int(n_ref),
+            "test": int(len(yte)),
+            "unseen": int(n_uns),
+            "train": int(len(train_idx)),
+            "train_before_max_train": int(n_train_full),
+        },
+        "max_train": max_train_i,
+        "max_train_rule": "the first max_train records of the shuffled training split",
+        "disjoint": "reference, train, test and unseen share no record",
+        "source_rows": "AuditData.source_rows gives each split's positions in the source "
+        + source_records
+        + ("; test positions are into the separate test source" if explicit_test else ""),
+    }
+    data_pre["feature_map"] = fm.describe()
+    data_pre["feature_names_in"] = list(feature_names_in)
+    data_pre["dtypes"] = {"X": "float32", "y": "int64", "groups": "int64"}
+
+    return AuditData(
+        name=name,
+        X_train=fm.transform(X[train_idx]),
+        y_train=y_train,
+        X_test=fm.transform(Xte_raw),
+        y_test=yte,
+        X_unseen=fm.transform(X[uns_idx]),
+        y_unseen=y[uns_idx],
+        n_classes=len(classes),
+        groups_train=None if groups is None else groups[train_idx],
+        feature_names=out_names,
+        source=source,
+        preprocessing=data_pre,
+        feature_map=fm,
+        source_rows={
+            "reference": np.asarray(ref_idx, dtype=np.int64),
+            "train": np.asarray(train_idx, dtype=np.int64),
+            "test": np.arange(len(yte), dtype=np.int64)
+            if explicit_test
+            else np.asarray(test_idx, dtype=np.int64),
+            "unseen": np.asarray(uns_idx, dtype=np.int64),
+        },
+    )
+

@@ -1,0 +1,96 @@
+"""Tests for audit.datasets.loaders.idx: MNIST-style IDX files in a directory."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audit.datasets import load_dataset, read_idx
+from certify.errors import InvalidInput
+
+SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mnist"
+
+
+def _write_idx(
+    path: Path, array: np.ndarray, *, magic: int | None = None, gz: bool = False
+) -> None:
+    array = np.asarray(array, dtype=np.uint8)
+    if magic is None:
+        magic = 0x00000803 if array.ndim == 3 else 0x00000801
+    payload = struct.pack(">I", magic) + b"".join(struct.pack(">I", s) for s in array.shape)
+    payload += array.tobytes()
+    if gz:
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(payload))
+    else:
+        path.write_bytes(payload)
+
+
+def _tiny_idx(folder: Path, n_train: int = 80, n_test: int = 20) -> None:
+    rng = np.random.default_rng(1)
+    _write_idx(folder / "train-images-idx3-ubyte", rng.integers(0, 256, (n_train, 4, 5)), gz=True)
+    _write_idx(folder / "train-labels-idx1-ubyte", np.arange(n_train) % 3, gz=True)
+    _write_idx(folder / "t10k-images-idx3-ubyte", rng.integers(0, 256, (n_test, 4, 5)))
+    _write_idx(folder / "t10k-labels-idx1-ubyte", np.arange(n_test) % 3)
+
+
+def test_idx_loader_on_synthetic_files(tmp_path: Path) -> None:
+    _tiny_idx(tmp_path)
+    data = load_dataset(f"idx:{tmp_path}", seed=0)
+    assert data.n_classes == 3
+    assert data.X_test.shape == (20, 20)  # t10k is the test split, flattened 4x5
+    sizes = data.preprocessing["split"]["sizes"]
+    assert sizes == {"reference": 4, "test": 20, "unseen": 8, "train": 68,
+                     "train_before_max_train": 68}
+    assert data.source["verified"] is False and len(data.source["sha256"]) == 4
+    # default: raw pixels / 255, rows clipped into the unit ball
+    assert data.preprocessing["feature_map"]["config"]["pca_components"] is None
+    assert np.linalg.norm(data.X_train.astype(np.float64), axis=1).max() <= 1.0
+    raw = read_idx(tmp_path / "t10k-images-idx3-ubyte")
+    x = raw.reshape(20, -1)[0] / 255.0
+    np.testing.assert_allclose(data.X_test[0], x / max(1.0, np.linalg.norm(x)), rtol=1e-5)
+    with pytest.raises(InvalidInput) as info:
+        load_dataset(f"idx:{tmp_path}", test_fraction=0.2)
+    assert info.value.field == "test_fraction"
+    assert load_dataset(f"idx:{tmp_path}", max_train=10).X_train.shape == (10, 20)
+
+
+def test_idx_errors(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="does not exist"):
+        load_dataset(f"idx:{tmp_path / 'nowhere'}")
+    _tiny_idx(tmp_path)
+    (tmp_path / "t10k-labels-idx1-ubyte").unlink()
+    with pytest.raises(InvalidInput, match="t10k-labels-idx1-ubyte") as info:
+        load_dataset(f"idx:{tmp_path}")
+    assert info.value.field == "dataset"
+    # wrong magic: an images file where labels are expected
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte", np.zeros((20, 4, 5)))
+    with pytest.raises(InvalidInput, match="0x00000801"):
+        load_dataset(f"idx:{tmp_path}")
+    # truncated file
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte", np.arange(20) % 3)
+    path = tmp_path / "t10k-labels-idx1-ubyte"
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(InvalidInput, match="truncated"):
+        load_dataset(f"idx:{tmp_path}")
+    # label count differs from image count
+    _write_idx(path, np.arange(19) % 3)
+    with pytest.raises(InvalidInput, match="as many t10k labels"):
+        load_dataset(f"idx:{tmp_path}")
+
+
+@pytest.mark.skipif(
+    not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
+    reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)",
+)
+def test_idx_reads_real_mnist() -> None:
+    data = load_dataset(f"idx:{SHARED_MNIST}", max_train=1000)
+    assert data.source["name"] == "MNIST" and data.source["verified"] is True
+    assert data.X_train.shape == (1000, 784)
+    assert data.X_test.shape == (10000, 784)
+    assert data.X_unseen.shape == (6000, 784)
+    assert data.n_classes == 10
+    assert data.preprocessing["split"]["sizes"]["train_before_max_train"] == 51000
