@@ -8,11 +8,13 @@ import torch
 from torch.func import grad, jvp, vmap
 
 from certify.bounds.hf import (
+    hf_bound,
     hf_contraction_factor,
     hf_divergence_bound,
     hf_error_bound,
     hf_theorem2_bound,
 )
+from certify.certificate import Constant, issue
 from certify.errors import InvalidInput
 from synthetic import synthetic
 from unlearners.hessian_free import HessianFree
@@ -109,31 +111,76 @@ def test_bound_covers_the_measured_distance_and_divergence(options):
         bound, info = method.error_bound(forget)
         assert distance <= bound
         assert float(torch.linalg.vector_norm(retrained - w)) <= info["divergence_bound"]  # Lemma 1
-        cert = method.certify(int(forget.numel()), 1.0, 1e-5)
+        cert = method.certify(forget, 1.0, 1e-5)
         assert cert.valid and not cert.conditional and cert.sensitivity == bound
+        assert cert.kind == "output-noise" and cert.constant("m").value == forget.numel()
         assert {c.provenance for c in cert.constants} <= {"analytic", "enforced"}
 
 
 def test_the_authors_retrain_is_measured_but_not_certified():
     method, _ = _fitted(2, retrain_divisor="remaining")
-    cert = method.certify(3, 1.0, 1e-5)
+    cert = method.certify(torch.arange(3), 1.0, 1e-5)
     assert not cert.valid and any("retrain_divisor=remaining" in w for w in cert.warnings)
+    assert [c.name for c in cert.conditions if not c.met] == ["reference"]
+    method.set_option("retrain_divisor", "original")  # the same fitted model, the paper's reference
+    assert method.certify(torch.arange(3), 1.0, 1e-5).valid
 
 
 def test_bound_grows_with_the_forget_set_and_sigma_is_linear_in_it():
     method, _ = _fitted(2, batch_size=25)
-    small, _ = method.error_bound(forget_size=1)
-    large, _ = method.error_bound(forget_size=10)
+    small_worst, _ = method.error_bound(forget_size=1)  # the worst case for a size: they share every batch
+    large_worst, _ = method.error_bound(forget_size=10)
+    assert large_worst > small_worst > 0
+    one, ten = torch.tensor([0]), torch.arange(0, 200, 20)
+    small, _ = method.error_bound(one)
+    large, _ = method.error_bound(ten)
     assert large > small > 0
-    c1, c2 = method.certify(1, 1.0, 1e-5), method.certify(10, 1.0, 1e-5)
+    assert small <= small_worst and large < large_worst  # data-dependent: ten records spread over batches
+    c1, c2 = method.certify(one, 1.0, 1e-5), method.certify(ten, 1.0, 1e-5)
+    assert c1.sensitivity == small and c2.sensitivity == large
     assert math.isclose(c2.sigma / c1.sigma, large / small, rel_tol=1e-9)
+
+
+def test_certificate_is_the_same_whatever_ran_before_it():
+    forget = torch.tensor([3, 17, 50, 121])
+    fresh, _ = _fitted(3, batch_size=32)
+    expected = fresh.certify(forget, 1.0, 1e-5).to_dict()
+    method, _ = _fitted(3, batch_size=32)
+    assert method.certify(forget, 1.0, 1e-5).to_dict() == expected
+    method.unlearn(torch.arange(10))  # an unlearning of another set, its certificate, online deletions
+    method.certify(torch.arange(10), 1.0, 1e-5)
+    method.delete(torch.tensor([4, 5]))
+    method.serve_requests([torch.tensor([6]), torch.tensor([7, 8])], 1.0, 1e-5)
+    assert method.certify(forget, 1.0, 1e-5).to_dict() == expected
+    assert method.certify(torch.tensor([121, 3, 50, 17]), 1.0, 1e-5).to_dict() == expected  # a set, not a list
+    other = method.certify(torch.arange(4), 1.0, 1e-5)
+    assert other.sensitivity != expected["sensitivity"]  # it depends on which records, not how many
+
+
+def test_sequential_releases_are_certified_for_everything_deleted_so_far():
+    method, w = _fitted(2, batch_size=40)
+    requests = [torch.tensor([3, 8]), torch.tensor([40]), torch.tensor([100, 101, 102])]
+    releases = method.serve_requests(requests, 1.0, 1e-5)
+    assert method.capabilities.data_dependent_certificate and method.capabilities.deletable_before_training
+    for k, (theta, cert) in enumerate(releases, start=1):
+        union = torch.cat(requests[:k])
+        assert cert.to_dict() == method.certify(union, 1.0, 1e-5).to_dict()
+        assert cert.valid
+        assert float(torch.linalg.vector_norm(theta - method.retrain(union))) <= cert.sensitivity
+    assert [c.sensitivity for _, c in releases] == sorted(c.sensitivity for _, c in releases)
+    assert torch.equal(releases[-1][0], method.online_theta_)
+    with pytest.raises(InvalidInput, match="forget"):  # their statistics are erased
+        method.unlearn(torch.tensor([40]))
+    live = method.online_theta_.clone()
+    with pytest.raises(InvalidInput, match=r"requests\[1\]"):  # refused before any request is served
+        method.serve_requests([torch.tensor([5]), torch.tensor([8])], 1.0, 1e-5)
+    assert torch.equal(method.online_theta_, live) and not bool(method.deleted_[5])
 
 
 def test_nonconvex_model_gets_a_conditional_certificate():
     method, w = _fitted(2, model="mlp")
     forget = torch.tensor([0, 1])
-    method.unlearn(forget)
-    cert = method.certify(2, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     assert cert.conditional and any(c.provenance == "estimated" for c in cert.constants)
     distance = float(torch.linalg.vector_norm(method.unlearn(forget) - method.retrain(forget)))
     assert distance <= cert.sensitivity
@@ -165,6 +212,27 @@ def test_contraction_factor_and_tighter_divergence():
         hf_divergence_bound(etas, 1.0, [0.01] * (T - 1), None)
 
 
+def test_hf_bound_states_its_conditions():
+    T, C = 40, Constant("C", 1.0, "enforced", "clip")
+    etas = [0.1] * T
+    D = hf_divergence_bound(etas, 1.0, [0.1] * T, None)
+    M = (Constant("M", 2.0, "analytic", "curvature"),)
+    kw = dict(clip=C, curvature=M, decay=1.0, l2=0.0, forget_size=3)
+    bound = hf_bound(etas, [0.9] * T, [2.0] * T, D, **kw)
+    assert bound.value == hf_error_bound(etas, [0.9] * T, [2.0] * T, D)
+    assert all(c.met for c in bound.conditions) and {"C", "M", "m", "T", "D_T"} <= {c.name for c in bound.constants}
+    cert = issue("hf", "output-noise", epsilon=1.0, delta=1e-5, bound=bound)
+    assert cert.valid and cert.sensitivity == bound.value and 0 < cert.sigma < math.inf
+    remaining = hf_bound(etas, [0.9] * T, [2.0] * T, D, retrain_divisor="remaining", **kw)
+    assert remaining.value == bound.value and [c.name for c in remaining.conditions if not c.met] == ["reference"]
+    exploding = hf_bound([10.0] * T, [1e9] * T, [2.0] * T, hf_divergence_bound([10.0] * T, 1.0, [0.1] * T), **kw)
+    assert exploding.value == math.inf and [c.name for c in exploding.conditions if not c.met] == ["finite bound"]
+    cert = issue("hf", "output-noise", epsilon=1.0, delta=1e-5, bound=exploding)
+    assert not cert.valid and cert.sigma == math.inf and any("overflows" in w for w in cert.warnings)
+    with pytest.raises(InvalidInput, match="retrain_divisor"):
+        hf_bound(etas, [0.9] * T, [2.0] * T, D, retrain_divisor="mean", **kw)
+
+
 @pytest.mark.parametrize("spectrum", [[5.0, 2.0, 1.0, 0.5], [3.0, -1.0, 0.2], [0.7, 0.69, -4.0]])
 def test_power_iteration_recovers_known_spectra(spectrum):
     g = torch.Generator().manual_seed(0)
@@ -192,13 +260,54 @@ def test_memory_cap_fails_before_training_with_the_bytes_needed():
         method.unlearn(torch.tensor([4]))
 
 
+def test_deletable_forget_keeps_exactly_the_declared_records():
+    X, y = synthetic(n=100, d=4, classes=2)
+    obj = Objective(logistic_regression(4, 2).double())
+    theta0 = torch.zeros(obj.dim, dtype=torch.float64)
+    method = HessianFree(obj, deletable="forget", epochs=3)
+    with pytest.raises(InvalidInput, match="declare_deletable") as info:  # nothing declared before fit
+        method.fit(X, y, theta0)
+    assert info.value.field == "deletable" and not hasattr(method, "table_")
+    method.declare_deletable(torch.tensor([7, 2, 40]))
+    method.fit(X, y, theta0)
+    assert method.options["deletable"] == "forget" and method.report_hyperparameters()["deletable"] == 3
+    assert method.table_.shape == (3, 5) and method.tracked_.tolist() == [2, 7, 40]
+    full = HessianFree(obj, epochs=3)
+    full.fit(X, y, theta0)
+    assert torch.equal(method.unlearn(torch.tensor([40, 2])), full.unlearn(torch.tensor([2, 40])))
+    with pytest.raises(InvalidInput, match="deletable"):
+        method.unlearn(torch.tensor([3]))
+    with pytest.raises(InvalidInput, match="forget"):
+        method.declare_deletable(torch.tensor([1, 1]))
+    with pytest.raises(InvalidInput, match="deletable"):  # the range is checked against the data at fit
+        bad = HessianFree(obj, deletable="forget", epochs=3)
+        bad.declare_deletable([100])
+        bad.fit(X, y, theta0)
+    for option, rows in (("all", 100), ([1, 2], 2)):  # the declaration leaves these options alone
+        other = HessianFree(obj, deletable=option, epochs=3)
+        other.declare_deletable(torch.tensor([7, 2, 40]))
+        other.fit(X, y, theta0)
+        assert other.table_.shape[0] == rows and other.deletable == (option if option == "all" else (1, 2))
+
+
 @pytest.mark.parametrize("option, value", [("epochs", 0), ("eta", -1.0), ("decay", 1.5), ("clip", 0.0),
                                            ("l2", -1e-3), ("retrain_divisor", "mean"), ("injection", "middle"),
-                                           ("deletable", "some"), ("memory_cap", 0), ("batch_size", 0)])
+                                           ("deletable", "some"), ("deletable", []), ("deletable", [1, 1]),
+                                           ("deletable", [-1]), ("memory_cap", 0), ("batch_size", 0),
+                                           ("chunk", 0), ("seed", -1), ("nonsense", 1)])
 def test_bad_options_name_the_field(option, value):
     obj = Objective(logistic_regression(4, 2).double())
     with pytest.raises(InvalidInput, match=option):
         HessianFree(obj, **{option: value})
+
+
+def test_worst_case_bound_needs_a_size_in_range():
+    method, _ = _fitted(2)
+    for size in (0, 201, 1.5):
+        with pytest.raises(InvalidInput, match="forget_size"):
+            method.error_bound(forget_size=size)
+    with pytest.raises(InvalidInput, match="forget"):
+        method.error_bound()
 
 
 # -- the paper's MNIST verification (Fig. 2, logistic regression, 30 % deleted) -------------------
@@ -223,10 +332,10 @@ def test_mnist_logistic_regression_lands_at_the_papers_distance():
     unlearned = method.unlearn(forget)
     distances = {}
     for divisor in ("original", "remaining"):  # the paper's coupled retrain, and the authors' script
-        method.retrain_divisor = divisor
+        method.set_option("retrain_divisor", divisor)
         distances[divisor] = float(torch.linalg.vector_norm(unlearned - method.retrain(forget)))
         assert 0.7 * 0.1716 <= distances[divisor] <= 1.3 * 0.1716
-    method.retrain_divisor = "original"
+    method.set_option("retrain_divisor", "original")
     retrained = method.retrain(forget)
     newton = float(torch.linalg.vector_norm(method.newton_step(forget) - retrained))
     assert distances["original"] <= newton

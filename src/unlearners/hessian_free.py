@@ -19,48 +19,49 @@ from the authors' code (``../shared/research/seed-004-hessian-free.md`` §2.2).
   ``vmap`` over the approximators): never a Hessian. ``injection="before"`` is the authors'
   code ordering (inject, then multiply), O(η²) apart.
 * Unlearning (Stage III): w^{-U} ≈ w_T + Σ_{u∈U} a_u, a vector addition, O(|U|·d); online
-  requests (:meth:`HessianFree.delete`) also erase the used a_u ("forgetting the recollection").
-  By Theorem 1 (additivity) sequential single deletions equal one batch deletion.
+  requests (:meth:`HessianFree.delete`, and ``serve_requests``) add the a_u of each request to
+  the live model and erase them ("forgetting the recollection"). By Theorem 1 (additivity)
+  sequential single deletions equal one batch deletion.
 * Reference: the coupled retrain (same θ_0, same batches with U dropped, Eqs. 4–5); the divisor
   stays |B_t| (the paper's linear scaling rule, default) or becomes |B_t \\ U|
   (``retrain_divisor="remaining"``, the authors' retrain script).
 * Certificate: Gaussian noise on the released parameters calibrated to the approximation-error
-  bound of Theorem 2 (corrected, :mod:`certify.bounds.hf`). For logistic regression every
+  bound of Theorem 2 (corrected, :func:`certify.bounds.hf.hf_bound`), always for the forget set
+  itself (the batches that held it: data-dependent). For logistic regression every
   constant is computed exactly from the data (the spectrum of each batch's Gram matrix bounds
   the Hessian at every w); otherwise the curvature is estimated by power iteration along the
   trajectory and the certificate is conditional.
 
-Memory is n_deletable × d floats, checked against ``memory_cap`` before training.
+Memory is n_deletable × d floats, checked against ``memory_cap`` before training. The deletable
+records are ``"all"``, a list, or ``"forget"``: exactly the set the audit declares before
+training (:meth:`HessianFree.declare_deletable`), as in the authors' large-model runs.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
 from torch.func import grad, jvp, vmap
 
 from certify.bounds.hf import (
+    RETRAIN_DIVISORS,
+    hf_bound,
     hf_contraction_factor,
     hf_divergence_bound,
-    hf_error_bound,
 )
-from certify.certificate import Certificate, Constant
+from certify.certificate import Bound, Certificate, Constant, issue
 from certify.constants import estimated_constant
-from certify.errors import InvalidInput
-from certify.errors import require_integer as _integer
-from certify.errors import require_nonnegative as _nonneg
-from certify.errors import require_positive as _positive
-from certify.mechanisms import noise_clause, sigma_for
-from unlearners.base import Unlearner, record_indices, register
+from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optional, Real, require_integer
+from certify.params import Param
+from unlearners.base import Capabilities, Unlearner, record_indices
 from unlearners.linalg import dense_solve, power_iteration
 from unlearners.objective import Objective, regularized_loss
 from unlearners.smoothness import model_constants
 
-DIVISORS = ("original", "remaining")
 INJECTIONS = ("after", "before")
 #: Default cap on the recollection table: 2 GiB.
 DEFAULT_MEMORY_CAP = 2 ** 31
@@ -71,40 +72,21 @@ CURVATURE_SAFETY = 1.2
 PAPER_ETA = 0.05
 
 
-@register
 class HessianFree(Unlearner):
     """Hessian-free online unlearning (Qiao et al. 2024): recollected per-record statistics.
 
-    Parameters
-    ----------
-    objective:
-        Any model; logistic regression gets an analytic certificate, others a conditional one.
-    epochs:
-        Passes over D (paper: 50 for MNIST logistic regression).
-    batch_size:
-        |B|; None for full batch (the paper's logistic-regression setting).
-    eta, decay:
-        Initial step η and per-step decay q: η_t = η q^t (paper: 0.05 and 0.995). ``eta=None``:
-        1/M for logistic regression (M the largest analytic batch-curvature bound, so every
-        step contracts, Lemma 2), the paper's 0.05 otherwise.
-    clip:
-        C, per-sample gradient clipping norm (paper: 10).
-    l2:
-        Per-record L2 coefficient: ℓ_i = f_{z_i} + (l2/2)||w||² (paper: 1e-6).
-    retrain_divisor:
-        ``"original"`` (the paper's coupled retrain, divisor |B_t|) or ``"remaining"`` (the
-        authors' script, divisor |B_t \\ U|).
-    injection:
-        ``"after"`` (Eq. 8: multiply, then inject) or ``"before"`` (the authors' code).
-    deletable:
-        ``"all"`` or a sequence of record indices: the records whose statistics are kept (only
-        they can be deleted later).
-    memory_cap:
-        Largest table size in bytes; a larger request fails before training.
-    chunk:
-        Approximators per batched Hessian-vector product.
-    seed:
-        Seed of the mini-batch shuffles (and of the curvature probes of non-linear models).
+    Any model: logistic regression gets an analytic certificate, others a conditional one.
+    Options (declared in ``hyperparameters``): ``epochs``, ``batch_size`` (None: full batch, the
+    paper's logistic-regression setting), ``eta`` and ``decay`` (η_t = η q^t; paper 0.05 and
+    0.995; ``eta=None``: 1/M for logistic regression, M the largest analytic batch-curvature
+    bound, so every step contracts (Lemma 2), the paper's 0.05 otherwise), ``clip`` C (paper 10),
+    ``l2`` (ℓ_i = f_{z_i} + (l2/2)||w||², paper 1e-6), ``retrain_divisor`` (``"original"``: the
+    paper's coupled retrain, divisor |B_t|; ``"remaining"``: the authors' script, |B_t \\ U|),
+    ``injection`` (``"after"``: Eq. 8, multiply then inject; ``"before"``: the authors' code),
+    ``deletable`` (the records whose statistics are kept: ``"all"``, a list of indices, or
+    ``"forget"`` for the set passed to :meth:`declare_deletable` before ``fit``),
+    ``memory_cap`` (bytes; a larger table fails before training), ``chunk`` (approximators per
+    batched Hessian-vector product) and ``seed`` (mini-batch shuffles and curvature probes).
     """
 
     name = "hf"
@@ -128,48 +110,44 @@ class HessianFree(Unlearner):
         "calibration is the classic one; the April-2024 code adds none)",
         "every release adds fresh noise to the noiseless online model (not accumulated noise)",
     )
+    hyperparameters = (
+        Param("epochs", 50, Integer(1), "passes over D (paper: 50 for MNIST logistic regression)"),
+        Param("batch_size", None, Optional(Integer(1), "for full batch"), "|B|, the mini-batch size"),
+        Param("eta", None, Optional(Real(gt=0), "for 1/M (logistic regression) or the paper's 0.05"),
+              "initial step size; eta_t = eta * decay^t", audit="eta"),
+        Param("decay", 0.995, Real(gt=0, le=1), "q, the per-step decay of the step size"),
+        Param("clip", 10.0, Real(gt=0), "C, the per-sample gradient clipping norm"),
+        Param("l2", 1e-6, Real(ge=0), "per-record L2 coefficient: l_i = f_i + (l2/2)||w||^2"),
+        Param("retrain_divisor", "original", Choice(RETRAIN_DIVISORS),
+              "the coupled retrain's divisor: |B_t| (original, the paper; certified) or |B_t \\ U| "
+              "(remaining, the authors' script; measured only)"),
+        Param("injection", "after", Choice(INJECTIONS),
+              "after: Eq. 8 (multiply, then inject); before: the authors' code ordering"),
+        Param("deletable", "all", OneOf((Choice(("all", "forget")), ListOf(Integer(0), distinct=True))),
+              "the records whose statistics are kept: all, forget (the set declared before training) "
+              "or a list of record indices"),
+        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1), "largest recollection table in bytes"),
+        Param("chunk", 256, Integer(1), "approximators per batched Hessian-vector product"),
+        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the mini-batch shuffles and curvature probes",
+              audit="seed"),
+    )
+    capabilities = Capabilities(deletable_before_training=True, data_dependent_certificate=True)
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        epochs: int = 50,
-        batch_size: int | None = None,
-        eta: float | None = None,
-        decay: float = 0.995,
-        clip: float = 10.0,
-        l2: float = 1e-6,
-        retrain_divisor: str = "original",
-        injection: str = "after",
-        deletable: str | Sequence[int] = "all",
-        memory_cap: int = DEFAULT_MEMORY_CAP,
-        chunk: int = 256,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
-        self.epochs = _integer("epochs", epochs, 1)
-        self.batch_size = None if batch_size is None else _integer("batch_size", batch_size, 1)
-        self.eta = None if eta is None else _positive("eta", eta)
-        self.decay = _positive("decay", decay)
-        if self.decay > 1:
-            raise InvalidInput("decay", "a number in (0, 1] (eta_t = eta * decay^t)", decay)
-        self.clip = _positive("clip", clip)
-        self.l2 = _nonneg("l2", l2)
-        if retrain_divisor not in DIVISORS:
-            raise InvalidInput("retrain_divisor", "one of 'original', 'remaining'", retrain_divisor)
-        if injection not in INJECTIONS:
-            raise InvalidInput("injection", "one of 'after', 'before'", injection)
-        self.retrain_divisor, self.injection = retrain_divisor, injection
-        if isinstance(deletable, str):
-            if deletable != "all":
-                raise InvalidInput("deletable", "'all' or a sequence of record indices", deletable)
-        elif len(deletable) == 0:
-            raise InvalidInput("deletable", "'all' or a non-empty sequence of record indices", "[]")
-        self.deletable = deletable
-        self.memory_cap = _integer("memory_cap", memory_cap, 1)
-        self.chunk = _integer("chunk", chunk, 1)
-        self.seed = _integer("seed", seed, 0)
-        self.last_forget_: Tensor | None = None
+    def __init__(self, objective: Objective, **options: Any):
+        super().__init__(objective, **options)
+        self.declared_: tuple[int, ...] | None = None
+
+    def declare_deletable(self, forget: Tensor) -> None:
+        """Before ``fit``: with ``deletable="forget"``, exactly the records ``forget`` are
+        deletable (their statistics are kept, no other record's); with ``"all"`` or a list the
+        option stands and the declaration is ignored. Takes effect at the next ``fit``."""
+        try:
+            values = torch.as_tensor(forget).tolist()
+        except (TypeError, ValueError, RuntimeError):
+            values = forget
+        declared = ListOf(Integer(0), distinct=True).check("forget", values)  # the range is checked at fit
+        if self.deletable == "forget":
+            self.declared_ = declared
 
     # -- the per-record loss the paper trains ----------------------------------------------
     def _clipped_grads(self, w: Tensor, X: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
@@ -227,10 +205,11 @@ class HessianFree(Unlearner):
         out = torch.cat([HV[:, :, :p].reshape(V.shape[0], K * p), HV[:, :, p]], dim=1)
         return out + self.l2 * V
 
+
     # -- A and Stage II ----------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Train by clipped mini-batch SGD and recollect the statistics of the deletable records."""
-        self._remember(X, y)
+        self.__dict__.pop("table_", None)  # a refit that fails leaves no stale statistics behind
         n, d = int(X.shape[0]), self.objective.dim
         self.tracked_ = self._tracked(n, X.device)
         needed = int(self.tracked_.numel()) * d * theta0.element_size()
@@ -293,9 +272,19 @@ class HessianFree(Unlearner):
         return 1.0 / max(curvature["M"]) if curvature is not None else PAPER_ETA
 
     def _tracked(self, n: int, device) -> Tensor:
-        if isinstance(self.deletable, str):
+        """The deletable records, sorted: all, the listed ones, or the declared forget set."""
+        if self.deletable == "all":
             return torch.arange(n, device=device)
-        return torch.sort(record_indices(list(self.deletable), n, "deletable", device)).values
+        if self.deletable == "forget":
+            if self.declared_ is None:
+                raise InvalidInput(
+                    "deletable", "'all', a list of record indices, or 'forget' once the forget set is declared",
+                    "forget", hint="deletable='forget' keeps the statistics of the declared forget set only: "
+                                   "call declare_deletable(forget) before fit (the audit does)")
+            chosen = list(self.declared_)
+        else:
+            chosen = list(self.deletable)
+        return torch.sort(record_indices(chosen, n, "deletable", device)).values
 
     def _schedule(self, n: int, device) -> list[Tensor]:
         """The batches B_0..B_{T−1}: a seeded reshuffle per epoch (the full set when batch_size is None)."""
@@ -308,10 +297,9 @@ class HessianFree(Unlearner):
         return batches
 
     # -- unlearning ------------------------------------------------------------------------
-    def unlearn(self, forget: Tensor) -> Tensor:
-        """w_T + Σ_{u∈Z} a_u, from the trained model (repeatable; the table is not consumed)."""
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        """w_T + Σ_{u∈Z} a_u, from the trained model (repeatable for records not yet deleted online)."""
         rows = self._rows(forget)
-        self.last_forget_ = self._indices(forget)
         return self.theta_ + self.table_[rows].sum(0)
 
     def delete(self, request: Tensor) -> Tensor:
@@ -320,30 +308,42 @@ class HessianFree(Unlearner):
         Returns the live noiseless model after the request (publish it with
         :meth:`Unlearner.release`). A record can be deleted once.
         """
-        idx = self._indices(request)
-        if bool(self.deleted_[idx].any()):
-            raise InvalidInput("request", "records not deleted before", idx[self.deleted_[idx]].tolist())
-        rows = self._rows(idx)
+        idx = self.forget_indices(request, field="request")
+        self._deletable_now([idx], ["request"])
+        return self._delete(idx)
+
+    def _delete(self, idx: Tensor) -> Tensor:
+        rows = self.row_of_[idx]
         self.online_theta_ += self.table_[rows].sum(0)
         self.table_[rows] = 0  # forget the recollection: the statistics of u are gone
         self.deleted_[idx] = True
-        self.last_forget_ = self.deleted_.nonzero().squeeze(1)
         return self.online_theta_
 
-    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
-                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
-        """HF's online rule: one vector addition per request, certified for all deleted so far."""
+    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
+               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+        """HF's online rule: one vector addition per request on the live model, whose statistics
+        are then erased; release k is certified for every record deleted from the live model so
+        far (the union of requests 1..k when nothing was deleted online before)."""
+        self._deletable_now(requests, [f"requests[{k}]" for k in range(len(requests))])  # before serving any
         out = []
         for request in requests:
-            theta = self.delete(request).clone()
-            out.append((theta, self.certify(int(self.deleted_.sum()), epsilon, delta, mechanism)))
+            theta = self._delete(request).clone()
+            out.append((theta, self._certify(self.deleted_.nonzero().squeeze(1), epsilon, delta, mechanism)))
         return out
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _deletable_now(self, requests: list[Tensor], fields: list[str]) -> None:
+        """Every record of every request has statistics, and none was deleted online before."""
+        self._check_fitted()
+        for idx, name in zip(requests, fields):
+            if bool(self.deleted_[idx].any()):
+                raise InvalidInput(name, "records not deleted before", idx[self.deleted_[idx]].tolist())
+            self._rows(idx, field=name)
+
+    def _retrain(self, forget: Tensor) -> Tensor:
         """The coupled retrain: same θ_0 and batches with Z dropped (divisor per ``retrain_divisor``)."""
         self._check_fitted()
         keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
-        keep[self._indices(forget)] = False
+        keep[forget] = False
         w = self.theta0_.clone()
         for batch, eta_t in zip(self.batches_, self.etas_):
             kept = batch[keep[batch]]
@@ -363,7 +363,8 @@ class HessianFree(Unlearner):
         directions only the forgotten records span). For the comparison of the paper's Fig. 2, not
         a certified release.
         """
-        idx = self._indices(forget)
+        self._check_fitted()
+        idx = self.forget_indices(forget)
         keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
         keep[idx] = False
         w, d = self.theta_, self.objective.dim
@@ -418,15 +419,29 @@ class HessianFree(Unlearner):
                 "lam": [-M.value] * T, "Lbar": [L.value + self.l2] * T}
 
     def error_bound(self, forget: Tensor | None = None, forget_size: int | None = None) -> tuple[float, dict]:
-        """The corrected Theorem 2 bound for the forget set (or the worst case for its size)."""
+        """The corrected Theorem 2 bound for the forget set, or (``forget_size=m``) the worst case
+        for any m records (they share every batch): the value and its diagnostics."""
+        bound, info = self._bound(self._fractions(forget, forget_size), self._forget_size(forget, forget_size))
+        return bound.value, info
+
+    def _forget_size(self, forget: Tensor | None, forget_size: int | None) -> int:
+        return int(self.forget_indices(forget).numel()) if forget is not None else int(forget_size)
+
+    def _fractions(self, forget: Tensor | None, forget_size: int | None) -> list[float]:
+        """f_t = |U ∩ B_t| / |B_t| for the forget set, or min(m, |B_t|)/|B_t| for a size m."""
         self._check_fitted()
-        cur = self.curvature_
         if forget is not None:
             mark = torch.zeros(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
-            mark[self._indices(forget)] = True
-            f = [float(mark[b].sum()) / b.numel() for b in self.batches_]
-        else:
-            f = [min(forget_size, b.numel()) / b.numel() for b in self.batches_]
+            mark[self.forget_indices(forget)] = True
+            return [float(mark[b].sum()) / b.numel() for b in self.batches_]
+        if forget_size is None:
+            raise InvalidInput("forget", "a forget set, or forget_size for the worst case of that size", None)
+        m = require_integer("forget_size", forget_size, 1, int(self.X_.shape[0]))
+        return [min(m, b.numel()) / b.numel() for b in self.batches_]
+
+    def _bound(self, f: list[float], m: int) -> tuple[Bound, dict]:
+        """The certificate's :class:`Bound` (:func:`hf_bound`) for per-step forgotten fractions ``f``."""
+        cur = self.curvature_
         clip_inactive = bool(cur["analytic"]) and self._clip_inactive()
         rho_err = [hf_contraction_factor(e, lam, M) for e, lam, M in zip(self.etas_, cur["lam"], cur["M"])]
         if clip_inactive:
@@ -440,7 +455,28 @@ class HessianFree(Unlearner):
         extra = None
         if self.injection == "before":
             extra = [M * ft * C for M, ft in zip(cur["M"], f)]
-        bound = hf_error_bound(self.etas_, rho_err, kappa, D, injection_before=extra)
+        T = len(self.batches_)
+        clip = Constant("C", C, "enforced" if not cur["analytic"] else "analytic",
+                        f"bound on every applied per-record gradient: clip = {self.clip:g}"
+                        + (" or the closed-form gradient bound G + l2 ||w||, whichever is smaller"
+                           if cur["analytic"] else ""),
+                        {"clip": self.clip, "max_measured_gradient_norm": self.max_grad_norm_})
+        if cur["analytic"]:
+            curvature = (
+                Constant("M", max(cur["M"]), "analytic",
+                         f"largest per-step bound on the mean batch Hessian, {cur['output_curvature']:g} * lambda_max "
+                         "of the batch Gram matrix (bias included) + l2: holds at every w", {"steps": T}),
+                Constant("G", cur["G"], "analytic", "closed-form per-record gradient bound (R = max ||(x, 1)||)"),
+            )
+        else:
+            curvature = (cur["M_constant"], cur["L_constant"])
+        bound = hf_bound(
+            self.etas_, rho_err, kappa, D, clip=clip, curvature=curvature, decay=self.decay, l2=self.l2,
+            forget_size=m, retrain_divisor=self.retrain_divisor, injection_before=extra,
+            divergence_contracted=rho_div is not None, steps_note=f" ({self.epochs} epochs)",
+            eta_note="" if self.eta is not None else (
+                " (chosen as 1/M, M the largest batch-curvature bound)" if cur["analytic"]
+                else " (the paper's default)"))
         return bound, {"clip_inactive": clip_inactive, "divergence_bound": D[-1], "applied_clip_bound": C,
                        "max_contraction": max(rho_err), "max_curvature": max(cur["M"])}
 
@@ -453,87 +489,53 @@ class HessianFree(Unlearner):
         """True when no per-record gradient can reach C at any w either run visits (linear models)."""
         return self.curvature_["G"] + self.l2 * self._radius() <= self.clip
 
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """Gaussian output noise calibrated to the corrected Theorem 2 bound.
-
-        Data-dependent (the batches that held the forgotten records) when the last
-        :meth:`unlearn`/:meth:`delete` removed ``forget_size`` records; otherwise the worst case
-        for any ``forget_size`` records.
-        """
-        self._check_fitted()
-        n = int(self.X_.shape[0])
-        m = _integer("forget_size", forget_size, 1)
-        if m >= n:
-            raise InvalidInput("forget_size", f"an integer with 0 < m < n (n={n})", forget_size)
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """Gaussian output noise calibrated to the corrected Theorem 2 bound for deleting exactly
+        ``forget`` (the batches that held it: data-dependent, whatever ran before)."""
+        bound, info = self._bound(self._fractions(forget, None), int(forget.numel()))
         warnings = []
-        matched = self.last_forget_ is not None and int(self.last_forget_.numel()) == m
-        bound, info = self.error_bound(self.last_forget_ if matched else None, m)
-        if not matched:
-            warnings.append(f"no deletion of {m} records has been run: the bound assumes they share every batch")
-        sigma = sigma_for(epsilon, delta, bound, mechanism) if math.isfinite(bound) else math.inf
-        cur = self.curvature_
-        T = len(self.batches_)
-        constants = [
-            Constant("T", float(T), "enforced", f"SGD steps ({self.epochs} epochs)"),
-            Constant("eta", self.eta_, "enforced", "initial step size; eta_t = eta * q^t"),
-            Constant("q", self.decay, "enforced", "per-step decay of the step size"),
-            Constant("C", info["applied_clip_bound"], "enforced" if not cur["analytic"] else "analytic",
-                     f"bound on every applied per-record gradient: clip = {self.clip:g}"
-                     + (" or the closed-form gradient bound G + l2 ||w||, whichever is smaller" if cur["analytic"] else ""),
-                     {"clip": self.clip, "max_measured_gradient_norm": self.max_grad_norm_}),
-            Constant("l2", self.l2, "enforced", "per-record L2 coefficient (strong convexity of each l_i)"),
-        ]
-        if cur["analytic"]:
-            constants.append(Constant(
-                "M", info["max_curvature"], "analytic",
-                f"largest per-step bound on the mean batch Hessian, {cur['output_curvature']:g} * lambda_max of the "
-                "batch Gram matrix (bias included) + l2: holds at every w", {"steps": T}))
-            constants.append(Constant("G", cur["G"], "analytic", "closed-form per-record gradient bound (R = max ||(x, 1)||)"))
-        else:
-            constants += [cur["M_constant"], cur["L_constant"]]
-        constants.append(Constant("Delta", bound, "analytic" if cur["analytic"] else "estimated",
-                                  "approximation-error bound ||w^-U - w - a^-U|| (corrected Theorem 2 recursion)",
-                                  dict(info)))
         if not info["clip_inactive"]:
             warnings.append("clipping may be active or the loss is non-convex: Lemma 1 alone bounds the "
                             "trajectory divergence, which does not shrink with the number of deleted records")
-        covered = self.retrain_divisor == "original"
-        if not covered:
-            warnings.append("the bound covers the coupled retrain with divisor |B_t| (Eqs. 4-5); the reference "
-                            "chosen here (retrain_divisor=remaining, the authors' script) is a different "
-                            "algorithm, so the distance to it is measured but not certified")
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(sigma),
-            sensitivity=float(bound), mechanism=mechanism,
-            theorem=("Qiao et al. 2024, Lemma 1 (divergence), Lemma 2 (contraction) and Theorem 2 "
-                     "(approximation error, curvature factor restored); output " + noise_clause(mechanism)),
-            constants=constants, assumptions=list(self.assumptions), warnings=warnings,
-            valid=math.isfinite(sigma) and covered,
-        )
+        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     bound=bound, assumptions=self.assumptions, warnings=warnings)
 
     # -- helpers -----------------------------------------------------------------------------
-    def hyperparameters(self) -> dict:
+    def pinned_options(self) -> dict[str, Any]:
+        return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    def report_hyperparameters(self) -> dict:
         out = {"epochs": self.epochs, "batch_size": self.batch_size, "eta": getattr(self, "eta_", self.eta),
                "eta_requested": self.eta, "decay": self.decay,
                "clip": self.clip, "l2": self.l2, "retrain_divisor": self.retrain_divisor,
                "injection": self.injection, "memory_cap": self.memory_cap, "seed": self.seed,
-               "deletable": "all" if isinstance(self.deletable, str) else len(self.deletable)}
+               "deletable": self._deletable_report()}
         if hasattr(self, "table_"):
             out.update(steps=len(self.batches_), table_bytes=self.table_bytes_,
                        precompute_s=self.precompute_s_, max_gradient_norm=self.max_grad_norm_)
         return out
 
+    def _deletable_report(self) -> str | int:
+        """"all", or how many records are deletable (the declared forget set or the listed ones)."""
+        if self.deletable == "all":
+            return "all"
+        if self.deletable == "forget":
+            return "forget" if self.declared_ is None else len(self.declared_)
+        return len(self.deletable)
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "table_"):
             raise RuntimeError("HessianFree.fit must be called before unlearning")
 
-    def _indices(self, forget: Tensor) -> Tensor:
+    def _rows(self, forget: Tensor, field: str = "forget") -> Tensor:
+        """The table rows of validated indices: refused for records without statistics (not
+        declared deletable, or already deleted online, whose statistics are erased)."""
         self._check_fitted()
-        return record_indices(forget, self.X_.shape[0], "forget", self.X_.device)
-
-    def _rows(self, forget: Tensor) -> Tensor:
-        rows = self.row_of_[self._indices(forget)]
+        rows = self.row_of_[forget]
         if bool((rows < 0).any()):
-            raise InvalidInput("forget", "records declared deletable before training (option deletable)",
+            raise InvalidInput(field, "records declared deletable before training (option deletable)",
                                f"{int((rows < 0).sum())} record(s) without statistics")
+        if bool(self.deleted_[forget].any()):
+            raise InvalidInput(field, "records whose statistics were not erased by an online deletion "
+                               "(delete / serve_requests)", forget[self.deleted_[forget]].tolist())
         return rows
