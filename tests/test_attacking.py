@@ -23,25 +23,26 @@ SMALL = dict(max_train=3000, forget_count=20, curve_points=2, noise_draws=2, tri
 
 def test_planted_too_small_constant_is_caught_by_the_whitebox_attack():
     r = audit.run(AuditConfig(constants={"G": 1e-7}, attacks=("whitebox",), **SMALL))
-    cmp = r.attacks["comparison"]
-    assert cmp["certificate_violated"] and cmp["best_attack"] == "whitebox"
-    assert cmp["best_empirical_epsilon"] > r.certificate["epsilon"]
-    assert any(f["code"] == "certificate-violated" for f in r.findings)
+    cmp = r.attacks.comparison
+    assert cmp.certificate_violated and cmp.best_attack == "whitebox"
+    assert cmp.best_empirical_epsilon > r.certificate.epsilon
+    assert any(f.code == "certificate-violated" for f in r.findings)
     assert r.verdict == "violated"
 
 
 def test_honest_run_is_not_flagged_and_ordering_holds():
     r = audit.run(AuditConfig(attacks=("whitebox", "mia", "relearn", "ulira"), shadow_models=4, **SMALL))
-    cmp = r.attacks["comparison"]
-    assert not cmp["certificate_violated"] and cmp["ordering_holds"]
+    cmp = r.attacks.comparison
+    assert not cmp.certificate_violated and cmp.ordering_holds
     assert r.verdict == "consistent"
-    for name, result in r.attacks["attacks"].items():
-        b = result["bound"]
-        assert 0 <= b["epsilon_lower"] <= b["ceiling"], name
-        assert b["n_trials"] in (1000, [1000, 1000], (1000, 1000)), name
-    assert r.attacks["trials"]["mode"] == "noise" and r.attacks["trials"]["n_per_world"] == 1000
-    assert 0.0 <= r.attacks["attacks"]["ulira"]["roc"]["auroc"] <= 1.0
-    pop = r.attacks["attacks"]["mia"]["population_auroc"]
+    for name, result in r.attacks.attacks.items():
+        b = result.bound
+        assert 0 <= b.epsilon_lower <= b.ceiling, name
+        assert b.n_trials == (1000, 1000), name
+    assert r.attacks.trials.mode == "noise" and r.attacks.trials.n_per_world == 1000
+    assert 0.0 <= r.attacks.attacks["ulira"].bound.roc.auroc <= 1.0
+    assert r.attacks.attacks["ulira"].details["shadow_models_per_side"] == 4
+    pop = r.attacks.attacks["mia"].details["population_auroc"]
     assert set(pop) == {"original", "unlearned", "retrained"}
     assert pop["unlearned"]["noiseless"]["applicable"]  # 20 forgotten records suffice for 5 folds
 
@@ -70,8 +71,8 @@ def test_whitebox_bound_approaches_but_never_exceeds_realized_epsilon():
 def test_retrain_mode_trials_use_new_seeds():
     r = audit.run(AuditConfig(trial_mode="retrain", attacks=("whitebox",), max_train=2000,
                               forget_count=5, curve_points=2, noise_draws=2, trials=20))
-    assert r.attacks["trials"]["mode"] == "retrain" and r.attacks["trials"]["path"] == "vmap"
-    assert not r.attacks["comparison"]["certificate_violated"]
+    assert r.attacks.trials.mode == "retrain" and r.attacks.trials.path == "vmap"
+    assert not r.attacks.comparison.certificate_violated
 
 
 def test_relearn_time_counts_steps_and_censors():

@@ -81,11 +81,18 @@ def test_calibrate_known_values():
     assert invoke("calibrate", "--delta", "1e-5").exit_code == 2
 
 
-def test_methods_lists_r2d():
+def test_methods_lists_r2d_its_declared_options_and_the_attacks():
     result = invoke("methods", "--json")
-    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    listing = json.loads(result.stdout)
+    rows = {r["name"]: r for r in listing["methods"]}
     assert rows["r2d"]["certified"] and "Rewind-to-Delete" in rows["r2d"]["paper"]
     assert "retrain" in rows
+    assert rows["r2d"]["options"]["rewind"] == 95 and rows["r2d"]["options"]["eta"] is None
+    declared = {p["name"]: p for p in rows["r2d"]["option_declarations"]}
+    assert declared["steps"]["allowed"] == "an integer in [1, 1000000]" and declared["steps"]["from_audit"] == "steps"
+    assert rows["r2d"]["capabilities"]["knob"]["option"] == "rewind"
+    assert {a["name"] for a in listing["attacks"]} >= {"mia", "ulira", "relearn", "whitebox"}
+    assert listing["unavailable"] == []
 
 
 def test_console_script_never_prints_a_traceback(tmp_path):

@@ -1,10 +1,15 @@
-"""Third-party methods are discovered through the `unlearn_audit.unlearners` entry-point group."""
+"""Third-party methods and attacks: discovered through entry points, registered in-process, and a
+plug-in that fails to import is reported with its error (never silently dropped)."""
 
 from importlib.metadata import EntryPoint, PackageNotFoundError, version
 
 import pytest
+from typer.testing import CliRunner
 
-import unlearners.base as base
+import attacks.registry as attack_registry
+import unlearners.registry as registry
+from audit.cli import app
+from certify.errors import InvalidInput
 from unlearners.retrain import Retrain
 
 
@@ -13,15 +18,48 @@ class PluginMethod(Retrain):
     title = "A third-party method"
 
 
-def test_entry_point_plugins_are_registered_and_broken_ones_ignored(monkeypatch):
-    good = EntryPoint("plugin-retrain", f"{__name__}:PluginMethod", base.ENTRY_POINT_GROUP)
-    broken = EntryPoint("broken", "no_such_module_xyz:Nothing", base.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(base, "entry_points", lambda group: [good, broken] if group == base.ENTRY_POINT_GROUP else [])
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
-    methods = base.available_methods()
-    assert methods["plugin-retrain"] is PluginMethod
-    assert "broken" not in methods and "r2d" in methods
-    assert base.get_method("plugin-retrain") is PluginMethod
+@pytest.fixture
+def plugins(monkeypatch):
+    good = EntryPoint("plugin-retrain", f"{__name__}:PluginMethod", registry.ENTRY_POINT_GROUP)
+    broken = EntryPoint("broken", "no_such_module_xyz:Nothing", registry.ENTRY_POINT_GROUP)
+    bad_attack = EntryPoint("broken-attack", "no_such_attack_xyz:Nothing", attack_registry.ENTRY_POINT_GROUP)
+    table = {registry.ENTRY_POINT_GROUP: [good, broken], attack_registry.ENTRY_POINT_GROUP: [bad_attack]}
+    monkeypatch.setattr(registry, "entry_points", lambda group: table.get(group, []))
+    monkeypatch.setattr(attack_registry, "entry_points", lambda group: table.get(group, []))
+
+
+def test_entry_point_plugins_are_registered_and_broken_ones_reported(plugins):
+    methods = registry.available_methods()
+    assert methods["plugin-retrain"] is PluginMethod and "r2d" in methods
+    assert registry.get_method("plugin-retrain") is PluginMethod
+    assert "broken" not in methods
+    assert "no_such_module_xyz" in registry.unavailable_methods()["broken"]
+    with pytest.raises(InvalidInput) as exc:
+        registry.get_method("broken")
+    assert exc.value.field == "method" and "no_such_module_xyz" in str(exc.value)
+    assert "no_such_attack_xyz" in attack_registry.unavailable_attacks()["broken-attack"]
+
+
+def test_a_broken_plugin_shows_its_error_in_audit_methods_and_audit_run(plugins):
+    runner = CliRunner()
+    listed = runner.invoke(app, ["methods"])
+    assert listed.exit_code == 0 and "broken" in listed.output and "no_such_module_xyz" in listed.output
+    run = runner.invoke(app, ["run", "--method", "broken", "-q"])
+    assert run.exit_code == 2 and "no_such_module_xyz" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_in_process_registration():
+    class Local(Retrain):
+        name = "local-retrain"
+        title = "A method registered by the calling code"
+
+    registry.register(Local)
+    try:
+        assert registry.get_method("local-retrain") is Local
+    finally:
+        registry._REGISTERED.pop("local-retrain")
+    with pytest.raises(InvalidInput):
+        registry.register(object)
 
 
 def test_installed_entry_points_name_the_builtins():
@@ -29,5 +67,5 @@ def test_installed_entry_points_name_the_builtins():
         version("unlearn-audit")
     except PackageNotFoundError:
         pytest.skip("unlearn-audit is not installed (running from a bare checkout): no entry points to read")
-    names = {ep.name for ep in base.entry_points(group=base.ENTRY_POINT_GROUP)}
+    names = {ep.name for ep in registry.entry_points(group=registry.ENTRY_POINT_GROUP)}
     assert {"r2d", "retrain"} <= names

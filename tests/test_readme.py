@@ -18,7 +18,7 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_readme_method_table_has_a_row_for_every_built_in_method():
-    from unlearners.base import available_methods
+    from unlearners.registry import available_methods
 
     readme = (ROOT / "README.md").read_text()
     for name in available_methods():

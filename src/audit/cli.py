@@ -6,6 +6,7 @@ Exit codes: 0 consistent, 1 certificate violated or not issued, 2 bad input, 70 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -48,86 +49,66 @@ def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
 
 
 # ----------------------------------------------------------------------------------------
-@app.command()
-def run(
-    method: Annotated[Optional[str], typer.Option(help="Unlearning method (see `audit methods`).")] = None,
-    epsilon: Annotated[Optional[float], typer.Option(help="Target epsilon > 0.")] = None,
-    delta: Annotated[Optional[float], typer.Option(help="Target delta in (0, 1).")] = None,
-    mechanism: Annotated[Optional[str], typer.Option(help="analytic | classic (classic needs epsilon <= 1).")] = None,
-    dataset: Annotated[Optional[str], typer.Option(help="adult | digits | idx:<dir> | csv:<file>.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="logreg | mlp.")] = None,
-    hidden: Annotated[Optional[str], typer.Option(help="MLP hidden widths, e.g. 64,64.")] = None,
-    pca_components: Annotated[Optional[int], typer.Option(help="Whitened PCA features (default: the dataset's).")] = None,
-    feature: Annotated[Optional[list[str]], typer.Option("--feature", help="Feature-map override KEY=VALUE (repeatable): normalize=[0.1307,0.3081], standardize, pca_components, whiten, row_norm.")] = None,
-    forget_count: Annotated[Optional[int], typer.Option(help="Forget this many random training records.")] = None,
-    forget_fraction: Annotated[Optional[float], typer.Option(help="Forget this fraction of the training set.")] = None,
-    forget_class: Annotated[Optional[int], typer.Option(help="Forget every record of this class.")] = None,
-    forget_groups: Annotated[Optional[int], typer.Option(help="Forget every record of this many random groups.")] = None,
-    group_column: Annotated[Optional[str], typer.Option(help="CSV column holding user/group ids.")] = None,
-    label_column: Annotated[Optional[str], typer.Option(help="CSV column holding the label.")] = None,
-    requests: Annotated[Optional[int], typer.Option(help="Serve this many deletion requests one after another (each of the forget-set size); the ledger records every release.")] = None,
-    budget_epsilon: Annotated[Optional[float], typer.Option(help="Cumulative epsilon budget over all releases; past it a retrain is due.")] = None,
-    steps: Annotated[Optional[int], typer.Option(help="T: full-batch gradient steps.")] = None,
-    eta: Annotated[Optional[float], typer.Option(help="Constant step size (default: horizon/(L*T)).")] = None,
-    horizon: Annotated[Optional[float], typer.Option(help="eta*L*T when --eta is not given.")] = None,
-    rewind: Annotated[Optional[int], typer.Option(help="K: rewind steps.")] = None,
-    rewind_fraction: Annotated[Optional[float], typer.Option(help="K as a fraction of T.")] = None,
-    sigma_budget: Annotated[Optional[float], typer.Option(help="Smallest K whose noise fits this sigma.")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Root seed (all derived seeds are reported).")] = None,
-    device: Annotated[Optional[str], typer.Option(help="auto | cpu | cuda.")] = None,
-    dtype: Annotated[Optional[str], typer.Option(help="float64 | float32.")] = None,
-    max_train: Annotated[Optional[int], typer.Option(help="Cap on the training-set size.")] = None,
-    noise_draws: Annotated[Optional[int], typer.Option(help="Noise draws for released-model utility.")] = None,
-    curve_points: Annotated[Optional[int], typer.Option(help="Points on the K-sigma-epsilon curve.")] = None,
-    smoothness: Annotated[Optional[float], typer.Option("--L", help="Override the smoothness constant L (assumed).")] = None,
-    gradient_bound: Annotated[Optional[float], typer.Option("--G", help="Override the gradient bound G (assumed).")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Method option NAME=VALUE (repeatable; see `audit methods --json`).")] = None,
-    attacks: Annotated[Optional[str], typer.Option(help="Comma-separated: mia,ulira,relearn,whitebox (or none).")] = None,
-    trials: Annotated[Optional[int], typer.Option(help="Released models per world scored by the attacks.")] = None,
-    trial_mode: Annotated[Optional[str], typer.Option(help="noise (fresh noise per trial) | retrain (new seed per trial).")] = None,
-    shadow_models: Annotated[Optional[int], typer.Option(help="U-LiRA shadow datasets.")] = None,
-    confidence: Annotated[Optional[float], typer.Option(help="Confidence of the epsilon lower bounds.")] = None,
-    relearn_max_steps: Annotated[Optional[int], typer.Option(help="Cap on relearn-time fine-tuning steps.")] = None,
-    config: Annotated[Optional[Path], typer.Option(help="TOML file with any of these fields; flags win.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Directory for report.json, report.html (and the signature).")] = None,
-    sign_key: Annotated[Optional[Path], typer.Option(help="Ed25519 private key (PEM): sign the report (needs --out).")] = None,
-    commitment_salt: Annotated[Optional[Path], typer.Option(help="File with the secret salt (hex) of the deletion commitment; default: a new random salt saved as OUT/" + SALT_FILE + " (mode 0600).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
-) -> None:
+# `audit run`: its configuration flags are derived from audit.config.FIELDS
+
+
+def _python_type(constraint: Any) -> type:
+    from certify.errors import Integer, Optional, Real
+
+    while isinstance(constraint, Optional):
+        constraint = constraint.inner
+    return int if isinstance(constraint, Integer) else float if isinstance(constraint, Real) else str
+
+
+def _field_parameters() -> list[inspect.Parameter]:
+    """One typer option per configuration field (a mapping of fixed keys: one per key)."""
+    from audit.config import FIELDS
+    from certify.errors import Choice
+
+    params = []
+    for f in FIELDS:
+        shown = ("none" if f.default in ((), {}, None) else
+                 ",".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default))
+        text = f.help + (f" Choices: {', '.join(map(str, f.constraint.options))}."
+                         if isinstance(f.constraint, Choice) else "")
+        if f.spelling == "keys":
+            for key in f.constraint.keys:
+                params.append(_option(f"{f.name}__{key}", Optional[float], f"--{key}",
+                                      help=f"{f.help} ({key}; a finite number > 0)."))
+        elif f.spelling == "pairs":
+            params.append(_option(f.name, Optional[list[str]], *(f.flags or (f.flag,)), help=text))
+        else:
+            kind = str if f.spelling == "csv" else _python_type(f.constraint)
+            params.append(_option(f.name, Optional[kind], f.flag, help=text, show_default=shown))
+    return params
+
+
+def _option(name: str, annotation: Any, *flags: str, **kwargs: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                             annotation=Annotated[annotation, typer.Option(*flags, **kwargs)])
+
+
+_RUN_OPTIONS = [
+    _option("config", Optional[Path], "--config", help="TOML file with any of these fields (optionally under "
+            "[audit]); flags win."),
+    _option("out", Optional[Path], "--out", help="Directory for report.json, report.html (and the signature)."),
+    _option("sign_key", Optional[Path], "--sign-key", help="Ed25519 private key (PEM): sign the report (needs --out)."),
+    _option("commitment_salt", Optional[Path], "--commitment-salt",
+            help="File with the secret salt (hex) of the deletion commitment; default: a new random salt saved as "
+                 "OUT/" + SALT_FILE + " (mode 0600)."),
+]
+
+
+def run(**params: Any) -> None:
     """Run one audit: learn, certify, unlearn, retrain, compare, report."""
     from audit.config import AuditConfig
     from audit.pipeline import STAGES
     from audit.pipeline import run as run_audit
 
-    flags: dict[str, Any] = {
-        "method": method, "epsilon": epsilon, "delta": delta, "mechanism": mechanism,
-        "dataset": dataset, "model": model, "pca_components": pca_components, "forget_count": forget_count,
-        "forget_fraction": forget_fraction, "forget_class": forget_class,
-        "forget_groups": forget_groups, "group_column": group_column, "label_column": label_column,
-        "requests": requests, "budget_epsilon": budget_epsilon, "steps": steps, "eta": eta, "horizon": horizon, "rewind": rewind,
-        "rewind_fraction": rewind_fraction, "sigma_budget": sigma_budget, "seed": seed,
-        "device": device, "dtype": dtype, "max_train": max_train, "noise_draws": noise_draws,
-        "curve_points": curve_points, "attacks": attacks, "trials": trials, "trial_mode": trial_mode,
-        "shadow_models": shadow_models, "confidence": confidence, "relearn_max_steps": relearn_max_steps,
-    }
+    out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
+    config, as_json, quiet = params.pop("config"), params.pop("as_json"), params.pop("quiet")
     try:
-        settings = _read_config(config) if config else {}
-        settings.update({k: v for k, v in flags.items() if v is not None})
-        if hidden is not None:
-            settings["hidden"] = _parse_widths(hidden)
-        overrides = dict(settings.get("constants", {}))
-        if smoothness is not None:
-            overrides["L"] = smoothness
-        if gradient_bound is not None:
-            overrides["G"] = gradient_bound
-        if overrides:
-            settings["constants"] = overrides
-        if option:
-            settings["method_options"] = {**settings.get("method_options", {}), **_parse_options(option)}
-        if feature:
-            settings["feature_map"] = {**settings.get("feature_map", {}), **_parse_options(feature, "feature")}
-        cfg = AuditConfig.from_dict(settings)
+        cfg = AuditConfig.from_dict(_settings(params, _read_config(config) if config else {}))
         if out is not None and out.exists() and not out.is_dir():
             raise InvalidInput("out", "a directory (it exists and is a file)", str(out))
         if sign_key is not None:
@@ -158,6 +139,37 @@ def run(
     if not quiet:
         _summary(report)
     raise typer.Exit(int(ExitCode.OK if report.verdict == "consistent" else ExitCode.VIOLATED))
+
+
+run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+    *_field_parameters(), *_RUN_OPTIONS,
+    inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON on stdout.")]),
+    inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")]),
+])
+app.command()(run)
+
+
+def _settings(params: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
+    """The configuration fields: the TOML file's, then every flag given on the command line."""
+    from audit.config import FIELD
+
+    settings = dict(file)
+    for name, value in params.items():
+        if value is None or value == []:
+            continue
+        field_name, _, key = name.partition("__")
+        f = FIELD[field_name]
+        if f.spelling == "keys":
+            settings[f.name] = {**dict(settings.get(f.name) or {}), key: value}
+        elif f.spelling == "pairs":
+            settings[f.name] = {**dict(settings.get(f.name) or {}), **_parse_options(value, f.flag.lstrip("-"))}
+        elif f.spelling == "csv" and f.name != "attacks":
+            settings[f.name] = _parse_list(f.name, value)
+        else:
+            settings[f.name] = value
+    return settings
 
 
 def _parse_options(pairs: list[str], field: str = "option") -> dict[str, Any]:
@@ -218,50 +230,54 @@ def _read_config(path: Path) -> dict[str, Any]:
     return dict(data.get("audit", data))
 
 
-def _parse_widths(text: str) -> tuple[int, ...]:
+def _parse_list(field: str, text: str) -> tuple[int, ...]:
     try:
-        widths = tuple(int(w) for w in text.split(",") if w.strip())
+        return tuple(int(w) for w in text.split(",") if w.strip())
     except ValueError:
-        raise InvalidInput("hidden", "comma-separated positive integers such as 64,64", text) from None
-    return widths
+        raise InvalidInput(field, "comma-separated positive integers such as 64,64", text) from None
 
 
 def _summary(report) -> None:
     cert, real, util = report.certificate, report.realized, report.utility
-    table = Table(title=f"{report.method['title']} audit: verdict {report.verdict.upper()}",
+    table = Table(title=f"{report.method.title} audit: verdict {report.verdict.upper()}",
                   show_header=True, header_style="bold")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    fmt = lambda v: v if isinstance(v, str) else f"{v:.6g}"  # noqa: E731
-    rows = [
-        ("certified epsilon (delta)", f"{fmt(cert['epsilon'])} ({fmt(cert['delta'])})"),
-        ("certificate", ("valid" if cert["valid"] else "NOT ISSUED") + (" (conditional)" if cert["conditional"] else "")),
-        ("sensitivity bound Delta", fmt(cert["sensitivity"])),
-        ("noise sigma", fmt(cert["sigma"])),
-        ("||theta_U - theta_R|| (before noise)", fmt(real["distance_unlearned_retrained"])),
-        ("realized epsilon", fmt(real["epsilon"])),
-    ]
+    fmt = lambda v: "n/a" if v is None else f"{v:.6g}"  # noqa: E731
+    if cert.kind == "none":
+        rows = [("certificate", "none (the method has no theorem)"),
+                ("output noise sigma (uncalibrated)", fmt(cert.sigma))]
+    else:
+        rows = [
+            ("certified epsilon (delta)", f"{fmt(cert.epsilon)} ({fmt(cert.delta)})"),
+            ("certificate", f"{cert.kind}, " + ("valid" if cert.valid else "NOT ISSUED")
+             + (" (conditional)" if cert.conditional else "")),
+            ("sensitivity bound Delta", fmt(cert.sensitivity)),
+            ("noise sigma", fmt(cert.sigma)),
+        ]
+    rows += [("||theta_U - theta_R|| (before noise)", fmt(real.distance_unlearned_retrained)),
+             ("realized epsilon", fmt(real.epsilon))]
     for name in ("original", "unlearned", "retrained"):
-        t = util[name]["test"]
-        noisy = t.get("noisy_accuracy_mean")
+        t = getattr(util, name).test
+        noisy = t.noisy_accuracy_mean
         rows.append((f"test accuracy {name} (noiseless / released)",
-                     f"{t['accuracy']:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
+                     f"{t.accuracy:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
     if report.attacks:
-        cmp = report.attacks["comparison"]
-        for name, result in report.attacks["attacks"].items():
-            b = result["bound"]
-            rows.append((f"empirical epsilon >= ({name}, {report.attacks['trials']['n_per_world']} trials/world)",
-                         f"{fmt(b['epsilon_lower'])} (ceiling {fmt(b['ceiling'])})"))
-        rows.append(("certified >= realized >= empirical", "holds" if cmp["ordering_holds"] else "NO"))
+        cmp = report.attacks.comparison
+        for name, result in report.attacks.attacks.items():
+            b = result.bound
+            rows.append((f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
+                         f"{fmt(b.epsilon_lower)} (ceiling {fmt(b.ceiling)})"))
+        if cmp.ordering_holds is not None:
+            rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
     tm = report.timings
-    rows.append(("learn / unlearn / retrain seconds",
-                 f"{tm['learn_s']:.3f} / {tm['unlearn_s']:.3f} / {tm['retrain_s']:.3f}"))
+    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"))
     for r in rows:
         table.add_row(*r)
     err.print(table)
     for f in report.findings:
-        colour = "red" if f["severity"] == "error" else "yellow"
-        err.print(f"[{colour}]{f['severity']}[/]: {f['message']}", highlight=False)
+        colour = "red" if f.severity == "error" else "yellow"
+        err.print(f"[{colour}]{f.severity}[/]: {f.message}", highlight=False)
 
 
 # ----------------------------------------------------------------------------------------
@@ -295,22 +311,37 @@ def calibrate(
 
 @app.command()
 def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False) -> None:
-    """List the unlearning methods, their papers and whether they are certified."""
-    from unlearners.base import available_methods
+    """List the unlearning methods (their papers, options and capabilities), the attacks, and any
+    plug-in that failed to import (with its error)."""
+    from attacks.registry import attack_names, get_attack, unavailable_attacks
+    from unlearners.registry import available_methods, unavailable_methods
 
     rows = [{"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
              "assumptions": list(cls.assumptions), "deviations": list(cls.deviations),
-             "options": _options_of(cls)}
+             "options": {p.name: p.default if not isinstance(p.default, tuple) else list(p.default)
+                         for p in cls.hyperparameters},
+             "option_declarations": [p.describe() for p in cls.hyperparameters],
+             "capabilities": cls.capabilities.describe()}
             for name, cls in available_methods().items()]
+    broken_attacks = unavailable_attacks()
+    attacks = [{"name": n, "title": get_attack(n).title, "description": get_attack(n).description,
+                "needs": sorted(get_attack(n).needs)} for n in attack_names() if n not in broken_attacks]
+    unavailable = [{"kind": "method", "name": n, "error": e} for n, e in unavailable_methods().items()]
+    unavailable += [{"kind": "attack", "name": n, "error": e} for n, e in broken_attacks.items()]
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"methods": rows, "attacks": attacks, "unavailable": unavailable},
+                                    indent=2, default=str) + "\n")
         return
     table = Table(show_header=True, header_style="bold")
     for col in ("name", "certified", "paper"):
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], "yes" if r["certified"] else "no", r["paper"])
-    Console().print(table)
+    out = Console()
+    out.print(table)
+    out.print("attacks: " + ", ".join(a["name"] for a in attacks))
+    for u in unavailable:
+        out.print(f"[red]unavailable {u['kind']} {u['name']}[/]: {u['error']}", highlight=False)
 
 
 @app.command()
@@ -389,15 +420,6 @@ def report(
     except InvalidInput as exc:
         _fail(str(exc))
     typer.echo(f"written: {path}")
-
-
-def _options_of(cls) -> dict[str, Any]:
-    """A method's constructor keywords and their defaults (what --option accepts)."""
-    import inspect
-
-    params = inspect.signature(cls.__init__).parameters
-    return {n: (None if p.default is inspect.Parameter.empty else p.default)
-            for n, p in params.items() if n not in ("self", "objective") and p.kind == p.KEYWORD_ONLY}
 
 
 def main() -> None:

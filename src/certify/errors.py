@@ -19,6 +19,8 @@ from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 class InvalidInput(ValueError):
     """A parameter outside its allowed values.
@@ -103,7 +105,7 @@ class Real(Constraint):
         return kind
 
     def check(self, field: str, value: Any) -> float:
-        if value is None or isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
+        if value is None or isinstance(value, (bool, np.bool_, str, bytes)):
             raise self.fail(field, value)
         try:
             x = float(value)  # Python and numpy reals, 0-d arrays and tensors
@@ -160,7 +162,7 @@ class Integer(Constraint):
         return "an integer"
 
     def check(self, field: str, value: Any) -> int:
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             raise self.fail(field, value)
         if isinstance(value, float):  # a float must be finite and whole
             if not math.isfinite(value) or not value.is_integer():
@@ -221,7 +223,7 @@ class Boolean(Constraint):
     words: str = "true or false"
 
     def check(self, field: str, value: Any) -> bool:
-        if value is True or value is False or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             return bool(value)
         raise self.fail(field, value)
 

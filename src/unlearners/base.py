@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
 import torch
@@ -121,6 +121,15 @@ class Unlearner(ABC):
     deviations: ClassVar[tuple[str, ...]] = ()
     hyperparameters: ClassVar[tuple[Param, ...]] = ()
     capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Batched training re-implements the algorithm it batches: a subclass that changes the
+        algorithm (``_fit``, ``_unlearn`` or ``_retrain``) without its own ``train_many`` does not
+        inherit the capability."""
+        super().__init_subclass__(**kwargs)
+        changed = any(name in cls.__dict__ for name in ("_fit", "_unlearn", "_retrain"))
+        if cls.capabilities.batched_training and changed and "train_many" not in cls.__dict__:
+            cls.capabilities = replace(cls.capabilities, batched_training=False)
 
     def __init__(self, objective: Objective, **options: Any):
         self.objective = objective

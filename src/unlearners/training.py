@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import torch
 from torch import Tensor
 from torch.func import vmap
 

@@ -35,7 +35,8 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
-from audit.report import encode_nonfinite, plots, write_atomic
+from audit.report import plots, write_atomic
+from audit.report.encoding import json_safe
 
 #: No fetch of any kind (default-src 'none' covers connect, font, frame, media, object, script,
 #: worker, manifest...); inline styles are the only thing allowed to apply. ``img-src data:``
@@ -53,15 +54,9 @@ VERDICTS = {
     "not-certified": ("NOT CERTIFIED", "No certificate was issued: a condition of the theorem failed, "
                       "so no ε guarantee applies to this unlearning."),
 }
-
-#: ``audit run`` flags in the order the CLI declares them; constants become --L / --G
-FLAG_ORDER = (
-    "method", "epsilon", "delta", "mechanism", "dataset", "model", "hidden", "pca_components",
-    "feature_map", "forget_count", "forget_fraction", "forget_class", "forget_groups", "group_column",
-    "label_column", "requests", "budget_epsilon", "steps", "eta", "horizon", "rewind", "rewind_fraction", "sigma_budget", "seed",
-    "device", "dtype", "max_train", "noise_draws", "curve_points", "constants", "attacks", "trials",
-    "trial_mode", "shadow_models", "confidence", "relearn_max_steps",
-)
+#: the banner of a method without a theorem (certificate kind ``none``)
+NO_THEOREM = ("NO CERTIFICATE", "No certificate (the method has no theorem): nothing is certified, and "
+              "the measurements below are all there is.")
 
 
 # ----------------------------------------------------------------------------------------
@@ -131,66 +126,20 @@ def kv(d: Any, digits: int = 4) -> str:
     return "; ".join(f"{k} = {fmt(v, digits)}" for k, v in sorted(d.items()))
 
 
-def _flag_value(key: str, value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)  # round-trips exactly
-    if key == "hidden":
-        return ",".join(str(int(h)) for h in value)
-    if key == "attacks":
-        return ",".join(value) if value else "none"
-    return str(value)
-
-
 def command_line(config: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> str:
-    """The ``audit run`` command that repeats an audit, from the report's ``config``.
+    """The ``audit run`` command that repeats an audit (derived from :data:`audit.config.FIELDS`)."""
+    from audit.config import command_line as derived
 
-    With ``defaults`` the flags whose value equals the default are left out (``--seed`` always
-    stays). Unknown keys (from a newer schema) are appended in sorted order.
-    """
-    parts = ["audit", "run"]
-    keys = [k for k in FLAG_ORDER if k in config] + sorted(k for k in config if k not in FLAG_ORDER)
-    for key in keys:
-        value = config[key]
-        if value is None:
-            continue
-        if defaults is not None and key != "seed" and key in defaults and _same(defaults[key], value):
-            continue
-        if key == "constants":
-            for name in sorted(value or {}):
-                parts += [f"--{name}", _flag_value(name, value[name])]
-            continue
-        if key in ("method_options", "feature_map"):
-            flag = "--option" if key == "method_options" else "--feature"
-            for name in sorted(value or {}):
-                parts += [flag, shlex.quote(f"{name}={json.dumps(value[name])}")]
-            continue
-        parts += [f"--{key.replace('_', '-')}", shlex.quote(_flag_value(key, value))]
-    return " ".join(parts)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return list(a) == list(b)
-    return a == b
+    return derived(config, defaults)
 
 
 def _config_defaults() -> dict[str, Any] | None:
-    """Defaults of this version's AuditConfig fields (None when audit.config cannot load)."""
+    """This version's default configuration (None when it cannot be built)."""
     try:
-        from dataclasses import MISSING, fields
-
-        from audit.config import AuditConfig
+        from audit.config import defaults
     except Exception:  # pragma: no cover - the package always ships it
         return None
-    out: dict[str, Any] = {}
-    for f in fields(AuditConfig):
-        if f.default is not MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not MISSING:  # type: ignore[misc]
-            out[f.name] = f.default_factory()  # type: ignore[misc]
-    return out
+    return defaults()
 
 
 def _hashes(obj: Any, path: str = "", hashed: bool = False) -> list[tuple[str, str]]:
@@ -217,15 +166,9 @@ def _hashes(obj: Any, path: str = "", hashed: bool = False) -> list[tuple[str, s
 
 
 def _verdict(report: Mapping[str, Any]) -> str:
-    v = report.get("verdict")
-    if v:
-        return str(v)
-    codes = {f.get("code") for f in report.get("findings") or [] if f.get("severity") == "error"}
-    if codes & {"bound-violated", "realized-exceeds-certified", "certificate-violated"}:
-        return "violated"
-    if "certificate-not-issued" in codes:
-        return "not-certified"
-    return "consistent"
+    from audit.findings import verdict_of
+
+    return str(report.get("verdict") or verdict_of(report.get("findings") or []))
 
 
 def _embedded_json(report: Mapping[str, Any]) -> Markup:
@@ -251,20 +194,27 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     method = report.get("method") or {}
     verdict = _verdict(report)
     label, sentence = VERDICTS.get(verdict, (verdict.upper(), "Unrecognised verdict."))
+    no_theorem = cert.get("kind") == "none"
+    if no_theorem:
+        label, sentence = NO_THEOREM
+    certified = cert.get("epsilon") if cert.get("valid") and not no_theorem else None
 
     confidence = g(attacks, "trials", "confidence")
+    relearn = next((r.get("details") for r in attack_results.values()
+                    if isinstance(g(r, "details", "unlearned"), Mapping)
+                    and g(r, "details", "unlearned", "curve_mean_forget_loss")), None)
+    tradeoff = report.get("tradeoff")
     charts = {
         "epsilon": plots.epsilon_chart(
-            cert.get("epsilon"), realized.get("epsilon"),
+            certified, realized.get("epsilon"),
             comparison.get("empirical_epsilon_lower") if attacks else None,
             {k: g(v, "bound", "ceiling") for k, v in attack_results.items()},
             comparison.get("best_attack"), confidence),
         "roc": plots.roc_chart({k: g(v, "bound", "roc") for k, v in attack_results.items()
                                 if g(v, "bound", "roc")}),
         "losses": plots.loss_histogram_chart(utility.get("loss_histograms")),
-        "relearn": plots.relearn_chart(attack_results.get("relearn")),
-        "tradeoff": plots.tradeoff_chart(report.get("tradeoff") or [],
-                                         g(method, "hyperparameters", "rewind"), cert.get("epsilon")),
+        "relearn": plots.relearn_chart(relearn),
+        "tradeoff": plots.tradeoff_chart(tradeoff, certified),
     }
     # safe: our own matplotlib output; report strings reach a chart only as tick/legend text,
     # which svg.fonttype = "path" turns into glyph outlines, never into markup
@@ -277,7 +227,10 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         roc = b.get("roc") or {}
         gdp = b.get("gdp_estimate") or {}
         attack_rows.append({
-            "name": name, "description": r.get("description"), "epsilon_lower": b.get("epsilon_lower"),
+            "name": name, "title": r.get("title"), "description": r.get("description"),
+            "details": {k: v for k, v in (r.get("details") or {}).items()
+                        if not isinstance(v, (Mapping, list))},
+            "epsilon_lower": b.get("epsilon_lower"),
             "ceiling": b.get("ceiling"), "confidence": b.get("confidence"), "delta": b.get("delta"),
             "method": b.get("method"), "direction": b.get("direction"), "counts": b.get("counts"),
             "threshold": b.get("threshold"), "n_trials": b.get("n_trials"),
@@ -285,12 +238,14 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             "auroc": roc.get("auroc"), "tpr1": roc.get("tpr_at_1pct_fpr"), "tpr01": roc.get("tpr_at_0_1pct_fpr"),
             "gdp_epsilon": gdp.get("epsilon_estimate"), "gdp_mu": gdp.get("mu"), "gdp_note": gdp.get("note"),
             "gdp_method": gdp.get("method"),
-            "exceeds": plots.num(b.get("epsilon_lower")) > plots.num(cert.get("epsilon")) * (1 + 1e-9),
+            "exceeds": certified is not None and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
             "best": name == comparison.get("best_attack"),
         })
 
     population = []
-    for model, entry in sorted(((g(attack_results, "mia", "population_auroc") or {}).items()),
+    populations = next((g(r, "details", "population_auroc") for r in attack_results.values()
+                        if isinstance(g(r, "details", "population_auroc"), Mapping)), None) or {}
+    for model, entry in sorted(populations.items(),
                                key=lambda kv_: _MODEL_ORDER.get(kv_[0], 9)):
         for kind in ("noiseless", "released"):
             p = (entry or {}).get(kind)
@@ -305,7 +260,6 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                 splits.append(s)
     splits.sort(key=lambda s: _SPLIT_ORDER.get(s, 9))
 
-    tradeoff = sorted(report.get("tradeoff") or [], key=lambda r: plots.num(r.get("rewind")))
     defaults = _config_defaults()
     full = command_line(config)
     short = command_line(config, defaults) if defaults is not None else None
@@ -318,7 +272,10 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "r": report, "verdict": verdict, "verdict_label": label, "verdict_sentence": sentence,
         "cert": cert, "realized": realized, "attacks": attacks, "comparison": comparison,
         "attack_rows": attack_rows, "population": population, "utility": utility,
-        "models": models, "splits": splits, "tradeoff": tradeoff, "config": config,
+        "models": models, "splits": splits, "config": config,
+        "tradeoff": tradeoff, "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [],
+                                                      key=lambda r: plots.num(r.get("value"))),
+        "knob": (tradeoff or {}).get("knob") or {}, "no_theorem": no_theorem, "certified": certified,
         "method": method, "dataset": report.get("dataset") or {}, "seeds": report.get("seeds") or {},
         "environment": env, "packages": env.get("packages") or {},
         "tool": report.get("tool") or {}, "timings": report.get("timings") or {},
@@ -334,7 +291,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "csp": Markup(CSP),  # a constant, so its quotes stay literal
         "report_json": _embedded_json(report),
         "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
-        "relearn": attack_results.get("relearn"),
+        "relearn": relearn,
         "histograms": utility.get("loss_histograms"),
         "ledger": report.get("ledger"),
     }
@@ -354,9 +311,11 @@ def _get(d: Any, keys: tuple, default: Any = None) -> Any:
 
 def render_html(report: Mapping[str, Any] | Any) -> str:
     """The report as one self-contained HTML document (str). Same report, same bytes."""
-    if hasattr(report, "to_dict"):
+    if hasattr(report, "to_json_dict"):  # the report model, serialised by its own encoding
+        report = report.to_json_dict()
+    elif hasattr(report, "to_dict"):
         report = report.to_dict()
-    report = encode_nonfinite(dict(report))
+    report = json_safe(dict(report))  # plain data handed in directly: the same one encoding
     return _environment().get_template("report.html.j2").render(**_context(report))
 
 

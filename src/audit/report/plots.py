@@ -188,7 +188,8 @@ def epsilon_chart(certified: Any, realized: Any, empirical: Mapping[str, Any] | 
     """
     name, title = "epsilon", "Certified, realized and empirical epsilon"
     cert, real = num(certified), num(realized)
-    rows: list[tuple[str, float, str, float]] = [("certified ε", cert, BLUE, math.nan)]
+    # no certificate (no theorem, or not issued): nothing certified to draw
+    rows: list[tuple[str, float, str, float]] = [] if certified is None else [("certified ε", cert, BLUE, math.nan)]
     real_colour = RED if (math.isfinite(cert) and real > cert * (1 + 1e-9)) else ORANGE
     rows.append(("realized ε (noiseless distance)", real, real_colour, math.nan))
     conf = num(confidence)
@@ -362,19 +363,24 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
         return _render(fig, name, title)
 
 
-def tradeoff_chart(rows: Sequence[Mapping[str, Any]] | None, chosen_rewind: Any = None,
-                   certified_epsilon: Any = None) -> str:
-    """The K–σ–ε tradeoff: for each rewind K, the σ it needs, the realized ε, and the utility."""
-    name, title = "tradeoff", "K-sigma-epsilon tradeoff curve"
-    points = sorted({int(num(r.get("rewind"))): r for r in (rows or [])
-                     if math.isfinite(num(r.get("rewind")))}.items())
+def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = None) -> str:
+    """The knob–σ–ε tradeoff: for each value of the method's knob (R2D: the rewind K), the σ its
+    bound needs at the certified ε, the realized ε, and the utility."""
+    name, title = "tradeoff", "Knob-sigma-epsilon tradeoff curve"
+    tradeoff = tradeoff or {}
+    knob = tradeoff.get("knob") or {}
+    points = sorted({num(r.get("value")): r for r in (tradeoff.get("rows") or [])
+                     if math.isfinite(num(r.get("value")))}.items())
     if not points:
         return _empty(name, title, "no tradeoff curve in this report")
-    ks = [k for k, _ in points]
+    xs = [k for k, _ in points]
+    symbol = _text(knob.get("symbol") or knob.get("option") or "knob")
+    log_x = min(xs) > 0 and max(xs) / min(xs) >= 50
+
     def col(key: str) -> list[float]:
         return [num(r.get(key)) for _, r in points]
 
-    chosen = num(chosen_rewind)
+    chosen = num(tradeoff.get("chosen"))
     cert = num(certified_epsilon)
     with rc_context(RC):
         fig, axes = _figure(6.2, nrows=3, sharex=True)
@@ -385,7 +391,7 @@ def tradeoff_chart(rows: Sequence[Mapping[str, Any]] | None, chosen_rewind: Any 
                 (a0, "distance", "measured ‖θ_U − θ_R‖", GREEN, ":")):
             ys = col(key)
             if _finite_positive(ys):
-                ax.plot(ks, [y if math.isfinite(y) and y > 0 else math.nan for y in ys],
+                ax.plot(xs, [y if math.isfinite(y) and y > 0 else math.nan for y in ys],
                         color=colour, linestyle=style, marker="o", markersize=3, label=label)
         a0.set_yscale("log")
         a0.set_ylabel("parameter-space\ndistance")
@@ -393,8 +399,8 @@ def tradeoff_chart(rows: Sequence[Mapping[str, Any]] | None, chosen_rewind: Any 
 
         real = col("realized_epsilon")
         if _finite_positive(real):
-            a1.plot(ks, [y if math.isfinite(y) and y > 0 else math.nan for y in real], color=ORANGE,
-                    marker="o", markersize=3, label="realized ε (measured ‖θ_U − θ_R‖ at that K's σ)")
+            a1.plot(xs, [y if math.isfinite(y) and y > 0 else math.nan for y in real], color=ORANGE,
+                    marker="o", markersize=3, label=f"realized ε (measured ‖θ_U − θ_R‖ at that {symbol}'s σ)")
         if math.isfinite(cert) and cert > 0:
             a1.axhline(cert, color=BLUE, linestyle="--", linewidth=1.2, label=f"certified ε = {fmt_short(cert)}")
         a1.set_yscale("log")
@@ -405,14 +411,16 @@ def tradeoff_chart(rows: Sequence[Mapping[str, Any]] | None, chosen_rewind: Any 
                                           ("test_accuracy_released", "test accuracy, released (noisy)", BLUE, "-")):
             ys = col(key)
             if any(math.isfinite(y) for y in ys):
-                a2.plot(ks, ys, color=colour, linestyle=style, marker="o", markersize=3, label=label)
+                a2.plot(xs, ys, color=colour, linestyle=style, marker="o", markersize=3, label=label)
         a2.set_ylabel("accuracy")
-        a2.set_xlabel("rewind K (gradient steps replayed on the retained data)")
+        a2.set_xlabel(f"{symbol} ({_text(knob.get('option') or 'knob')})")
+        if log_x:
+            a2.set_xscale("log")
         a2.legend(loc="best")
         if math.isfinite(chosen):
             for ax in (a0, a1, a2):
                 ax.axvline(chosen, color=RED, linewidth=1.0, alpha=0.7)
-            a0.annotate(f"this audit: K = {int(chosen)}", xy=(chosen, 1), xycoords=("data", "axes fraction"),
-                        xytext=(-4, -2), textcoords="offset points", ha="right", va="top",
-                        color=RED, fontsize=8)
+            a0.annotate(f"this audit: {symbol} = {fmt_short(chosen)}", xy=(chosen, 1),
+                        xycoords=("data", "axes fraction"), xytext=(-4, -2), textcoords="offset points",
+                        ha="right", va="top", color=RED, fontsize=8)
         return _render(fig, name, title)

@@ -104,6 +104,8 @@ from pydantic_core import PydanticCustomError
 from audit.findings import CODES, VERDICTS
 from audit.findings import verdict_of as _verdict_of
 from audit.report import SCHEMA_VERSION, TOOL
+from audit.report.encoding import MAX_SAFE_INT, json_safe
+from audit.report.encoding import encode_float as _encode_float
 from certify.errors import (
     Anything,
     Boolean,
@@ -133,7 +135,6 @@ __all__ = [
 
 SCHEMA_ID = f"https://unlearn-audit.dev/schemas/report-{SCHEMA_VERSION}.schema.json"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-MAX_SAFE_INT = 2**53 - 1
 NONFINITE = ("inf", "-inf", "nan")
 
 # ----------------------------------------------------------------------------------------------
@@ -230,14 +231,6 @@ def _bounds_text(ge: float | None, gt: float | None, le: float | None) -> str:
     return (" " + " and ".join(parts)) if parts else ""
 
 
-def _encode_float(x: float) -> float | str:
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
 ExtFloat = ext_float()
 """Any real number, ±inf or nan."""
 ExtNonNeg = ext_float(ge=0)
@@ -296,25 +289,10 @@ Timestamp = Annotated[
 
 
 def _json_safe(value: Any) -> Any:
-    """Normalise an open section to JSON data (see the module docstring)."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        x = int(value)
-        return x if -MAX_SAFE_INT <= x <= MAX_SAFE_INT else str(x)
-    if isinstance(value, numbers.Real):
-        return _encode_float(float(value))
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise PydanticCustomError("json_data", "a JSON object (string keys)")
-            out[k] = _json_safe(v)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    raise PydanticCustomError("json_data", "JSON data (objects, arrays, strings, numbers, "
-                                           "booleans, null)")
+    try:
+        return json_safe(value)
+    except ValueError as exc:
+        raise PydanticCustomError("json_data", str(exc)) from None
 
 
 OpenDict = Annotated[
@@ -1147,6 +1125,7 @@ def _locate(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
     """
     parts: list[str] = []
     node = data
+    loc = tuple(seg for seg in loc if seg != "[key]")  # a mapping's key that failed: name the entry
     for i, seg in enumerate(loc):
         last = i == len(loc) - 1
         if isinstance(node, dict):
