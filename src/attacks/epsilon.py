@@ -68,14 +68,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import betaincinv, ndtri
 
-from certify.errors import InvalidInput
+from certify.errors import PROBABILITY, Integer, InvalidInput, Optional, Real
 from certify.mechanisms import epsilon_for
 
 __all__ = [
@@ -109,26 +108,15 @@ DEFAULT_N_THRESHOLDS = 200
 # validation helpers
 
 
+_DELTA = Real(ge=0, lt=1)
+
+
 def _confidence(value: object, field: str = "confidence") -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a number in the open interval (0, 1)", value) from None
-    if not (0.0 < x < 1.0):
-        raise InvalidInput(
-            field, "a number in the open interval (0, 1)", value, hint="For 95 % use 0.95."
-        )
-    return x
+    return PROBABILITY.check(field, value)
 
 
 def _delta(value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput("delta", "a number in [0, 1)", value) from None
-    if not (0.0 <= x < 1.0):
-        raise InvalidInput("delta", "a number in [0, 1)", value)
-    return x
+    return _DELTA.check("delta", value)
 
 
 def _scores(value: object, field: str, minimum: int = 1) -> np.ndarray:
@@ -368,12 +356,11 @@ def _trial_counts(n_trials: object) -> tuple[int, int]:
         pair = tuple(n_trials)
     else:
         pair = (n_trials, n_trials)
-    out = []
-    for v in pair:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < 1:
-            raise InvalidInput("n_trials", "an integer >= 1 or a pair (n_u, n_r) of them", n_trials)
-        out.append(int(v))
-    return out[0], out[1]
+    try:
+        n_u, n_r = (Integer(1).check("n_trials", v) for v in pair)
+    except InvalidInput:
+        raise InvalidInput("n_trials", "an integer >= 1 or a pair (n_u, n_r) of them", n_trials) from None
+    return n_u, n_r
 
 
 def epsilon_ceiling(
@@ -429,10 +416,8 @@ def epsilon_ceiling(
     n_u, n_r = _trial_counts(n_trials)
     dlt = _delta(delta)
     conf = _confidence(confidence)
-    bad = isinstance(n_comparisons, bool) or not isinstance(n_comparisons, numbers.Integral)
-    if bad or n_comparisons < 1:
-        raise InvalidInput("n_comparisons", "an integer >= 1", n_comparisons)
-    level = 1.0 - (1.0 - conf) / (2.0 * int(n_comparisons))
+    n_comparisons = Integer(1).check("n_comparisons", n_comparisons)
+    level = 1.0 - (1.0 - conf) / (2.0 * n_comparisons)
     return _ceiling(n_u, n_r, dlt, level)
 
 
@@ -593,11 +578,7 @@ class EpsilonBound:
 
 
 def _n_thresholds(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
-        raise InvalidInput("n_thresholds", "an integer >= 1 or None (every gap)", value)
-    return int(value)
+    return Optional(Integer(1), "(every gap)").check("n_thresholds", value)
 
 
 def _explicit_thresholds(value: object) -> np.ndarray:
@@ -727,8 +708,7 @@ def clopper_pearson_epsilon(
     alpha = 1.0 - conf
 
     if split == "half":
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise InvalidInput("seed", "an integer >= 0", seed)
+        seed = Integer(0).check("seed", seed)
         for field, arr in (("scores_u", u), ("scores_r", r)):
             if arr.size < 2:
                 raise InvalidInput(
@@ -856,9 +836,7 @@ class GDPEstimate:
 def _min_count(value: object, n_u: int, n_r: int) -> int:
     if value is None:
         return max(1, min(50, min(n_u, n_r) // 20))
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidInput("min_count", "an integer >= 1 or None (automatic)", value)
-    return int(value)
+    return Integer(1).check("min_count", value)
 
 
 def gdp_epsilon_estimate(

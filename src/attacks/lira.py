@@ -65,7 +65,7 @@ from scipy.stats import rankdata
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary
-from certify.errors import InvalidInput, require_finite_array
+from certify.errors import InvalidInput, require_finite_array, require_positive
 from unlearners.batched import batched_logits
 
 __all__ = [
@@ -111,13 +111,7 @@ def _phi_matrix(value: object, field: str, *, min_rows: int, m: int | None = Non
 
 
 def _min_std(value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput("min_std", "a finite number > 0", value) from None
-    if not (0.0 < x < float("inf")):
-        raise InvalidInput("min_std", "a finite number > 0", value)
-    return x
+    return require_positive("min_std", value)
 
 
 # ----------------------------------------------------------------------------------------------

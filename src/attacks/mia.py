@@ -75,7 +75,7 @@ from sklearn.preprocessing import StandardScaler
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.roc import auroc
-from certify.errors import InvalidInput, require_finite_array
+from certify.errors import InvalidInput, require_finite_array, require_integer
 from unlearners.base import Unlearner
 from unlearners.batched import batched_per_sample_loss
 
@@ -108,9 +108,7 @@ def _labels(value: object, field_name: str, n: int, n_field: str) -> np.ndarray:
 
 
 def _int_at_least(value: object, field_name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InvalidInput(field_name, f"an integer >= {minimum}", value)
-    return int(value)
+    return require_integer(field_name, value, minimum)
 
 
 # ----------------------------------------------------------------------------------------------

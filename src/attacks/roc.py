@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from certify.errors import InvalidInput
+from certify.errors import InvalidInput, Real
 
 __all__ = [
     "DEFAULT_CURVE_POINTS",
@@ -176,13 +176,7 @@ def _tpr_at_fpr_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, t
 
 
 def _target_fpr(value: object, field: str = "fpr") -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a false-positive rate in [0, 1]", value) from None
-    if not (0.0 <= x <= 1.0):
-        raise InvalidInput(field, "a false-positive rate in [0, 1]", value, hint="For 1 % use 0.01.")
-    return x
+    return Real(ge=0, le=1).check(field, value)
 
 
 def tpr_at_fpr(scores_pos: object, scores_neg: object, fpr: float) -> float:

@@ -386,6 +386,18 @@ class Anything(Constraint):
 # ----------------------------------------------------------------------------------------------
 # the same constraints as one-line calls
 
+
+def require(constraint: Constraint, field: str, value: Any, allowed: str | None = None) -> Any:
+    """``constraint.check(field, value)``; a refusal says ``allowed`` when given (a caller's own
+    wording of the same range, e.g. "an integer with 0 < m < n (n=10)")."""
+    if allowed is None:
+        return constraint.check(field, value)
+    try:
+        return constraint.check(field, value)
+    except InvalidInput:
+        raise InvalidInput(field, allowed, value) from None
+
+
 POSITIVE = Real(gt=0)
 NONNEGATIVE = Real(ge=0)
 FINITE = Real()

@@ -44,6 +44,7 @@ from scipy.special import log_ndtr
 
 from certify.errors import (
     InvalidInput,
+    require_choice,
     require_nonnegative,
     require_positive,
     require_probability,
@@ -74,9 +75,7 @@ _LOG_FLOOR = -1e300  # stands in for log 0 so brentq sees finite values
 
 
 def _check_mechanism(mechanism: object) -> str:
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise InvalidInput("mechanism", "one of 'analytic', 'classic'", mechanism)
-    return mechanism
+    return require_choice("mechanism", mechanism, MECHANISMS)
 
 
 def _classic_epsilon_error(epsilon: object) -> InvalidInput:

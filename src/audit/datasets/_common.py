@@ -10,21 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from certify.errors import Constraint, InvalidInput
-
-
-def check(constraint: Constraint, field: str, value: Any, allowed: str | None = None) -> Any:
-    """``constraint.check(field, value)``; a refusal says ``allowed`` when given.
-
-    The constraints of :mod:`certify.errors` decide what is accepted; ``allowed`` keeps the
-    wording these datasets have always used where it differs from the constraint's own words.
-    """
-    if allowed is None:
-        return constraint.check(field, value)
-    try:
-        return constraint.check(field, value)
-    except InvalidInput:
-        raise InvalidInput(field, allowed, value) from None
+from certify.errors import InvalidInput
 
 
 def sha256_array(a: np.ndarray) -> str:

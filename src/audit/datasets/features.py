@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import check, sha256_array
-from certify.errors import Choice, Integer, InvalidInput
+from audit.datasets._common import sha256_array
+from certify.errors import Choice, Integer, InvalidInput, require
 
 __all__ = ["FeatureMap", "resolve_feature_map"]
 
@@ -73,7 +73,7 @@ class FeatureMap:
         if not isinstance(whiten, (bool, np.bool_)):
             raise InvalidInput("whiten", "True or False", whiten)
         if pca_components is not None:
-            pca_components = check(
+            pca_components = require(
                 Integer(lo=1), "pca_components", pca_components, "None or an integer >= 1"
             )
         row_norm = Choice(ROW_NORMS).check("row_norm", row_norm)

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import check
 from audit.datasets.container import AuditData
 from audit.datasets.split import check_fraction, round_count
-from certify.errors import Integer, InvalidInput
+from certify.errors import Integer, InvalidInput, require
 
 __all__ = ["select_forget"]
 
@@ -120,7 +119,7 @@ def select_forget(
             if absent:
                 raise nothing("groups", absent)
         else:
-            k = check(
+            k = require(
                 Integer(lo=1, hi=int(present.size)),
                 "n_groups",
                 n_groups,

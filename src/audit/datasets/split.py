@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import check, jsonable
+from audit.datasets._common import jsonable
 from audit.datasets.container import AuditData
 from audit.datasets.features import FeatureMap, resolve_feature_map
-from certify.errors import PROBABILITY, Integer, InvalidInput, Real
+from certify.errors import PROBABILITY, Integer, InvalidInput, Real, require
 
 __all__ = ["DEFAULT_FRACTIONS", "build", "check_fraction", "round_count"]
 
@@ -132,7 +132,7 @@ def build(
 
     max_train_i: int | None = None
     if max_train is not None:
-        max_train_i = check(Integer(lo=2), "max_train", max_train, "None or an integer >= 2")
+        max_train_i = require(Integer(lo=2), "max_train", max_train, "None or an integer >= 2")
         # the training split is already in random order: its prefix is a random subset, nested
         # in every larger max_train, and the other splits do not move
         train_idx = train_idx[:max_train_i]

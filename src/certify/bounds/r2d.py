@@ -33,11 +33,12 @@ applied to Δ(K); for ε > 1 the paper's experiments use the analytic Gaussian m
 from __future__ import annotations
 
 import math
-import numbers
 
 from certify.certificate import Bound, Condition, Constant
 from certify.errors import (
+    Integer,
     InvalidInput,
+    require,
     require_nonnegative,
     require_positive,
     require_probability,
@@ -62,18 +63,9 @@ _LOG_MAX = math.log(1.7976931348623157e308)  # log of the largest double
 
 
 def _require_int(field: str, value: object, allowed: str, lo: int, hi: int | None = None) -> int:
-    """An integer (int, numpy integer, or integral float) in [lo, hi], else InvalidInput."""
-    if isinstance(value, bool):
-        raise InvalidInput(field, allowed, value)
-    if isinstance(value, numbers.Integral):
-        k = int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():  # False for nan/inf
-        k = int(float(value))
-    else:
-        raise InvalidInput(field, allowed, value)
-    if k < lo or (hi is not None and k > hi):
-        raise InvalidInput(field, allowed, value)
-    return k
+    """An integer (int, numpy integer, or integral float) in [lo, hi], else InvalidInput saying
+    ``allowed`` (the range with its meaning)."""
+    return require(Integer(lo, hi), field, value, allowed)
 
 
 def _check_n_m(n: object, m: object) -> tuple[int, int]:
