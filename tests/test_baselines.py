@@ -8,7 +8,7 @@ import torch
 from audit import AuditConfig
 from audit.pipeline import run
 from certify.errors import InvalidInput
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.dpsgd import DPSGD
 from unlearners.finetune import FineTune
 from unlearners.models import build_model
@@ -59,7 +59,7 @@ def test_finetune_moves_toward_retraining(noisy_problem):
     unlearned, retrained = method.unlearn(forget), method.retrain(forget)
     assert method.finetune_steps == 10  # 10 % of T by default
     assert _distance(unlearned, retrained) < 0.5 * _distance(original, retrained)
-    assert method.hyperparameters()["finetune_eta"] == 4.0
+    assert method.report_hyperparameters()["finetune_eta"] == 4.0
 
 
 def test_neggrad_raises_the_forget_loss(noisy_problem):
@@ -91,9 +91,10 @@ def test_uncertified_baselines_issue_no_certificate(cls, noisy_problem):
     objective, X, y, theta0, forget = noisy_problem
     method = cls(objective, steps=20)
     method.fit(X, y, theta0)
-    cert = method.certify(len(forget), 1.0, 1e-5, "analytic")
-    assert not cert.valid and cert.sigma == 0.0 and cert.sensitivity == math.inf
-    assert "no certificate" in cert.warnings[0] and "empirically" in cert.warnings[0]
+    cert = method.certify(forget, 1.0, 1e-5, "analytic")
+    assert cert.kind == "none" and not cert.valid and cert.epsilon is None and cert.sensitivity is None
+    assert cert.sigma == 0.0 and cert.theorem.startswith("none:")
+    assert "no certificate" in cert.warnings[-1] and "empirically" in cert.warnings[-1]
 
 
 @pytest.mark.parametrize("cls, field, value", [
@@ -118,7 +119,7 @@ def test_unlearn_before_fit_is_an_error(noisy_problem):
 def test_dpsgd_accountant_epsilon_is_within_target(dp_fitted, noisy_problem):
     method, theta = dp_fitted
     assert 0.9 < method.epsilon_spent_ <= 1.0
-    h = method.hyperparameters()
+    h = method.report_hyperparameters()
     assert h["steps"] == 4 * 8 and h["sample_rate"] == 1 / 8 and h["noise_multiplier"] > 1
     assert torch.isfinite(theta).all()
     objective, X, y, *_ = noisy_problem
@@ -131,7 +132,7 @@ def test_dpsgd_prv_accountant_default(noisy_problem):
     assert method.accountant == "prv"
     method.fit(X, y, theta0)
     assert 0.9 < method.epsilon_spent_ <= 1.0
-    cert = method.certify(1, 1.0, 1e-5)
+    cert = method.certify([0], 1.0, 1e-5)
     assert cert.constant("epsilon_one_record").diagnostics["accountant"] == "prv"
     assert cert.epsilon == cert.constant("epsilon_one_record").value == method.epsilon_spent_
     # PRV cannot resolve a tiny delta; the same run's RDP curve (also an upper bound) answers there
@@ -151,19 +152,20 @@ def test_dpsgd_is_deterministic_given_seed_and_unlearn_is_a_no_op(dp_fitted, noi
 
 def test_dpsgd_group_certificate(dp_fitted):
     method, _ = dp_fitted
-    one = method.certify(1, 1.0, 1e-5, "analytic")
-    assert one.valid and one.sigma == 0.0 and one.sensitivity == math.inf
+    one = method.certify([0], 1.0, 1e-5, "analytic")
+    assert one.valid and one.kind == "training-noise" and one.sigma == 0.0 and one.sensitivity is None
     assert one.epsilon == one.constant("epsilon_one_record").value == method.epsilon_spent_ <= 1.0
     eps = [one.epsilon]
     for m in (2, 5, 20):
-        cert = method.certify(m, 1.0, 1e-5, "analytic")
+        cert = method.certify(torch.arange(m), 1.0, 1e-5, "analytic")
         assert cert.valid and cert.delta == 1e-5
         assert cert.epsilon == cert.constant("epsilon_group").value
         assert cert.constant("epsilon_one_record").value == one.epsilon
         assert any(f"epsilon_group = {cert.epsilon:.4g} > the requested epsilon = 1" in w for w in cert.warnings)
         eps.append(cert.epsilon)
     assert all(a < b for a, b in zip(eps, eps[1:])), eps
-    assert any("calibrated for" in w for w in method.certify(1, 2.0, 1e-5).warnings)
+    assert any("calibrated for" in w for w in method.certify([0], 2.0, 1e-5).warnings)
+    assert any("noise inside training" in w for w in one.warnings)
 
 
 def test_dpsgd_handles_empty_poisson_batches_and_multiclass():
@@ -173,7 +175,7 @@ def test_dpsgd_handles_empty_poisson_batches_and_multiclass():
     method = DPSGD(objective, epochs=2, batch_size=1, accountant="rdp", target_epsilon=4.0)
     theta = method.fit(X, y, theta0)  # q = 1/40: most batches hold 0 or 1 record
     assert torch.isfinite(theta).all() and not torch.equal(theta, theta0)
-    assert method.hyperparameters()["steps"] == 2 * 40  # empty batches are noisy steps too
+    assert method.report_hyperparameters()["steps"] == 2 * 40  # empty batches are noisy steps too
     assert method.epsilon_spent_ <= 4.0
 
 
@@ -187,12 +189,12 @@ def test_bad_dpsgd_options_name_the_field(field, value, noisy_problem):
     assert err.value.field == field
 
 
-def test_dpsgd_bad_forget_size(dp_fitted):
+def test_dpsgd_bad_forget_set(dp_fitted):
     method, _ = dp_fitted
-    for bad in (0, 400, 2.5):
+    for bad in ([], [400], [2.5], [1, 1], torch.ones(400, dtype=torch.bool)):
         with pytest.raises(InvalidInput) as err:
             method.certify(bad, 1.0, 1e-5)
-        assert err.value.field == "forget_size"
+        assert err.value.field == "forget"
 
 
 # -- end to end through the library -----------------------------------------------------------
@@ -202,18 +204,19 @@ def test_dpsgd_audit_reports_the_group_guarantee():
                          method_options={"target_epsilon": 1.0, "epochs": 3, "accountant": "rdp"})
     report = run(config)
     cert = report.certificate
-    consts = {c["name"]: c for c in cert["constants"]}
-    assert consts["epsilon_one_record"]["value"] <= 1.0
-    assert cert["epsilon"] == consts["epsilon_group"]["value"] > 1.0 and cert["valid"]
-    assert any("epsilon_group" in w and "m = 3" in w for w in cert["warnings"])
-    codes = {f["code"] for f in report.findings}
+    consts = {c.name: c for c in cert.constants}
+    assert consts["epsilon_one_record"].value <= 1.0 and cert.kind == "training-noise"
+    assert cert.epsilon == consts["epsilon_group"].value > 1.0 and cert.valid
+    assert any("epsilon_group" in w and "m = 3" in w for w in cert.warnings)
+    codes = {f.code for f in report.findings}
     assert "not-comparable" in codes and report.verdict == "consistent"
-    assert report.method["hyperparameters"]["epsilon_one_record"] <= 1.0
+    assert report.method.hyperparameters["epsilon_one_record"] <= 1.0
     report.to_json()  # the report fits the schema
 
 
 def test_neggrad_audit_is_reported_uncertified():
     report = run(AuditConfig(method="neggrad", max_train=1000, attacks=(), curve_points=2, noise_draws=2))
-    assert report.verdict == "not-certified"
-    assert "certificate-not-issued" in {f["code"] for f in report.findings}
+    assert report.verdict == "not-certified" and report.certificate.kind == "none"
+    assert "no-theorem" in {f.code for f in report.findings}
+    assert "certificate-not-issued" not in {f.code for f in report.findings}
     report.to_json()

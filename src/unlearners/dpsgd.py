@@ -26,16 +26,17 @@ import contextlib
 import copy
 import hashlib
 import math
-import numbers
 import warnings
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from certify.bounds.group import dpsgd_group_epsilon, dpsgd_rdp_epsilon
-from certify.certificate import Certificate, Constant
-from certify.errors import InvalidInput, require_integer, require_positive, require_probability
-from unlearners.base import Unlearner, register
+from certify.certificate import Certificate, Constant, issue
+from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_probability
+from certify.params import Param
+from unlearners.base import Unlearner
 from unlearners.objective import Objective
 
 ACCOUNTANTS = ("prv", "rdp")
@@ -73,34 +74,20 @@ def _one_thread():
         torch.set_num_threads(threads)
 
 
-@register
 class DPSGD(Unlearner):
     """DP-SGD training with Opacus; deletion is a no-op certified by group privacy.
 
-    Parameters
-    ----------
-    objective:
-        The per-sample loss; ``objective.model`` gives the architecture (copied, never modified).
-    epochs:
-        Passes over the data: T = epochs·⌈n/B⌉ noisy steps.
-    batch_size:
-        Expected batch size B (capped at n); the Poisson rate is q = 1/⌈n/B⌉.
-    clip:
-        Per-sample gradient clipping norm C (Opacus ``max_grad_norm``).
-    eta:
-        SGD step size; None: :data:`DEFAULT_ETA`.
-    accountant:
-        ``"prv"`` (default) or ``"rdp"``: calibrates z and reports the record-level ε.
-    target_epsilon, target_delta:
-        The record-level (ε, δ) DP-SGD is calibrated for.
-    seed:
-        Seed (an integer >= 0) of the sampling and the noise, mixed with θ_0.
+    Options: ``epochs`` (T = epochs·⌈n/B⌉ noisy steps), ``batch_size`` B (capped at n; q =
+    1/⌈n/B⌉), ``clip`` C (Opacus ``max_grad_norm``), ``eta`` (None: :data:`DEFAULT_ETA`),
+    ``accountant`` (``prv`` or ``rdp``: calibrates z and reports the record-level ε),
+    ``target_epsilon`` and ``target_delta`` (the record-level (ε, δ) DP-SGD is calibrated for;
+    the audit feeds its requested ε, δ) and ``seed`` (of the sampling and the noise, mixed with θ_0).
 
     Certificate
     -----------
-    ``epsilon`` = the group ε for the m deleted records at the requested δ (the guarantee the
-    deletion has), ``sigma`` = 0 and ``sensitivity`` = ∞ (no output noise, no parameter-space
-    bound); constants: the accountant's record-level ε, the group ε and its route, z, q, T, C.
+    Kind ``training-noise``: ``epsilon`` = the group ε for the m deleted records at the requested
+    δ (the guarantee the deletion has), no output noise, no parameter-space bound; constants: the
+    accountant's record-level ε, the group ε and its route, z, q, T, C.
     """
 
     name = "dpsgd"
@@ -123,29 +110,27 @@ class DPSGD(Unlearner):
         "fixed expected batch size q*n, both fixed at fit time and reused for the retrain",
     )
 
-    def __init__(self, objective: Objective, *, epochs: int = 30, batch_size: int = 256, clip: float = 1.0,
-                 eta: float | None = None, accountant: str = "prv", target_epsilon: float = 1.0,
-                 target_delta: float = 1e-5, seed: int = 0):
-        super().__init__(objective)
-        self.epochs = require_integer("epochs", epochs, 1)
-        self.batch_size = require_integer("batch_size", batch_size, 1)
-        self.clip = require_positive("clip", clip)
-        self.eta = None if eta is None else require_positive("eta", eta)
-        if accountant not in ACCOUNTANTS:
-            raise InvalidInput("accountant", "one of 'prv', 'rdp'", accountant)
-        self.accountant = accountant
-        self.target_epsilon = require_positive("target_epsilon", target_epsilon)
-        self.target_delta = require_probability("target_delta", target_delta)
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise InvalidInput("seed", "an integer >= 0", seed)
-        self.seed = int(seed)
+    hyperparameters = (
+        Param("epochs", 30, Integer(1), "passes over the data"),
+        Param("batch_size", 256, Integer(1), "expected batch size B (capped at n)"),
+        Param("clip", 1.0, Real(gt=0), "per-sample gradient clipping norm C"),
+        Param("eta", None, Optional(Real(gt=0), f"for {DEFAULT_ETA}"), "SGD step size"),
+        Param("accountant", "prv", Choice(ACCOUNTANTS), "Opacus accountant that calibrates z"),
+        Param("target_epsilon", 1.0, Real(gt=0), "record-level epsilon DP-SGD is calibrated for",
+              audit="epsilon"),
+        Param("target_delta", 1e-5, Real(gt=0, lt=1), "record-level delta DP-SGD is calibrated for",
+              audit="delta"),
+        Param("seed", 0, Integer(0), "seed of the sampling and the noise (mixed with theta_0)"),
+    )
+
+    def __init__(self, objective: Objective, **options: Any):
+        super().__init__(objective, **options)
         self._epsilon_cache: dict[float, tuple[float, str]] = {}
         self._calibrated: dict[tuple, float] = {}
 
     # -- A ---------------------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Calibrate z for (target_epsilon, target_delta), then run DP-SGD on D from θ_0."""
-        self._remember(X, y)
         self.theta0_ = theta0.clone()
         n = int(X.shape[0])
         self.batch_size_ = min(self.batch_size, n)
@@ -161,14 +146,12 @@ class DPSGD(Unlearner):
         self.epsilon_spent_ = self.epsilon_one_record(self.target_delta)
         return self.theta_
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _retrain(self, forget: Tensor) -> Tensor:
         """DP-SGD on D \\ Z with fit's q, z, T, normaliser, θ_0 and seeds."""
-        self._check_fitted()
         return self._train(*self.retained(forget))[0]
 
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """The identity: A(D) is released unchanged (its guarantee covers the deleted records)."""
-        self._check_fitted()
         return self.theta_.clone()
 
     def _calibrate(self) -> float:
@@ -264,18 +247,13 @@ class DPSGD(Unlearner):
         (z, q, _), steps = self.history_[0], sum(int(h[2]) for h in self.history_)
         return float(z), float(q), steps
 
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """Group privacy of the trained model for the ``forget_size`` deleted records at δ.
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """Group privacy of the trained model for the deleted records at δ.
 
         ``epsilon`` is the request: the certificate's ε is the group ε, which a warning compares
         with the request when it is larger.
         """
-        self._check_fitted()
-        n = int(self.X_.shape[0])
-        m = require_integer("forget_size", forget_size, 1)
-        if m >= n:
-            raise InvalidInput("forget_size", f"an integer with 1 <= m < n (n={n})", forget_size)
-        epsilon, delta = require_positive("epsilon", epsilon), require_probability("delta", delta)
+        m = int(forget.numel())
         z, q, T = self._mechanism()
         one, source = self.record_level(delta)
         # m = 1 is the accountant's own number; larger groups may use the tighter of two valid curves
@@ -301,24 +279,20 @@ class DPSGD(Unlearner):
                 {"route": group.route, "classic_epsilon": group.classic_epsilon,
                  "delta_one_record": group.delta_one_record, "rdp_group_epsilon": group.rdp_epsilon,
                  "rdp_group_order": group.rdp_order}))
-        return Certificate(
-            method=self.name, epsilon=group.epsilon, delta=delta, sigma=0.0, sensitivity=math.inf,
-            mechanism=mechanism,
+        return issue(
+            self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            certified_epsilon=group.epsilon,
             theorem=(f"DP-SGD (Abadi et al. 2016) is ({one:.4g}, {delta:g})-DP per record ({source.upper()} "
                      "accountant); unlearning is the identity, so the released A(D) and the retrained A(D \\ Z) "
                      f"are one mechanism's outputs on datasets {m} records apart: group privacy, {group.formula}"),
-            constants=constants, assumptions=list(self.assumptions),
+            constants=constants, assumptions=self.assumptions,
             warnings=self._warnings(m, epsilon, delta, one, group.epsilon, group.route),
-            valid=math.isfinite(group.epsilon),
         )
 
     def _warnings(self, m: int, epsilon: float, delta: float, one: float, group: float, route: str) -> list[str]:
         out = [f"deletion is a no-op: the released model is the DP-SGD model A(D) itself; the guarantee for "
                f"the m = {m} deleted records is DP-SGD's group privacy, epsilon = {group:.4g} at delta = "
-               f"{delta:g} ({route})",
-               "sigma = 0: the privacy comes from the noise inside DP-SGD training, not from noise on the "
-               "released parameters, so the realized epsilon and output-noise attacks do not test this "
-               "certificate (trial_mode='retrain' redraws the training noise)"]
+               f"{delta:g} ({route})"]
         if not math.isfinite(group):
             out.append(f"no finite group guarantee for m = {m} records at delta = {delta:g}: not issued")
         elif group > epsilon * (1 + 1e-9):
@@ -333,7 +307,7 @@ class DPSGD(Unlearner):
                        f"{self.target_epsilon:g}")
         return out
 
-    def hyperparameters(self) -> dict:
+    def report_hyperparameters(self) -> dict:
         out = {"epochs": self.epochs, "batch_size": self.batch_size, "clip": self.clip,
                "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta, "accountant": self.accountant,
                "target_epsilon": self.target_epsilon, "target_delta": self.target_delta, "seed": self.seed,

@@ -15,76 +15,56 @@ certificate that is never issued.
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
 from torch import Tensor
 
-from certify.certificate import Certificate, Constant
-from certify.errors import require_integer, require_positive
-from unlearners.base import register
-from unlearners.objective import Objective
-from unlearners.retrain import Retrain
+from certify.certificate import Certificate, Constant, issue
+from certify.errors import Integer, Optional, Real
+from certify.params import Param
+from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 from unlearners.training import gradient_descent
 
 
-def default_unlearn_steps(field: str, value: int | None, steps: int) -> int:
+def unlearn_steps(value: int | None, steps: int) -> int:
     """The unlearning step count: ``value``, or 10 % of A's steps (at least 1) when None."""
-    return max(1, round(0.1 * steps)) if value is None else require_integer(field, value, 1)
+    return max(1, round(0.1 * steps)) if value is None else int(value)
 
 
 class GradientDescentBaseline(Retrain):
     """An uncertified baseline whose A is :class:`Retrain`'s full-batch gradient descent.
 
-    ``fit`` and ``retrain`` are Retrain's (same θ_0, T, η, horizon), so the distance between
-    U(A(D), D, Z) and A(D \\ Z) compares like with like; ``fit`` also keeps A(D) for U.
-    Subclasses implement ``unlearn`` and set the class attributes.
+    ``_fit`` and ``_retrain`` are Retrain's (same θ_0, T, η, horizon), so the distance between
+    U(A(D), D, Z) and A(D \\ Z) compares like with like; ``_fit`` also keeps A(D) for U.
+    Subclasses implement ``_unlearn`` and set the class attributes. (Retrain's batched training
+    is not inherited: U is not A.)
     """
 
     certified = False
     assumptions = ("none for privacy: the method has no theorem; closeness to retraining is measured "
                    "empirically",)
 
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self.theta_ = super().fit(X, y, theta0)
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        self.theta_ = super()._fit(X, y, theta0)
         return self.theta_
 
-    def _fitted(self) -> Tensor:
-        if getattr(self, "theta_", None) is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return self.theta_
-
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """Never issued (valid=False, σ = 0, sensitivity = ∞), the convention of every uncertified method."""
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """Never issued: kind ``none``, the convention of every method without a theorem."""
         constants = [Constant("T", float(self.steps), "enforced", "gradient steps of A")]
         if getattr(self, "eta_", None) is not None:  # known once fit has chosen it
             constants.append(Constant("eta", float(self.eta_), "enforced", "constant step size of A"))
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=0.0,
-            sensitivity=math.inf, mechanism=mechanism,
-            theorem=f"none: {self.name} is a heuristic baseline with no certified-removal or "
-                    "differential-privacy theorem",
-            constants=constants,
-            assumptions=list(self.assumptions),
-            warnings=[f"{self.name} carries no certificate: the audit measures it empirically only"],
-            valid=False,
-        )
+        return issue(self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     theorem=f"none: {self.name} is a heuristic baseline with no certified-removal or "
+                             "differential-privacy theorem",
+                     constants=constants, assumptions=self.assumptions)
 
 
-@register
 class FineTune(GradientDescentBaseline):
     """Fine-tune A(D) on the retained data D \\ Z with A's own gradient descent (uncertified).
 
-    Parameters
-    ----------
-    objective:
-        The per-sample loss as functions of a flat θ.
-    steps, eta, horizon:
-        A: T full-batch gradient steps with constant step η (η = horizon/(L·T) when None), as
-        in ``retrain``.
-    finetune_steps:
-        Gradient steps of U on D \\ Z from A(D); None: 10 % of T (at least 1).
-    finetune_eta:
-        Step size of U; None: A's η.
+    Options: A's ``steps``, ``eta``, ``horizon`` (as in ``retrain``); ``finetune_steps`` (U's
+    gradient steps on D \\ Z from A(D); None: 10 % of T, at least 1) and ``finetune_eta`` (U's
+    step size; None: A's η).
     """
 
     name = "finetune"
@@ -96,21 +76,21 @@ class FineTune(GradientDescentBaseline):
         "(Qiao et al.: 10 epochs at lr 0.001)",
         "10% of A's steps by default (Qiao et al.: 10 of 40 epochs)",
     )
+    hyperparameters = GRADIENT_DESCENT_OPTIONS + (
+        Param("finetune_steps", None, Optional(Integer(1), "for 10% of steps"), "gradient steps of U on D \\ Z"),
+        Param("finetune_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of U"),
+    )
 
-    def __init__(self, objective: Objective, *, steps: int = 100, eta: float | None = None,
-                 horizon: float = 6.0, finetune_steps: int | None = None, finetune_eta: float | None = None):
-        super().__init__(objective, steps=steps, eta=eta, horizon=horizon)
-        self.finetune_steps = default_unlearn_steps("finetune_steps", finetune_steps, self.steps)
-        self.finetune_eta = None if finetune_eta is None else require_positive("finetune_eta", finetune_eta)
+    def _check_options(self) -> None:
+        self.finetune_steps = unlearn_steps(self.options["finetune_steps"], self.steps)
 
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """``finetune_steps`` gradient steps on f_{D\\Z} from A(D)."""
-        theta = self._fitted()
         X_r, y_r = self.retained(forget)
         eta = self.eta_ if self.finetune_eta is None else self.finetune_eta
-        theta, _ = gradient_descent(self.objective, theta, X_r, y_r, eta=eta, steps=self.finetune_steps)
+        theta, _ = gradient_descent(self.objective, self.theta_, X_r, y_r, eta=eta, steps=self.finetune_steps)
         return theta
 
-    def hyperparameters(self) -> dict:
-        return {**super().hyperparameters(), "finetune_steps": self.finetune_steps,
+    def report_hyperparameters(self) -> dict[str, Any]:
+        return {**super().report_hyperparameters(), "finetune_steps": self.finetune_steps,
                 "finetune_eta": self.finetune_eta if self.finetune_eta is not None else getattr(self, "eta_", None)}

@@ -18,13 +18,16 @@ side) can run θ off to infinity; a non-finite θ is reported as an error, never
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from certify.errors import InvalidInput, require_nonnegative, require_positive
-from unlearners.base import register
-from unlearners.finetune import GradientDescentBaseline, default_unlearn_steps
+from certify.errors import Integer, InvalidInput, Optional, Real
+from certify.params import Param
+from unlearners.finetune import GradientDescentBaseline, unlearn_steps
 from unlearners.objective import Objective
+from unlearners.retrain import GRADIENT_DESCENT_OPTIONS
 from unlearners.training import gradient_descent
 
 
@@ -43,20 +46,12 @@ class _DescentAscent:
         return self.objective.grad(theta, X, y) - self.alpha * ascent
 
 
-@register
 class NegativeGradient(GradientDescentBaseline):
     """NegGrad+ from A(D): descent on D \\ Z, weighted ascent on Z (uncertified).
 
-    Parameters
-    ----------
-    objective, steps, eta, horizon:
-        The loss and A, as for :class:`~unlearners.finetune.FineTune`.
-    neggrad_steps:
-        K, the steps of U from A(D); None: 10 % of T (at least 1).
-    neggrad_eta:
-        Step size of U; None: A's η.
-    ascent_weight:
-        α ≥ 0, the weight of the ascent on the forget set (α = 0 is fine-tuning).
+    Options: A's ``steps``, ``eta``, ``horizon`` (as for :class:`~unlearners.finetune.FineTune`);
+    ``neggrad_steps`` K (U's steps from A(D); None: 10 % of T, at least 1), ``neggrad_eta``
+    (U's step size; None: A's η) and ``ascent_weight`` α ≥ 0 (α = 0 is fine-tuning).
     """
 
     name = "neggrad"
@@ -68,16 +63,16 @@ class NegativeGradient(GradientDescentBaseline):
         "full-batch gradient descent at A's constant step size, 10% of A's steps by default "
         "(Qiao et al.: 2 epochs of batch-1 ascent at lr 1e-4)",
     )
+    hyperparameters = GRADIENT_DESCENT_OPTIONS + (
+        Param("neggrad_steps", None, Optional(Integer(1), "for 10% of steps"), "K: steps of U from A(D)"),
+        Param("neggrad_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of U"),
+        Param("ascent_weight", 1.0, Real(ge=0), "alpha: weight of the ascent on the forget set"),
+    )
 
-    def __init__(self, objective: Objective, *, steps: int = 100, eta: float | None = None,
-                 horizon: float = 6.0, neggrad_steps: int | None = None, neggrad_eta: float | None = None,
-                 ascent_weight: float = 1.0):
-        super().__init__(objective, steps=steps, eta=eta, horizon=horizon)
-        self.neggrad_steps = default_unlearn_steps("neggrad_steps", neggrad_steps, self.steps)
-        self.neggrad_eta = None if neggrad_eta is None else require_positive("neggrad_eta", neggrad_eta)
-        self.ascent_weight = require_nonnegative("ascent_weight", ascent_weight)
+    def _check_options(self) -> None:
+        self.neggrad_steps = unlearn_steps(self.options["neggrad_steps"], self.steps)
 
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """K steps of θ ← θ − η(∇f_{D\\Z}(θ) − α∇f_Z(θ)) from A(D).
 
         Raises
@@ -85,11 +80,10 @@ class NegativeGradient(GradientDescentBaseline):
         InvalidInput
             (field ``neggrad_steps``) when θ stops being finite: the ascent diverged.
         """
-        theta = self._fitted()
         X_r, y_r = self.retained(forget)
         X_f, y_f = self.X_[forget], self.y_[forget]
         eta = self.eta_ if self.neggrad_eta is None else self.neggrad_eta
-        theta, _ = gradient_descent(_DescentAscent(self.objective, X_f, y_f, self.ascent_weight), theta,
+        theta, _ = gradient_descent(_DescentAscent(self.objective, X_f, y_f, self.ascent_weight), self.theta_,
                                     X_r, y_r, eta=eta, steps=self.neggrad_steps, callback=self._check_finite)
         return theta
 
@@ -100,7 +94,7 @@ class NegativeGradient(GradientDescentBaseline):
                 f"after step {t})", self.neggrad_steps,
                 hint="Lower neggrad_steps, neggrad_eta or ascent_weight.")
 
-    def hyperparameters(self) -> dict:
-        return {**super().hyperparameters(), "neggrad_steps": self.neggrad_steps,
+    def report_hyperparameters(self) -> dict[str, Any]:
+        return {**super().report_hyperparameters(), "neggrad_steps": self.neggrad_steps,
                 "neggrad_eta": self.neggrad_eta if self.neggrad_eta is not None else getattr(self, "eta_", None),
                 "ascent_weight": self.ascent_weight}
