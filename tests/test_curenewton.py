@@ -8,12 +8,10 @@ import math
 import pytest
 import torch
 
-import unlearners.curenewton  # noqa: F401  (registers "curenewton" until available_methods imports it)
 from audit.datasets import load_dataset
 from certify.errors import InvalidInput
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.curenewton import (
-    WARNING,
     CureNewton,
     cubic_model,
     cure_newton_solve,
@@ -21,6 +19,10 @@ from unlearners.curenewton import (
 )
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
+
+from synthetic import synthetic
+
+WARNING = "curenewton carries no certificate: the audit measures it empirically only"
 
 
 def _degenerate_problem(seed: int, d: int = 40, zeros: int = 25, negatives: int = 3):
@@ -148,10 +150,16 @@ def test_stochastic_variant_descends_the_retained_loss(adult_mlp):
 def test_uncertified_reporting():
     obj = Objective(build_model("logreg", 3, 2).double())
     assert CureNewton.certified is False and get_method("curenewton") is CureNewton
-    cert = CureNewton(obj, output_noise=0.25).certify(10, 1.0, 1e-5)
-    assert not cert.valid and cert.sensitivity == math.inf and cert.sigma == 0.25
+    X, y = synthetic(n=60, d=3, seed=4)
+    noisy = CureNewton(obj, output_noise=0.25, steps=5)
+    noisy.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    cert = noisy.certify(torch.arange(10), 1.0, 1e-5)
+    assert cert.kind == "none" and not cert.valid and cert.epsilon is None and cert.sensitivity is None
+    assert cert.sigma == 0.25 and cert.theorem.startswith("none:")
     assert cert.warnings == [WARNING]
-    assert CureNewton(obj).certify(10, 1.0, 1e-5).sigma == 0.0
+    plain = CureNewton(obj, steps=5)
+    plain.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    assert plain.certify(torch.arange(10), 1.0, 1e-5).sigma == 0.0
     with pytest.raises(InvalidInput):
         CureNewton(obj, variant="exact")
     with pytest.raises(InvalidInput):
@@ -165,7 +173,8 @@ def test_audit_plugs_in_and_reports_not_certified():
                                          attacks=("whitebox",), trials=100, curve_points=2, noise_draws=2))
     d = report.to_dict()
     assert report.verdict == "not-certified"
-    assert [f["code"] for f in d["findings"] if f["severity"] == "error"] == ["certificate-not-issued"]
-    assert d["method"]["certified"] is False
+    assert [f["code"] for f in d["findings"]] == ["no-theorem"]
+    assert d["method"]["certified"] is False and d["certificate"]["kind"] == "none"
+    assert d["certificate"]["epsilon"] is None and d["attacks"]["comparison"]["certified_epsilon"] is None
     assert d["certificate"]["warnings"] == [WARNING]
-    assert d["attacks"]["attacks"]["whitebox"]["distance"] > 0
+    assert d["attacks"]["attacks"]["whitebox"]["details"]["distance"] > 0

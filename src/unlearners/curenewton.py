@@ -40,19 +40,18 @@ import math
 import torch
 from torch import Tensor
 
-from certify.certificate import Certificate, Constant
-from certify.errors import InvalidInput
-from certify.errors import require_integer as _integer
-from certify.errors import require_nonnegative as _nonneg
-from certify.errors import require_positive as _positive
-from unlearners.base import Unlearner, register
+from typing import Any
+
+from certify.certificate import Certificate, Constant, issue
+from certify.errors import Choice, Integer, Optional, Real, require_positive
+from certify.params import Param
+from unlearners.base import Unlearner
 from unlearners.linalg import explicit_hessian, hvp_operator
 from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
 
 VARIANTS = ("auto", "dense", "stochastic")
 CAUCHY = ("printed", "consistent")
-WARNING = "curenewton has no privacy theorem: the audit measures it empirically only"
 
 
 # -- Algorithm 1 -------------------------------------------------------------------------------
@@ -84,8 +83,7 @@ def cure_newton_solve(H: Tensor, g: Tensor, L: float, *, tol: float = 1e-8, eig_
         info = {"case" (1: boundary root, 2: hard case, 0: interior/tiny step), "iterations",
         "lambda_min" (λ_d), "gamma", "secular_residual" (|‖Δ‖ − α|)}.
     """
-    if not L > 0 or not math.isfinite(L):
-        raise InvalidInput("hessian_lipschitz", "a finite number > 0", L)
+    L = require_positive("hessian_lipschitz", L)
     d = g.numel()
     eye = torch.eye(d, dtype=H.dtype, device=H.device)
     evals, evecs = torch.linalg.eigh(H)
@@ -163,14 +161,11 @@ def descent_cubic_solver(hvp, g: Tensor, M: float, sigma: float, eta: float, k_i
     return delta
 
 
-@register
 class CureNewton(Unlearner):
     """CureNewton / SCureNewton (Bui et al.): cubic-regularised Newton unlearning, uncertified.
 
-    Parameters
-    ----------
-    objective:
-        The per-sample loss as functions of a flat θ.
+    Options (declared in ``hyperparameters``)
+    -----------------------------------------
     steps, eta:
         T full-batch gradient steps of A (and of the retrain) with constant step η; ``eta=None``
         uses 1/L with L the per-sample smoothness at θ_0 (closed form for logistic regression,
@@ -220,54 +215,30 @@ class CureNewton(Unlearner):
         "optional Gaussian output noise is not calibrated by any theorem: audited empirically only",
     )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        steps: int = 1000,
-        eta: float | None = None,
-        l2: float = 5e-3,
-        hessian_lipschitz: float = 5.0,
-        variant: str = "auto",
-        dense_max_dim: int = 2048,
-        tol: float = 1e-8,
-        eig_perturbation: float = 1e-8,
-        max_iter: int = 50,
-        stochastic_M: float = 1.0,
-        grad_batch: int = 128,
-        hessian_batch: int = 64,
-        outer_steps: int = 20,
-        inner_steps: int = 5,
-        inner_eta: float = 0.01,
-        perturbation: float = 0.0,
-        cauchy: str = "printed",
-        output_noise: float = 0.0,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
-        self.steps = _integer("steps", steps, 1)
-        self.eta = None if eta is None else _positive("eta", eta)
-        self.l2 = _nonneg("l2", l2)
-        self.hessian_lipschitz = _positive("hessian_lipschitz", hessian_lipschitz)
-        if variant not in VARIANTS:
-            raise InvalidInput("variant", "one of " + ", ".join(map(repr, VARIANTS)), variant)
-        self.variant = variant
-        self.dense_max_dim = _integer("dense_max_dim", dense_max_dim, 1)
-        self.tol = _positive("tol", tol)
-        self.eig_perturbation = _positive("eig_perturbation", eig_perturbation)
-        self.max_iter = _integer("max_iter", max_iter, 1)
-        self.stochastic_M = _positive("stochastic_M", stochastic_M)
-        self.grad_batch = _integer("grad_batch", grad_batch, 1)
-        self.hessian_batch = _integer("hessian_batch", hessian_batch, 1)
-        self.outer_steps = _integer("outer_steps", outer_steps, 1)
-        self.inner_steps = _integer("inner_steps", inner_steps, 0)
-        self.inner_eta = _positive("inner_eta", inner_eta)
-        self.perturbation = _nonneg("perturbation", perturbation)
-        if cauchy not in CAUCHY:
-            raise InvalidInput("cauchy", "one of 'printed', 'consistent'", cauchy)
-        self.cauchy = cauchy
-        self.output_noise = _nonneg("output_noise", output_noise)
-        self.seed = int(seed)
+    hyperparameters = (
+        Param("steps", 1000, Integer(1), "T: full-batch gradient steps of A and of the retrain", audit="steps"),
+        Param("eta", None, Optional(Real(gt=0), "for 1/L at theta_0"), "constant step size of A", audit="eta"),
+        Param("l2", 5e-3, Real(ge=0), "weight decay of the trained objective (in g and H)"),
+        Param("hessian_lipschitz", 5.0, Real(gt=0), "L: the retained-loss Hessian is 2L-Lipschitz"),
+        Param("variant", "auto", Choice(VARIANTS), "dense (Algorithm 1), stochastic (Algorithm 2) or auto"),
+        Param("dense_max_dim", 2048, Integer(1), "largest d for the dense variant under auto"),
+        Param("tol", 1e-8, Real(gt=0), "Algorithm 1's relative stopping tolerance"),
+        Param("eig_perturbation", 1e-8, Real(gt=0), "Algorithm 1's eigenvalue perturbation"),
+        Param("max_iter", 50, Integer(1), "Algorithm 1's Newton iterations on the secular equation"),
+        Param("stochastic_M", 1.0, Real(gt=0), "Algorithm 2's M"),
+        Param("grad_batch", 128, Integer(1), "Algorithm 2's gradient batch |B_1|"),
+        Param("hessian_batch", 64, Integer(1), "Algorithm 2's Hessian batch |B_2|"),
+        Param("outer_steps", 20, Integer(1), "Algorithm 2's k_outer"),
+        Param("inner_steps", 5, Integer(0), "Algorithm 2's k_inner"),
+        Param("inner_eta", 0.01, Real(gt=0), "Algorithm 2's inner step size"),
+        Param("perturbation", 0.0, Real(ge=0), "Algorithm 2's saddle-escape perturbation (not privacy noise)"),
+        Param("cauchy", "printed", Choice(CAUCHY), "Cauchy-radius convention of Algorithm 2"),
+        Param("output_noise", 0.0, Real(ge=0), "std of uncalibrated Gaussian output noise (no theorem)"),
+        Param("seed", 0, Integer(0), "seed of the minibatch draws and estimators", audit="seed"),
+    )
+
+    def __init__(self, objective: Objective, **options: Any):
+        super().__init__(objective, **options)
         self.last_: dict | None = None
 
     @property
@@ -280,9 +251,8 @@ class CureNewton(Unlearner):
         return regularized_grad(self.objective, theta, X, y, self.l2)
 
     # -- A ---------------------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Full-batch gradient descent on L_D (mean loss + (l2/2)‖θ‖²) from θ_0."""
-        self._remember(X, y)
         self.theta0_ = theta0.clone()
         self.last_ = None
         if self.eta is None:
@@ -297,7 +267,10 @@ class CureNewton(Unlearner):
         self.theta_ = self._descend(theta0, X, y)
         return self.theta_
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def pinned_options(self) -> dict[str, Any]:
+        return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    def _retrain(self, forget: Tensor) -> Tensor:
         X_r, y_r = self.retained(forget)
         return self._descend(self.theta0_, X_r, y_r)
 
@@ -308,9 +281,8 @@ class CureNewton(Unlearner):
         return theta
 
     # -- U ---------------------------------------------------------------------------------
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """One CureNewton step (Algorithm 1) or SCureNewton (Algorithm 2) on the retained loss."""
-        self._check_fitted()
         X_r, y_r = self.retained(forget)
         theta = self.theta_
         if self.resolved_variant == "dense":
@@ -347,13 +319,13 @@ class CureNewton(Unlearner):
 
         Solved with a general (LU) solver: H_r + γI may be indefinite, as in the paper's baseline.
         """
-        H, g = self._retained_hessian_gradient(forget)
+        H, g = self._retained_hessian_gradient(self.forget_indices(forget))
         eye = torch.eye(H.shape[0], dtype=H.dtype, device=H.device)
-        return self.theta_ - torch.linalg.solve(H + _positive("gamma", gamma) * eye, g)
+        return self.theta_ - torch.linalg.solve(H + require_positive("gamma", gamma) * eye, g)
 
     def pinv_newton_step(self, forget: Tensor) -> Tensor:
         """PINV-Newton (Sec. 4.2, Remark 4.1): w* − H_r⁺ g_r (``torch.linalg.pinv`` default cutoff)."""
-        H, g = self._retained_hessian_gradient(forget)
+        H, g = self._retained_hessian_gradient(self.forget_indices(forget))
         return self.theta_ - torch.linalg.pinv(H, hermitian=True) @ g
 
     def _retained_hessian_gradient(self, forget: Tensor) -> tuple[Tensor, Tensor]:
@@ -370,21 +342,19 @@ class CureNewton(Unlearner):
         return H, g
 
     # -- no theorem --------------------------------------------------------------------------
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """Never issued: the paper has no privacy theorem. σ is the requested output noise."""
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(self.output_noise),
-            sensitivity=math.inf, mechanism=mechanism,
+        return issue(
+            self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            output_noise=self.output_noise,
             theorem="none: Bui et al. state no certified-removal or differential-privacy guarantee "
                     "(Sec. 7 leaves it to future work)",
             constants=[Constant("sigma", float(self.output_noise), "assumed",
                                 "output noise requested by the user; no theorem calibrates it")],
-            assumptions=list(self.assumptions),
-            warnings=[WARNING],
-            valid=False,
+            assumptions=self.assumptions,
         )
 
-    def hyperparameters(self) -> dict:
+    def report_hyperparameters(self) -> dict:
         return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta,
                 "l2": self.l2, "hessian_lipschitz": self.hessian_lipschitz, "variant": self.variant,
                 "resolved_variant": self.resolved_variant, "tol": self.tol,
