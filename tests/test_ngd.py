@@ -15,10 +15,11 @@ from certify.bounds.ngd import (
 )
 from certify.errors import InvalidInput
 from certify.mechanisms import sigma_for
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.linalg import explicit_hessian
 from unlearners.models import build_model
-from unlearners.ngd import MinMaxNGD, NaturalGradientUnlearning, fisher_matrix
+from unlearners.linalg import fisher_matrix
+from unlearners.ngd import MinMaxNGD, NaturalGradientUnlearning
 from unlearners.objective import Objective, default_init
 
 from synthetic import synthetic
@@ -118,8 +119,10 @@ def test_training_is_exact(synthetic_lr):
     X, y = synthetic_lr
     method, _ = _fit(X, y)
     assert method.train_info_["converged"] and method.train_info_["gradient_norm"] <= 1e-10
-    method.retrain(_forget(2000, 20, 0))
-    assert method.retrain_info_["gradient_norm"] <= 1e-10
+    forget = _forget(2000, 20, 0)
+    method.retrain(forget)
+    retraining = {c.name: c for c in method.certify(forget, 1.0, 1e-5).conditions}["retraining converged"]
+    assert retraining.met and "<= train_tol = 1e-10" in retraining.detail
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -131,9 +134,9 @@ def test_one_percent_deletion_synthetic(synthetic_lr, seed):
     distance = _distance(theta_u, theta_r)
     assert _relative(theta_u, theta_r) <= 1e-3
     assert distance < 1e-2 * _distance(theta_s, theta_r)  # far better than doing nothing
-    cert = method.certify(20, 1.0, 1e-5)
-    assert cert.valid and cert.warnings == []
-    assert distance <= method.proved_bound(20) <= cert.sensitivity
+    cert = method.certify(forget, 1.0, 1e-5)
+    assert cert.valid and cert.warnings == [] and all(c.met for c in cert.conditions)
+    assert distance <= cert.constant("proved_bound").value <= cert.sensitivity
 
 
 @pytest.mark.parametrize("seed,l2", [(0, 1e-2), (1, 1e-2), (2, 1e-3), (3, 1e-3)])
@@ -143,7 +146,7 @@ def test_one_percent_deletion_adult(adult, seed, l2):
     forget = _forget(5000, 50, seed)
     theta_u, theta_r = method.unlearn(forget), method.retrain(forget)
     assert _relative(theta_u, theta_r) <= 1e-3
-    cert = method.certify(50, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     assert cert.valid
     assert _distance(theta_u, theta_r) <= cert.sensitivity
     assert cert.sensitivity == pytest.approx(method.sensitivity_bound(50))
@@ -163,7 +166,7 @@ def test_adversarial_class_deletion_stays_within_gamma(adult):
         theta_u, theta_r = method.unlearn(forget), method.retrain(forget)
         assert _relative(theta_u, theta_r) <= tol
         assert _distance(theta_u, theta_r) <= 0.1 * _distance(theta, theta_r)
-        assert _distance(theta_u, theta_r) <= method.certify(50, 1.0, 1e-5).sensitivity
+        assert _distance(theta_u, theta_r) <= method.certify(forget, 1.0, 1e-5).sensitivity
 
 
 def test_solvers_agree(synthetic_lr):
@@ -173,8 +176,8 @@ def test_solvers_agree(synthetic_lr):
     for solver in ("dense", "cg", "lissa"):
         method, _ = _fit(X, y, solver=solver)
         results[solver] = method.unlearn(forget)
-        assert method.last_solve_["residual_norm"] <= method.solver_tol
-        assert method.certify(20, 1.0, 1e-5).valid
+        cert = method.certify(forget, 1.0, 1e-5)
+        assert cert.valid and {c.name: c.met for c in cert.conditions}["solve accurate"]
     assert _distance(results["cg"], results["dense"]) < 1e-8
     assert _distance(results["lissa"], results["dense"]) < 1e-8
 
@@ -182,8 +185,7 @@ def test_solvers_agree(synthetic_lr):
 def test_stochastic_lissa_that_misses_the_tolerance_is_not_certified(synthetic_lr):
     X, y = synthetic_lr
     method, _ = _fit(X, y, solver="lissa", lissa_batch=32, lissa_depth=200, lissa_repeats=2)
-    method.unlearn(_forget(2000, 20, 0))
-    cert = method.certify(20, 1.0, 1e-5)
+    cert = method.certify(_forget(2000, 20, 0), 1.0, 1e-5)  # solves for this set itself
     assert not cert.valid and any("residual" in w for w in cert.warnings)
 
 
@@ -195,10 +197,10 @@ def test_variants(synthetic_lr):
         method, theta_s = _fit(X, y, variant=variant, l2=1e-2)
         theta_u, theta_r = method.unlearn(forget), method.retrain(forget)
         dist[variant] = _distance(theta_u, theta_r)
-        cert = method.certify(40, 1.0, 1e-5)
+        cert = method.certify(forget, 1.0, 1e-5)
         assert cert.valid == (variant != "v2")
         if variant != "v2":
-            assert dist[variant] <= method.proved_bound(40) <= cert.sensitivity
+            assert dist[variant] <= cert.constant("proved_bound").value <= cert.sensitivity
     # the digest's ordering: V4 (Newton) beats V3 (full-set Fisher) beats V2 (printed eq. 10)
     assert dist["v4"] < dist["v3"] < dist["v2"]
 
@@ -207,12 +209,13 @@ def test_sigma_is_calibrated_to_gamma_and_monotone_in_epsilon(synthetic_lr):
     X, y = synthetic_lr
     method, _ = _fit(X, y)
     gamma = method.sensitivity_bound(10)
-    sigmas = [method.certify(10, eps, 1e-5).sigma for eps in (0.1, 0.5, 1.0, 2.0, 8.0)]
+    ten, twenty = _forget(2000, 10, 0), _forget(2000, 20, 0)
+    sigmas = [method.certify(ten, eps, 1e-5).sigma for eps in (0.1, 0.5, 1.0, 2.0, 8.0)]
     assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
-    cert = method.certify(10, 0.5, 1e-5, mechanism="classic")
+    cert = method.certify(ten, 0.5, 1e-5, mechanism="classic")
     assert cert.sigma == pytest.approx(gamma * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5, rel=1e-12)
-    assert method.certify(10, 1.0, 1e-5).sigma == pytest.approx(sigma_for(1.0, 1e-5, gamma))
-    assert method.certify(20, 1.0, 1e-5).sensitivity > gamma  # grows with m
+    assert method.certify(ten, 1.0, 1e-5).sigma == pytest.approx(sigma_for(1.0, 1e-5, gamma))
+    assert method.certify(twenty, 1.0, 1e-5).sensitivity > gamma  # grows with m
     names = {c.name: c.provenance for c in cert.constants}
     assert names["M"] == names["C"] == names["Q"] == names["K"] == "analytic"
     assert not cert.conditional and cert.method == "ngd"
@@ -221,7 +224,7 @@ def test_sigma_is_calibrated_to_gamma_and_monotone_in_epsilon(synthetic_lr):
 def test_user_constants_are_assumed_and_R_is_checked(synthetic_lr):
     X, y = synthetic_lr
     method, _ = _fit(X, y, constants={"R": 2.0})
-    cert = method.certify(10, 1.0, 1e-5)
+    cert = method.certify(_forget(2000, 10, 0), 1.0, 1e-5)
     assert cert.conditional and cert.constant("R").provenance == "assumed"
     assert cert.constant("K").value == pytest.approx(5.0)
     with pytest.raises(InvalidInput, match="constants"):
@@ -244,8 +247,8 @@ def test_invalid_inputs(synthetic_lr):
     method, _ = _fit(X, y)
     with pytest.raises(InvalidInput, match="forget"):
         method.unlearn(torch.tensor([0, 5000]))
-    with pytest.raises(InvalidInput, match="forget_size"):
-        method.certify(2000, 1.0, 1e-5)
+    with pytest.raises(InvalidInput, match="forget"):
+        method.certify(torch.arange(2000), 1.0, 1e-5)
     with pytest.raises(RuntimeError):
         NaturalGradientUnlearning(obj).unlearn(torch.tensor([0]))
 
@@ -292,9 +295,10 @@ def test_minmax_forgets_without_destroying_the_model(adult, model):
         f_unl, acc_unl = _forget_loss_and_retain_accuracy(method, method.unlearn(forget), X, y, forget)
         assert f_unl > f_orig
         assert acc_unl >= acc_orig - 0.02
-    cert = method.certify(12, 1.0, 1e-5)
-    assert not cert.valid and cert.sensitivity == math.inf and cert.sigma == 0.0
-    assert cert.warnings == ["ngd-minmax has no privacy theorem: the audit measures it empirically only"]
+    cert = method.certify(forget, 1.0, 1e-5)
+    assert cert.kind == "none" and not cert.valid and cert.sensitivity is None and cert.epsilon is None
+    assert cert.sigma == 0.0
+    assert cert.warnings == ["ngd-minmax carries no certificate: the audit measures it empirically only"]
     assert not MinMaxNGD.certified
 
 
@@ -305,7 +309,7 @@ def test_minmax_is_deterministic_and_takes_output_noise(synthetic_lr):
     a, _ = _minmax("logreg", X, y, seed=3, output_noise=0.5)
     b, _ = _minmax("logreg", X, y, seed=3, output_noise=0.5)
     assert torch.equal(a.unlearn(forget), b.unlearn(forget))
-    assert a.certify(6, 1.0, 1e-5).sigma == 0.5
+    assert a.certify(forget, 1.0, 1e-5).sigma == 0.5
     with pytest.raises(InvalidInput):
         MinMaxNGD(_logreg(8), momentum=1.0)
     with pytest.raises(InvalidInput):
@@ -327,13 +331,20 @@ def test_audit_runs(method):
 
     report = audit.run(audit.AuditConfig(method=method, max_train=3000, forget_count=30, attacks=("whitebox",),
                                          trials=100, curve_points=2, noise_draws=2))
-    assert report.method["name"] == method
-    codes = [f["code"] for f in report.findings]
+    assert report.method.name == method
+    codes = [f.code for f in report.findings]
     if method == "ngd":
-        assert report.certificate["valid"] and "bound-violated" not in codes
-        assert report.realized["distance_unlearned_retrained"] <= report.certificate["sensitivity"]
+        assert report.certificate.valid and "bound-violated" not in codes
+        assert report.realized.distance_unlearned_retrained <= report.certificate.sensitivity
+        # the knob (lambda) refits: every point of the curve is its own fit, retrain and certificate
+        assert report.tradeoff.knob.option == "l2" and report.tradeoff.knob.refits
+        assert len(report.tradeoff.rows) == 3 and report.tradeoff.chosen == 1e-2
+        sigmas = [row.sigma for row in report.tradeoff.rows]  # a larger lambda needs less noise
+        assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
+        for row in report.tradeoff.rows:
+            assert row.distance <= row.sensitivity
     else:
-        assert report.method["certified"] is False and not report.certificate["valid"]
-        assert codes[0] == "certificate-not-issued"
+        assert report.method.certified is False and not report.certificate.valid
+        assert report.certificate.kind == "none" and codes[0] == "no-theorem"
         assert "bound-violated" not in codes and "certificate-violated" not in codes
     assert report.attacks is not None

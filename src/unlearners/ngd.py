@@ -57,218 +57,65 @@ Deviations from the paper (also in the classes' ``deviations``):
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from certify.bounds.ngd import (
-    ngd_full_fisher_step_bound,
-    ngd_logistic_constants,
-    ngd_newton_step_bound,
-    ngd_sensitivity,
-)
-from certify.certificate import Certificate, Constant
-from certify.errors import InvalidInput
-from certify.mechanisms import noise_clause, sigma_for
-from unlearners.base import Unlearner, register
+from certify.bounds.ngd import ngd_bound, ngd_logistic_constants
+from certify.certificate import Certificate, Constant, issue
+from certify.errors import Boolean, Choice, Integer, InvalidInput, MappingOf, Optional, Real
+from certify.params import Param
+from unlearners.base import Capabilities, Knob, Unlearner
 from unlearners.linalg import (
     conjugate_gradient,
     dense_solve,
-    explicit_hessian,
-    explicit_matrix,
+    fisher_matrix,
+    fit_regularized,
     gauss_newton_operator,
-    hvp_operator,
     lissa,
+    newton_minimize,
     stochastic_operator,
 )
-from unlearners.objective import Objective, regularized_grad, regularized_loss
+from unlearners.objective import Objective, regularized_grad
 
 SOLVERS = ("dense", "cg", "lissa")
 VARIANTS = ("v4", "v3", "v2")
-#: Above this dimension Newton training uses CG instead of a dense Cholesky factorisation.
-DENSE_MAX_DIM = 4096
 _WORK = torch.float64
 
 
-# ----------------------------------------------------------------------------------------------
-# validation helpers
+class _RetrainsWithTrain(Unlearner):
+    """What both NGD methods share: A is the method's own ``_train`` (in float64), and the
+    reference is that minimisation on D \\ Z from the same θ_0, its diagnostics kept per
+    forget set (so a certificate can check them whatever ran before)."""
 
+    def _start(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        self.theta0_ = theta0.clone()
+        self._X64, self._y64 = X.to(_WORK), y
+        self.n_ = int(X.shape[0])
+        self._retrains: dict[tuple[int, ...], tuple[Tensor, dict]] = {}
+        theta, self.train_info_ = self._train(self._X64, y, theta0.to(_WORK))
+        self.theta_ = theta
+        return theta
 
-def _positive(field: str, value, allowed: str = "a finite number > 0") -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, allowed, value) from None
-    if not (x > 0 and math.isfinite(x)):
-        raise InvalidInput(field, allowed, value)
-    return x
+    def _retrain_with_info(self, forget: Tensor) -> tuple[Tensor, dict]:
+        key = tuple(sorted(forget.tolist()))
+        if key not in self._retrains:
+            keep = torch.ones(self.n_, dtype=torch.bool, device=self._X64.device)
+            keep[forget.to(keep.device)] = False
+            self._retrains[key] = self._train(self._X64[keep], self._y64[keep], self.theta0_.to(_WORK))
+        return self._retrains[key]
 
-
-def _nonneg(field: str, value, allowed: str = "a finite number >= 0") -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, allowed, value) from None
-    if not (x >= 0 and math.isfinite(x)):
-        raise InvalidInput(field, allowed, value)
-    return x
-
-
-def _integer(field: str, value, minimum: int, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
-    if not ok or int(value) < minimum:
-        raise InvalidInput(field, f"an integer >= {minimum}" + (" or None" if allow_none else ""), value)
-    return int(value)
-
-
-def _choice(field: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise InvalidInput(field, "one of " + ", ".join(repr(a) for a in allowed), value)
-    return value
-
-
-def _forget_indices(forget: Tensor, n: int) -> Tensor:
-    """Unique, sorted record indices with 0 < m < n, else InvalidInput naming ``forget``."""
-    idx = torch.as_tensor(forget).reshape(-1)
-    if idx.dtype == torch.bool:
-        if idx.numel() != n:
-            raise InvalidInput("forget", f"indices into the {n} training records or a mask of length {n}",
-                               tuple(idx.shape))
-        idx = idx.nonzero().reshape(-1)
-    if idx.dtype.is_floating_point or idx.dtype.is_complex:
-        raise InvalidInput("forget", "integer record indices", str(idx.dtype))
-    idx = torch.unique(idx.long())
-    if idx.numel() == 0 or idx.numel() >= n:
-        raise InvalidInput("forget", f"between 1 and {n - 1} distinct record indices", int(idx.numel()))
-    if int(idx.min()) < 0 or int(idx.max()) >= n:
-        raise InvalidInput("forget", f"indices in [0, {n - 1}]", (int(idx.min()), int(idx.max())))
-    return idx
-
-
-# ----------------------------------------------------------------------------------------------
-# the learning algorithm A: the regularised empirical risk, minimised
-
-
-def newton_minimize(
-    objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float, tol: float = 1e-10,
-    max_iter: int = 100,
-) -> tuple[Tensor, dict]:
-    """Minimise the regularised risk of a convex (linear) model by damped Newton.
-
-    Newton directions come from a dense Cholesky solve of ∇²L (``explicit_hessian`` +
-    ``dense_solve``) for d ≤ 4096, else from CG on Hessian-vector products; the step is chosen
-    by Armijo backtracking (near the optimum, where loss differences fall below rounding, a full
-    step is accepted when it reduces ‖∇L‖). Stops when ‖∇L‖ ≤ ``tol``. Deterministic.
-
-    Returns
-    -------
-    (θ, info):
-        ``info = {"iterations", "gradient_norm", "converged"}``.
-    """
-    theta = theta0.clone()
-    d = theta.numel()
-    g = regularized_grad(objective, theta, X, y, l2)
-    gn = float(torch.linalg.vector_norm(g))
-    f = float(regularized_loss(objective, theta, X, y, l2))
-    it = 0
-    while gn > tol and it < max_iter:
-        it += 1
-        if d <= DENSE_MAX_DIM:
-            H = explicit_hessian(objective, theta, X, y, l2=l2)
-            p = dense_solve(H, g)
-        else:
-            p, _ = conjugate_gradient(hvp_operator(objective, theta, X, y, l2=l2), g, tol=1e-3 * min(1.0, gn))
-        slope = -float(torch.dot(g, p))
-        t, accepted = 1.0, False
-        for _ in range(60):
-            cand = theta - t * p
-            f_c = float(regularized_loss(objective, cand, X, y, l2))
-            if f_c <= f + 1e-4 * t * slope:
-                accepted = True
-                break
-            if t == 1.0 and abs(f_c - f) <= 1e-13 * max(1.0, abs(f)):
-                g_c = regularized_grad(objective, cand, X, y, l2)
-                if float(torch.linalg.vector_norm(g_c)) < gn:
-                    accepted = True
-                    break
-            t *= 0.5
-        if not accepted:
-            break
-        theta, f = cand, f_c
-        g = regularized_grad(objective, theta, X, y, l2)
-        gn = float(torch.linalg.vector_norm(g))
-    return theta, {"iterations": it, "gradient_norm": gn, "converged": gn <= tol}
-
-
-def lbfgs_minimize(
-    objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float, tol: float = 1e-10,
-    max_iter: int = 100,
-) -> tuple[Tensor, dict]:
-    """Minimise the regularised risk of any model by full-batch L-BFGS (strong Wolfe line search).
-
-    ``torch.optim.LBFGS`` with history 20, at most ``max_iter`` iterations, stopping when
-    max |∂L/∂θ_j| ≤ ``tol``. Deterministic for a fixed device and dtype.
-    """
-    theta = theta0.detach().clone().requires_grad_(True)
-    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=int(max_iter), max_eval=int(max_iter) * 5 // 4 + 1,
-                            tolerance_grad=tol, tolerance_change=1e-15, history_size=20,
-                            line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        loss = regularized_loss(objective, theta, X, y, l2)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    state = opt.state[opt._params[0]]
-    theta = theta.detach()
-    gn = float(torch.linalg.vector_norm(regularized_grad(objective, theta, X, y, l2)))
-    return theta, {"iterations": int(state.get("n_iter", 0)), "gradient_norm": gn, "converged": gn <= tol}
-
-
-def fit_regularized(objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float,
-                    tol: float, max_iter: int) -> tuple[Tensor, dict]:
-    """A: Newton for a linear (convex) model, L-BFGS otherwise."""
-    if objective.is_linear and l2 > 0:
-        return newton_minimize(objective, X, y, theta0, l2=l2, tol=tol, max_iter=max_iter)
-    return lbfgs_minimize(objective, X, y, theta0, l2=l2, tol=tol, max_iter=max_iter)
-
-
-def fisher_matrix(objective: Objective, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
-    """F(X, θ) = (1/N) Σ J_iᵀ Λ_i J_i, dense (d, d): eq. (8)/(35c), the Gauss–Newton matrix."""
-    op = gauss_newton_operator(objective, theta, X, y)
-    return explicit_matrix(op, objective.dim, dtype=theta.dtype, device=theta.device)
-
-
-# ----------------------------------------------------------------------------------------------
-class _RetrainsWithTrain:
-    """``retrain`` shared by both NGD methods: their own ``_train`` on D \\ Z from the same θ_0."""
-
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _retrain(self, forget: Tensor) -> Tensor:
         """A(S\\U): the method's own minimisation on the retained records, from the same θ_0."""
-        idx = _forget_indices(forget, self._n_fitted())
-        keep = torch.ones(self.n_, dtype=torch.bool, device=self._X64.device)
-        keep[idx.to(keep.device)] = False
-        theta, self.retrain_info_ = self._train(self._X64[keep], self._y64[keep], self.theta0_.to(_WORK))
-        return theta.to(self.theta0_.dtype)
-
-    def _n_fitted(self) -> int:
-        if getattr(self, "theta_", None) is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return self.n_
+        return self._retrain_with_info(forget)[0].to(self.theta0_.dtype)
 
 
-@register
-class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
+class NaturalGradientUnlearning(_RetrainsWithTrain):
     """NGD unlearning (Lev & Wilson, Algorithm 1) for L2-regularised binary logistic regression.
 
-    Parameters
-    ----------
-    objective:
-        A binary logistic-regression model (one linear layer, one output).
+    Options (declared in ``hyperparameters``)
+    -----------------------------------------
     l2:
         λ > 0: the regulariser (λ/2)‖θ‖² (bias included); also the strong-convexity μ = λ.
         γ grows like 1/λ³, so small λ buys a tighter fit at the price of far more noise.
@@ -331,87 +178,78 @@ class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
         "LiSSA with the '+b' term (eqs. 72-76 omit it), full-batch unless lissa_batch is set",
     )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        l2: float = 1e-2,
-        variant: str = "v4",
-        solver: str = "dense",
-        train_tol: float = 1e-10,
-        solver_tol: float = 1e-10,
-        max_iter: int = 100,
-        lissa_depth: int | None = None,
-        lissa_scale: float | None = None,
-        lissa_batch: int | None = None,
-        lissa_repeats: int = 1,
-        cg_max_iter: int | None = None,
-        constants: dict[str, float] | None = None,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
+    hyperparameters = (
+        Param("l2", 1e-2, Real(gt=0), "lambda: the regulariser (l2/2)||theta||^2, also the strong convexity mu"),
+        Param("variant", "v4", Choice(VARIANTS), "v4 (corrected, default), v3 (the proof's) or v2 (as printed)"),
+        Param("solver", "dense", Choice(SOLVERS), "linear solver: dense (Cholesky), cg or lissa"),
+        Param("train_tol", 1e-10, Real(gt=0), "training and the retrain stop at ||grad L|| <= train_tol"),
+        Param("solver_tol", 1e-10, Real(gt=0), "accepted residual of the linear solve"),
+        Param("max_iter", 100, Integer(1), "Newton iterations allowed for training"),
+        Param("lissa_depth", None, Optional(Integer(1), "for (s/l2) ln 1e12"), "LiSSA recursion length"),
+        Param("lissa_scale", None, Optional(Real(gt=0), "for Q max||x||^2 + l2"), "LiSSA scale s"),
+        Param("lissa_batch", None, Optional(Integer(1), "for full-batch LiSSA"), "records per stochastic LiSSA batch"),
+        Param("lissa_repeats", 1, Integer(1), "independent LiSSA runs averaged"),
+        Param("cg_max_iter", None, Optional(Integer(1), "for 2d"), "CG iterations allowed"),
+        Param("constants", {}, MappingOf(Real(gt=0), keys=("R", "K", "Q", "M", "mu", "C")),
+              "user overrides of the closed-form constants (provenance assumed)"),
+        Param("seed", 0, Integer(0), "seed of stochastic LiSSA's batches", audit="seed"),
+    )
+    capabilities = Capabilities(
+        knob=Knob("l2", "lambda", "a larger regulariser shrinks gamma (like 1/lambda^3) and the noise, and "
+                  "biases the model towards zero", refits=True),
+        data_dependent_certificate=True,
+    )
+
+    def __init__(self, objective: Objective, **options: Any):
+        super().__init__(objective, **options)
         if not (objective.is_linear and objective.n_outputs == 1):
             raise InvalidInput("model", "'logreg' on a binary task (one linear layer with one output): "
                                "the ngd certificate covers binary L2-regularised logistic regression only",
                                f"{'linear' if objective.is_linear else 'non-linear'} model with "
                                f"{objective.n_outputs} output(s)",
                                hint="Use ngd-minmax (uncertified) for other models.")
-        self.l2 = _positive("l2", l2)
-        self.variant = _choice("variant", variant, VARIANTS)
-        self.solver = _choice("solver", solver, SOLVERS)
-        self.train_tol = _positive("train_tol", train_tol)
-        self.solver_tol = _positive("solver_tol", solver_tol)
-        self.max_iter = _integer("max_iter", max_iter, 1)
-        self.lissa_depth = _integer("lissa_depth", lissa_depth, 1, allow_none=True)
-        self.lissa_scale = None if lissa_scale is None else _positive("lissa_scale", lissa_scale)
-        self.lissa_batch = _integer("lissa_batch", lissa_batch, 1, allow_none=True)
-        self.lissa_repeats = _integer("lissa_repeats", lissa_repeats, 1)
-        self.cg_max_iter = _integer("cg_max_iter", cg_max_iter, 1, allow_none=True)
-        overrides = dict(constants or {})
-        allowed = ("R", "K", "Q", "M", "mu", "C")
-        bad = sorted(set(overrides) - set(allowed))
-        if bad:
-            raise InvalidInput("constants", "overrides of " + ", ".join(allowed) + " (ngd's constants)", bad)
-        self.constant_overrides = {k: _positive(f"constants[{k}]", v) for k, v in overrides.items()}
-        self.seed = _integer("seed", seed, 0)
-        self.last_solve_: dict | None = None
 
     # -- A -------------------------------------------------------------------------------
     def _train(self, X: Tensor, y: Tensor, theta0: Tensor) -> tuple[Tensor, dict]:
         return newton_minimize(self.objective, X, y, theta0, l2=self.l2, tol=self.train_tol,
                                max_iter=self.max_iter)
 
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """A: Newton to ‖∇L(S, θ, λ)‖ ≤ train_tol; keep F(S, θ_S) (dense solver) and ∇L(S, θ_S, λ)."""
-        self._remember(X, y)
-        self.theta0_ = theta0.clone()
-        self._X64, self._y64 = X.to(_WORK), y
-        self.n_ = int(X.shape[0])
-        theta, self.train_info_ = self._train(self._X64, y, theta0.to(_WORK))
-        self.theta_ = theta
+        theta = self._start(X, y, theta0)
+        self._solves: dict[tuple[int, ...], tuple[Tensor, dict]] = {}
         self.full_grad_ = regularized_grad(self.objective, theta, self._X64, y, self.l2)
         self.fisher_ = fisher_matrix(self.objective, theta, self._X64, y) if self.solver == "dense" else None
         max_norm = float(torch.linalg.vector_norm(self._X64, dim=1).max())
-        R = self.constant_overrides.get("R", max_norm)
+        R = self.constants.get("R", max_norm)
         if R < max_norm * (1 - 1e-12):
             raise InvalidInput("constants[R]", f">= max ||x|| over the training set ({max_norm:.6g})", R)
         self.constants_ = self._constants(max_norm)
-        self.last_solve_ = None
         return theta.to(theta0.dtype)
 
     def _constants(self, max_norm: float) -> dict[str, Constant]:
-        R = self.constant_overrides.get("R", max_norm)
-        found = ngd_logistic_constants(R, self.l2)
-        for name, value in self.constant_overrides.items():
+        found = ngd_logistic_constants(self.constants.get("R", max_norm), self.l2)
+        for name, value in self.constants.items():
             found[name] = Constant(name, value, "assumed", f"{name} supplied by the user", {})
         return found
 
+    def knob_grid(self, points: int) -> list[float]:
+        """``points`` values of λ, log-spaced from λ/10 to 10λ, with the configured λ."""
+        grid = {self.l2 * 10 ** (-1 + 2 * i / (points - 1)) for i in range(points)} | {self.l2}
+        return sorted(grid)
 
     # -- U (Algorithm 1) -------------------------------------------------------------------
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """U: one Fisher-preconditioned step from θ_S (variant ``self.variant``)."""
-        n = self._n_fitted()
-        idx = _forget_indices(forget, n).to(self._X64.device)
+        return self._step(forget)[0].to(self.theta0_.dtype)
+
+    def _step(self, forget: Tensor) -> tuple[Tensor, dict]:
+        """The step for this forget set and its solve diagnostics (computed once per set)."""
+        key = tuple(sorted(forget.tolist()))
+        if key in self._solves:
+            return self._solves[key]
+        n = self.n_
+        idx = forget.to(self._X64.device)
         m = int(idx.numel())
         obj, theta, lam = self.objective, self.theta_, self.l2
         X_u, y_u = self._X64[idx], self._y64[idx]
@@ -433,9 +271,10 @@ class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
             data = (self._X64, self._y64)
             sign = 1.0
         step, info = self._solve(rhs, data, X_u, y_u, m)
-        self.last_solve_ = {**info, "variant": self.variant, "solver": self.solver, "forget_size": m,
-                            "rhs_norm": float(torch.linalg.vector_norm(rhs))}
-        return (theta + sign * step).to(self.theta0_.dtype)
+        info = {**info, "variant": self.variant, "solver": self.solver, "forget_size": m,
+                "rhs_norm": float(torch.linalg.vector_norm(rhs))}
+        self._solves[key] = (theta + sign * step, info)
+        return self._solves[key]
 
     def _solve(self, rhs: Tensor, data: tuple[Tensor, Tensor], X_u: Tensor, y_u: Tensor, m: int) -> tuple[Tensor, dict]:
         """Solve (F(data, θ_S) + λI) v = rhs; report the exact residual ‖(F + λI) v − rhs‖."""
@@ -476,12 +315,12 @@ class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
         depth = self.lissa_depth if self.lissa_depth is not None else math.ceil(scale / self.l2 * math.log(1e12))
         return float(scale), int(depth)
 
-    def hyperparameters(self) -> dict:
+    def report_hyperparameters(self) -> dict:
         out = {"l2": self.l2, "variant": self.variant, "solver": self.solver, "train_tol": self.train_tol,
                "solver_tol": self.solver_tol, "max_iter": self.max_iter, "lissa_depth": self.lissa_depth,
                "lissa_scale": self.lissa_scale, "lissa_batch": self.lissa_batch,
                "lissa_repeats": self.lissa_repeats, "cg_max_iter": self.cg_max_iter,
-               "constant_overrides": dict(self.constant_overrides), "seed": self.seed}
+               "constant_overrides": dict(self.constants), "seed": self.seed}
         if self.solver == "lissa" and getattr(self, "constants_", None) is not None:
             out["lissa_scale_used"], out["lissa_depth_used"] = self._lissa_settings()
         if getattr(self, "train_info_", None) is not None:
@@ -492,85 +331,28 @@ class NaturalGradientUnlearning(_RetrainsWithTrain, Unlearner):
     # -- certificate -------------------------------------------------------------------------
     def sensitivity_bound(self, forget_size: int) -> float:
         """γ of Algorithm 1 line 6 for deleting ``forget_size`` records (the fitted constants)."""
-        c, n = self.constants_, self._n_fitted()
-        return ngd_sensitivity(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value,
-                               n, int(forget_size))
+        from certify.bounds.ngd import ngd_sensitivity
 
-    def proved_bound(self, forget_size: int) -> float | None:
-        """The bound proved for the computed step (None for v2, which has none)."""
-        c, n, m = self.constants_, self._n_fitted(), int(forget_size)
-        if self.variant == "v4":
-            return ngd_newton_step_bound(c["M"].value, c["C"].value, c["mu"].value, n, m,
-                                         train_tol=self.train_tol, solve_tol=self.solver_tol)
-        if self.variant == "v3":
-            return ngd_full_fisher_step_bound(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value,
-                                              c["K"].value, n, m, l2=self.l2, train_tol=self.train_tol,
-                                              solve_tol=self.solver_tol)
-        return None
-
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """Algorithm 1's certificate: σ = sigma_for(ε, δ, γ, mechanism), sensitivity γ."""
-        n = self._n_fitted()
-        m = _integer("forget_size", forget_size, 1)
-        if m >= n:
-            raise InvalidInput("forget_size", f"an integer in [1, {n - 1}]", forget_size)
-        gamma = self.sensitivity_bound(m)
-        sigma = sigma_for(epsilon, delta, gamma, mechanism)
-        warnings: list[str] = []
-        valid = True
-        proved = self.proved_bound(m)
-        if self.variant == "v2":
-            valid = False
-            warnings.append("variant v2 (Algorithm 1 eq. 10 as printed) omits the regulariser's gradient: its "
-                            "error is first order in m/n and gamma does not bound it; the certificate is not issued")
-        elif proved > gamma * (1 + 1e-12):
-            valid = False
-            warnings.append(f"the bound proved for the computed step ({proved:.6g}) exceeds gamma = {gamma:.6g} "
-                            "(e.g. l2 > Q*K for v3, or loose tolerances): the certificate is not issued")
-        for label, info in (("training", self.train_info_), ("retraining", getattr(self, "retrain_info_", None))):
-            if info is not None and not info["converged"]:
-                valid = False
-                warnings.append(f"{label} stopped at ||grad L|| = {info['gradient_norm']:.3g} > train_tol = "
-                                f"{self.train_tol:.3g} after {info['iterations']} Newton iterations: the "
-                                "certificate is not issued")
-        if self.last_solve_ is not None and self.last_solve_["residual_norm"] > self.solver_tol:
-            valid = False
-            warnings.append(f"the {self.solver} solve left a residual {self.last_solve_['residual_norm']:.3g} > "
-                            f"solver_tol = {self.solver_tol:.3g}"
-                            + (" (raise lissa_depth, or use solver='dense' or 'cg')" if self.solver == "lissa" else "")
-                            + ": the certificate is not issued")
-        if any(c.provenance in ("estimated", "assumed") for c in self.constants_.values()):
-            warnings.append("the certificate is conditional on user-supplied constants")
         c = self.constants_
-        exact = [
-            Constant("n", float(n), "enforced", "training records |S| (counted)"),
-            Constant("m", float(m), "enforced", "deleted records |U| (counted; Def. 1's budget)"),
-            Constant("l2", self.l2, "enforced", "weight of the regulariser (l2/2)||theta||^2"),
-            Constant("train_tol", self.train_tol, "enforced",
-                     "A (and the retrain) stop at ||grad L|| <= train_tol, so ||theta - theta_hat|| <= train_tol/mu"),
-            Constant("solver_tol", self.solver_tol, "enforced",
-                     f"accepted residual ||(F + l2 I) v - b|| of the {self.solver} solve (checked)"),
-        ]
-        if proved is not None:
-            exact.append(Constant("proved_bound", proved, "analytic",
-                                  f"bound proved for the computed {self.variant} step including the tolerances "
-                                  "(certify.bounds.ngd); gamma must dominate it"))
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(sigma),
-            sensitivity=float(gamma), mechanism=mechanism,
-            theorem="Lev & Wilson, NGD unlearning, Algorithm 1 line 6 and Lemma 1 (App. E, eq. 56): "
-                    "||theta~ - theta^_{S\\U}|| <= gamma = M m^2 C^2/(mu^3 n^2) + 2 m^2 C Q K/(mu^2 n^2), "
-                    f"variant {self.variant}; " + noise_clause(mechanism),
-            constants=[c["R"], c["K"], c["Q"], c["M"], c["mu"], c["B"], c["C"], *exact],
-            assumptions=list(self.assumptions),
-            warnings=warnings,
-            valid=valid,
-        )
+        return ngd_sensitivity(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value,
+                               self.n_, int(forget_size))
+
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """Algorithm 1's certificate for this forget set: σ calibrated to γ, with its conditions
+        checked on this set's solve and on the retrain without it."""
+        m = int(forget.numel())
+        if m >= self.n_:
+            raise InvalidInput("forget", f"fewer than n = {self.n_} records", m)
+        bound = ngd_bound(self.constants_, self.n_, m, variant=self.variant, l2=self.l2,
+                          train_tol=self.train_tol, solver_tol=self.solver_tol, solver=self.solver,
+                          trained=self.train_info_, retrained=self._retrain_with_info(forget)[1],
+                          solve=self._step(forget)[1])
+        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     bound=bound, assumptions=self.assumptions)
 
 
 # ----------------------------------------------------------------------------------------------
-@register
-class MinMaxNGD(_RetrainsWithTrain, Unlearner):
+class MinMaxNGD(_RetrainsWithTrain):
     """Min/Max NGD (Lev & Wilson, Algorithm 2): heuristic, uncertified.
 
     Each epoch runs k1 natural-gradient **ascent** steps on forget-set batches (eq. 14), then
@@ -583,10 +365,8 @@ class MinMaxNGD(_RetrainsWithTrain, Unlearner):
     steps and (``normalize=True``, as in Povey et al.'s NGD-SGD that the paper used) rescaled to
     ‖d‖. Then heavy-ball momentum: b ← momentum·b + P⁻¹d, θ ← θ − η b.
 
-    Parameters
-    ----------
-    objective:
-        Any model (logistic regression or MLP, binary or multiclass).
+    Any model (logistic regression or MLP, binary or multiclass). Options:
+
     l2:
         Regulariser (l2/2)‖θ‖² of the training objective; in U it acts as weight decay in both phases.
     steps:
@@ -635,66 +415,32 @@ class MinMaxNGD(_RetrainsWithTrain, Unlearner):
         "otherwise) instead of SGD to zero training loss",
     )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        l2: float = 1e-3,
-        steps: int = 100,
-        eta: float = 0.01,
-        epochs: int = 6,
-        ascent_steps: int | None = None,
-        descent_steps: int | None = None,
-        forget_batch: int = 32,
-        retain_batch: int = 128,
-        prox: float = 0.1,
-        smoothing: float = 0.4,
-        momentum: float = 0.9,
-        damping: float = 1e-2,
-        fisher_batch: int = 256,
-        cg_iters: int = 10,
-        normalize: bool = True,
-        output_noise: float = 0.0,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
-        self.l2 = _nonneg("l2", l2)
-        self.steps = _integer("steps", steps, 1)
-        self.eta = _positive("eta", eta)
-        self.epochs = _integer("epochs", epochs, 1)
-        self.ascent_steps = _integer("ascent_steps", ascent_steps, 0, allow_none=True)
-        self.descent_steps = _integer("descent_steps", descent_steps, 0, allow_none=True)
-        self.forget_batch = _integer("forget_batch", forget_batch, 1)
-        self.retain_batch = _integer("retain_batch", retain_batch, 1)
-        self.prox = _nonneg("prox", prox)
-        self.smoothing = _nonneg("smoothing", smoothing, "a number in [0, 1]")
-        if self.smoothing > 1:
-            raise InvalidInput("smoothing", "a number in [0, 1]", smoothing)
-        self.momentum = _nonneg("momentum", momentum, "a number in [0, 1)")
-        if self.momentum >= 1:
-            raise InvalidInput("momentum", "a number in [0, 1)", momentum)
-        self.damping = _positive("damping", damping)
-        self.fisher_batch = _integer("fisher_batch", fisher_batch, 1)
-        self.cg_iters = _integer("cg_iters", cg_iters, 1)
-        if not isinstance(normalize, bool):
-            raise InvalidInput("normalize", "true or false", normalize)
-        self.normalize = normalize
-        self.output_noise = _nonneg("output_noise", output_noise)
-        self.seed = _integer("seed", seed, 0)
+    hyperparameters = (
+        Param("l2", 1e-3, Real(ge=0), "regulariser (l2/2)||theta||^2 of training; weight decay in U"),
+        Param("steps", 100, Integer(1), "iteration cap of A", audit="steps"),
+        Param("eta", 0.01, Real(gt=0), "learning rate of both phases"),
+        Param("epochs", 6, Integer(1), "max-epochs of Algorithm 2"),
+        Param("ascent_steps", None, Optional(Integer(0), "for one pass over the forget set"), "k1 per epoch"),
+        Param("descent_steps", None, Optional(Integer(0), "for one pass over the retained set"), "k2 per epoch"),
+        Param("forget_batch", 32, Integer(1), "forget-set batch B_U"),
+        Param("retain_batch", 128, Integer(1), "retained batch B_{S\\U}"),
+        Param("prox", 0.1, Real(ge=0), "gamma, weight of the proximal term"),
+        Param("smoothing", 0.4, Real(ge=0, le=1), "beta of the EMA theta_smooth"),
+        Param("momentum", 0.9, Real(ge=0, lt=1), "heavy-ball momentum"),
+        Param("damping", 1e-2, Real(gt=0), "added to the Fisher before inverting"),
+        Param("fisher_batch", 256, Integer(1), "retained inputs per Fisher estimate"),
+        Param("cg_iters", 10, Integer(1), "CG iterations per natural-gradient solve"),
+        Param("normalize", True, Boolean(), "rescale each natural gradient to the raw gradient's norm"),
+        Param("output_noise", 0.0, Real(ge=0), "std of uncalibrated Gaussian output noise (no theorem)"),
+        Param("seed", 0, Integer(0), "seed of the batch sampling", audit="seed"),
+    )
 
     # -- A -------------------------------------------------------------------------------
     def _train(self, X: Tensor, y: Tensor, theta0: Tensor) -> tuple[Tensor, dict]:
         return fit_regularized(self.objective, X, y, theta0, l2=self.l2, tol=1e-10, max_iter=self.steps)
 
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self._remember(X, y)
-        self.theta0_ = theta0.clone()
-        self._X64, self._y64 = X.to(_WORK), y
-        self.n_ = int(X.shape[0])
-        theta, self.train_info_ = self._train(self._X64, y, theta0.to(_WORK))
-        self.theta_ = theta
-        return theta.to(theta0.dtype)
-
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        return self._start(X, y, theta0).to(theta0.dtype)
 
     # -- U (Algorithm 2) -------------------------------------------------------------------
     def _natural(self, theta: Tensor, d: Tensor, X_f: Tensor, y_f: Tensor) -> Tensor:
@@ -706,9 +452,9 @@ class MinMaxNGD(_RetrainsWithTrain, Unlearner):
                 v = v * (torch.linalg.vector_norm(d) / vn)
         return v
 
-    def unlearn(self, forget: Tensor) -> Tensor:
-        n = self._n_fitted()
-        idx = _forget_indices(forget, n).to(self._X64.device)
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        n = self.n_
+        idx = forget.to(self._X64.device)
         m = int(idx.numel())
         keep = torch.ones(n, dtype=torch.bool, device=self._X64.device)
         keep[idx] = False
@@ -750,27 +496,18 @@ class MinMaxNGD(_RetrainsWithTrain, Unlearner):
         self.unlearn_info_ = {"ascent_steps": k1, "descent_steps": k2, "epochs": self.epochs}
         return theta.to(self.theta0_.dtype)
 
-    def hyperparameters(self) -> dict:
-        out = {"l2": self.l2, "steps": self.steps, "eta": self.eta, "epochs": self.epochs,
-               "ascent_steps": self.ascent_steps, "descent_steps": self.descent_steps,
-               "forget_batch": self.forget_batch, "retain_batch": self.retain_batch, "prox": self.prox,
-               "smoothing": self.smoothing, "momentum": self.momentum, "damping": self.damping,
-               "fisher_batch": self.fisher_batch, "cg_iters": self.cg_iters, "normalize": self.normalize,
-               "output_noise": self.output_noise, "seed": self.seed}
+    def report_hyperparameters(self) -> dict:
+        out = dict(self.options)
         if getattr(self, "unlearn_info_", None) is not None:
             out["ascent_steps_used"] = self.unlearn_info_["ascent_steps"]
             out["descent_steps_used"] = self.unlearn_info_["descent_steps"]
         return out
 
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """No theorem: valid=False, sensitivity=inf, σ = ``output_noise``."""
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(self.output_noise),
-            sensitivity=math.inf, mechanism=mechanism,
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """No theorem: kind none, σ = ``output_noise``."""
+        return issue(
+            self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism, output_noise=self.output_noise,
             theorem="none: Lev & Wilson's Algorithm 2 (Min/Max NGD) is a heuristic with no privacy theorem",
             constants=[Constant("output_noise", float(self.output_noise), "enforced",
                                 "standard deviation of the optional Gaussian output noise (no guarantee)")],
-            assumptions=list(self.assumptions),
-            warnings=["ngd-minmax has no privacy theorem: the audit measures it empirically only"],
-            valid=False,
-        )
+            assumptions=self.assumptions)

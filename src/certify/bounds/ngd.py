@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 
 from certify.bounds.r2d import _check_n_m
-from certify.certificate import Constant
+from certify.certificate import Bound, Condition, Constant
 from certify.errors import require_nonnegative, require_positive
 
 __all__ = [
@@ -278,3 +278,73 @@ def ngd_logistic_constants(max_feature_norm: float, l2: float) -> dict[str, Cons
         "C": Constant("C", C, "analytic", "Lipschitz constant of l + (l2/2)||theta||^2 on "
                       "||theta|| <= B: sqrt(R^2+1) + l2*B", d),
     }
+
+
+def ngd_bound(constants: dict[str, Constant], n: int, m: int, *, variant: str, l2: float,
+              train_tol: float, solver_tol: float, solver: str, trained: dict, retrained: dict,
+              solve: dict) -> Bound:
+    """Algorithm 1's γ as a :class:`~certify.certificate.Bound`, with its conditions.
+
+    Conditions: the variant has a bound (v2, the printed eq. 10, has none); the bound proved for
+    the computed step (tolerances included) is at most γ; A and the retrain on D \\ Z reached
+    ``train_tol`` (``trained``/``retrained``: their ``{"converged", "gradient_norm",
+    "iterations"}``); the solve for this forget set met ``solver_tol`` (``solve``: its
+    ``residual_norm``).
+    """
+    c = constants
+    gamma = ngd_sensitivity(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value, n, m)
+    if variant == "v4":
+        proved = ngd_newton_step_bound(c["M"].value, c["C"].value, c["mu"].value, n, m,
+                                       train_tol=train_tol, solve_tol=solver_tol)
+    elif variant == "v3":
+        proved = ngd_full_fisher_step_bound(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value,
+                                            c["K"].value, n, m, l2=l2, train_tol=train_tol, solve_tol=solver_tol)
+    else:
+        proved = None
+    conditions = [Condition(
+        "variant has a bound", proved is not None,
+        f"variant {variant} has a proved bound" if proved is not None else
+        "variant v2 (Algorithm 1 eq. 10 as printed) omits the regulariser's gradient: its error is first order "
+        "in m/n and gamma does not bound it; the certificate is not issued")]
+    if proved is not None:
+        ok = proved <= gamma * (1 + 1e-12)
+        conditions.append(Condition(
+            "gamma dominates the proved bound", ok,
+            f"the bound proved for the computed step ({proved:.6g}) is at most gamma = {gamma:.6g}" if ok else
+            f"the bound proved for the computed step ({proved:.6g}) exceeds gamma = {gamma:.6g} (e.g. l2 > Q*K "
+            "for v3, or loose tolerances): the certificate is not issued"))
+    for label, info in (("training", trained), ("retraining", retrained)):
+        conditions.append(Condition(
+            f"{label} converged", bool(info["converged"]),
+            f"{label} reached ||grad L|| = {info['gradient_norm']:.3g} <= train_tol = {train_tol:.3g}"
+            if info["converged"] else
+            f"{label} stopped at ||grad L|| = {info['gradient_norm']:.3g} > train_tol = {train_tol:.3g} after "
+            f"{info['iterations']} Newton iterations: the certificate is not issued"))
+    residual = solve["residual_norm"]
+    conditions.append(Condition(
+        "solve accurate", residual <= solver_tol,
+        f"the {solver} solve left a residual {residual:.3g} <= solver_tol = {solver_tol:.3g}"
+        if residual <= solver_tol else
+        f"the {solver} solve left a residual {residual:.3g} > solver_tol = {solver_tol:.3g}"
+        + (" (raise lissa_depth, or use solver='dense' or 'cg')" if solver == "lissa" else "")
+        + ": the certificate is not issued"))
+    exact = [
+        Constant("n", float(n), "enforced", "training records |S| (counted)"),
+        Constant("m", float(m), "enforced", "deleted records |U| (counted; Def. 1's budget)"),
+        Constant("l2", l2, "enforced", "weight of the regulariser (l2/2)||theta||^2"),
+        Constant("train_tol", train_tol, "enforced",
+                 "A (and the retrain) stop at ||grad L|| <= train_tol, so ||theta - theta_hat|| <= train_tol/mu"),
+        Constant("solver_tol", solver_tol, "enforced",
+                 f"accepted residual ||(F + l2 I) v - b|| of the {solver} solve (checked)"),
+    ]
+    if proved is not None:
+        exact.append(Constant("proved_bound", proved, "analytic",
+                              f"bound proved for the computed {variant} step including the tolerances "
+                              "(certify.bounds.ngd); gamma must dominate it"))
+    return Bound(
+        value=gamma,
+        formula="Lev & Wilson, NGD unlearning, Algorithm 1 line 6 and Lemma 1 (App. E, eq. 56): "
+                "||theta~ - theta^_{S\\U}|| <= gamma = M m^2 C^2/(mu^3 n^2) + 2 m^2 C Q K/(mu^2 n^2), "
+                f"variant {variant}",
+        conditions=tuple(conditions),
+        constants=(c["R"], c["K"], c["Q"], c["M"], c["mu"], c["B"], c["C"], *exact))
