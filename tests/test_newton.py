@@ -20,7 +20,7 @@ from certify.bounds.guo import (
 from certify.certificate import PROVENANCES, Certificate
 from certify.errors import InvalidInput
 from certify.mechanisms import _unit_sigma, sigma_for
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.linalg import explicit_hessian
 from unlearners.models import build_model
 from unlearners.newton import NewtonRemoval
@@ -110,7 +110,8 @@ def test_synthetic_one_percent_deletion(seed, loss_noise):
     forget = _forget(len(X), 20, seed)
     theta_u, theta_r = method.unlearn(forget), method.retrain(forget)
     distance = _norm(theta_u - theta_r)
-    cert = method.certify(20, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
+    assert cert.kind == ("output-noise" if loss_noise == 0.0 else "training-noise")
     assert distance / _norm(theta_r) <= 1e-3
     assert 0 < distance <= cert.sensitivity
     residual = _norm(method.gradient(theta_u, forget))  # b included (certified-removal issue #1)
@@ -127,7 +128,7 @@ def test_adult_one_percent_deletion(adult, seed):
     forget = _forget(len(X), m, 100 + seed)
     theta_u, theta_r = method.unlearn(forget), method.retrain(forget)
     distance = _norm(theta_u - theta_r)
-    cert = method.certify(m, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     assert distance / _norm(theta_r) <= 1e-3
     assert distance <= cert.sensitivity
     assert _norm(method.gradient(theta_u, forget)) <= cert.constant("beta").value
@@ -143,7 +144,7 @@ def test_bounds_hold_off_the_papers_assumptions(lam, scale, fraction):
     m = int(fraction * len(X))
     forget = _forget(len(X), m, 9)
     theta_u = method.unlearn(forget)
-    cert = method.certify(m, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     assert _norm(method.gradient(theta_u, forget)) <= cert.constant("beta").value
     assert _norm(theta_u - method.retrain(forget)) <= cert.sensitivity
 
@@ -161,15 +162,19 @@ def test_sequential_requests_accumulate():
         assert beta == pytest.approx(prev + rec["solve_residual"] + rec["corollary_1"], rel=1e-14)
         assert rec["measured_residual"] <= beta
     assert betas[1] < betas[2] < betas[3]
-    cert = method.certify(45, 1.0, 1e-5)
-    assert cert.constant("beta").value == betas[-1]
+    releases = method.serve_requests(requests, 1.0, 1e-5)  # each release certified over its prefix
+    assert [r[1].constant("beta").value for r in releases] == betas[1:]
+    assert torch.equal(releases[-1][0], theta)
+    cert = releases[-1][1]
     assert len(cert.constant("beta").diagnostics["requests"]) == 3
     union = torch.cat(requests)
     assert _norm(method.gradient(theta, union)) <= betas[-1]
     assert _norm(theta - method.retrain(union)) <= cert.sensitivity
-    # the sequence differs from one batch step, and unlearn() starts again from A(D)
+    # the sequence differs from one batch step, unlearn() starts again from A(D), and the
+    # certificate of the batch removal of the same records is the batch's own
     batch = method.unlearn(union)
     assert not torch.equal(batch, theta) and len(method.ledger()) == 1
+    assert method.certify(union, 1.0, 1e-5).constant("beta").value == method.ledger()[0]["beta"]
     with pytest.raises(InvalidInput) as exc:
         method.unlearn_sequence([order[:10], order[5:20]])
     assert exc.value.field == "requests"
@@ -180,8 +185,7 @@ def test_certificate_lists_every_constant_with_provenance():
     X, y = synthetic(n=1000, d=5, seed=8)
     method = _fitted(X, y)
     forget = _forget(len(X), 10, 0)
-    method.unlearn(forget)
-    cert = method.certify(10, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     names = {c.name for c in cert.constants}
     assert {"lambda", "n", "m", "gamma", "C", "L", "R", "||X'||_2", "train_residual", "beta",
             "Delta_theta", "sigma_b", "tol"} <= names
@@ -198,33 +202,35 @@ def test_loss_perturbation_mode_theorem_3_budget():
     X, y = synthetic(n=1000, d=5, seed=8)
     forget = _forget(len(X), 10, 0)
     method = _fitted(X, y, loss_noise=10.0, output_noise=False)
-    method.unlearn(forget)
-    cert = method.certify(10, 1.0, 1e-5)
+    cert = method.certify(forget, 1.0, 1e-5)
     beta, budget = cert.constant("beta").value, cert.constant("epsilon_prime").value
-    assert cert.sigma == 0.0 and cert.valid and beta <= budget
+    assert cert.kind == "training-noise" and cert.sigma == 0.0 and cert.valid and beta <= budget
+    assert cert.sensitivity == cert.constant("Delta_theta").value
     assert budget == pytest.approx(10.0 / _unit_sigma(1.0, 1e-5, "analytic"))
     assert "Theorem 3" in cert.theorem and any("objective perturbation" in w for w in cert.warnings)
-    classic = method.certify(10, 0.5, 1e-5, "classic")
+    classic = method.certify(forget, 0.5, 1e-5, "classic")
     assert classic.constant("epsilon_prime").value == pytest.approx(10.0 * 0.5 / math.sqrt(2 * math.log(1.5e5)))
     assert classic.constant("c").value == pytest.approx(guo_c(1e-5))
     # a loss noise too small for the accumulated residual: Guo's protocol retrains, nothing issued
     weak = _fitted(X, y, loss_noise=1e-3, output_noise=False)
-    weak.unlearn(forget)
-    refused = weak.certify(10, 1.0, 1e-5)
+    refused = weak.certify(forget, 1.0, 1e-5)
     assert not refused.valid and any("exceeds the budget" in w for w in refused.warnings)
 
 
-def test_certify_without_a_matching_removal_uses_theorem_1():
+def test_theorem_1_worst_case_and_call_order():
     X, y = synthetic(n=1000, d=5, seed=8)
     method = _fitted(X, y)
     forget = _forget(len(X), 10, 0)
-    method.unlearn(forget)
-    data_dependent = method.certify(10, 1.0, 1e-5)
-    worst = method.certify(11, 1.0, 1e-5)
+    data_dependent = method.certify(forget, 1.0, 1e-5)
+    method.unlearn(_forget(len(X), 30, 1))  # another removal in between changes nothing
+    assert method.certify(forget, 1.0, 1e-5).to_dict() == data_dependent.to_dict()
+    worst = method.worst_case_certificate(10, 1.0, 1e-5)
     assert any("Theorem 1" in w for w in worst.warnings)
     assert worst.sensitivity > data_dependent.sensitivity
     with pytest.raises(InvalidInput):
-        method.certify(1000, 1.0, 1e-5)
+        method.worst_case_certificate(1000, 1.0, 1e-5)
+    with pytest.raises(InvalidInput):
+        method.certify(torch.arange(1000), 1.0, 1e-5)
 
 
 # -- refusals and registration -------------------------------------------------------------------
@@ -259,10 +265,10 @@ def test_registered_and_runs_through_the_audit():
     assert get_method("newton") is NewtonRemoval
     report = audit.run(audit.AuditConfig(method="newton", max_train=3000, forget_count=30,
                                          attacks=("whitebox",), trials=100, curve_points=2, noise_draws=2))
-    assert report.method["name"] == "newton"
-    assert report.certificate["valid"] and report.certificate["sigma"] > 0
-    assert not report.realized["bound_violated"] and not report.realized["exceeds_certified"]
-    assert not [f for f in report.findings if f["severity"] == "error"]
+    assert report.method.name == "newton"
+    assert report.certificate.valid and report.certificate.sigma > 0 and report.certificate.kind == "output-noise"
+    assert not report.realized.bound_violated and not report.realized.exceeds_certified
+    assert not [f for f in report.findings if f.severity == "error"]
 
 
 # -- certify.bounds.guo --------------------------------------------------------------------------

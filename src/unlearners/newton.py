@@ -46,14 +46,15 @@ Two release modes (``output_noise``):
 
 In both modes the bound is data-dependent (Corollary 1 on the actual D and Z), so σ, or the
 decision to retrain, is itself a function of D and Z, as in the paper's protocol; Theorem 1's
-data-independent worst case is used only when :meth:`NewtonRemoval.certify` is asked about a
-removal that was not run, and is several orders of magnitude larger.
+data-independent worst case is available from :meth:`NewtonRemoval.worst_case_certificate` and
+is several orders of magnitude larger.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -62,17 +63,19 @@ from torch.func import jacfwd
 from certify.bounds.guo import (
     GUO_GAMMA_LOGISTIC,
     guo_accumulated_residual,
+    guo_bound,
     guo_budget,
     guo_c,
     guo_parameter_sensitivity,
     guo_residual_bound,
     guo_worst_case_residual,
 )
-from certify.certificate import Certificate, Constant
+from certify.certificate import Certificate, Constant, issue
 from certify.constants import logistic_regression_constants
-from certify.errors import InvalidInput
-from certify.mechanisms import noise_clause, sigma_for
-from unlearners.base import Unlearner, record_indices, register
+from certify.errors import Boolean, Integer, InvalidInput, Optional, Real, require_choice, require_positive
+from certify.mechanisms import MECHANISMS
+from certify.params import Param
+from unlearners.base import Capabilities, Unlearner
 from unlearners.linalg import dense_solve
 from unlearners.objective import Objective
 
@@ -81,14 +84,13 @@ from unlearners.objective import Objective
 PAPER_LOSS_NOISE = 10.0
 
 
-@register
 class NewtonRemoval(Unlearner):
     """Certified removal by a Newton update (Guo et al. 2020) for L2-regularised binary LR.
 
-    Parameters
-    ----------
-    objective:
-        Must be binary logistic regression: one linear layer with one output unit.
+    The model must be binary logistic regression: one linear layer with one output unit.
+
+    Options (declared in ``hyperparameters``)
+    -----------------------------------------
     l2:
         λ > 0, per record: the objective carries (λ|D|/2)·||θ||². Default 1e-3, the value of the
         authors' MNIST setting (``--lam 1e-3 --std 10``). The bound Δ_θ scales like 1/λ³, so a
@@ -137,50 +139,34 @@ class NewtonRemoval(Unlearner):
         "a forget set is removed by one batch Newton step, sequences by unlearn_sequence",
     )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        l2: float = 1e-3,
-        loss_noise: float | None = None,
-        output_noise: bool = True,
-        max_iter: int = 100,
-        tol: float = 1e-12,
-        seed: int = 0,
-    ):
-        super().__init__(objective)
+    hyperparameters = (
+        Param("l2", 1e-3, Real(gt=0), "lambda, per record: the objective carries (lambda|D|/2)||theta||^2"),
+        Param("loss_noise", None, Optional(Real(ge=0), "for 0 with output noise, else 10 (the reference code)"),
+              "sigma_b, the std of the loss perturbation b"),
+        Param("output_noise", True, Boolean(), "release with Gaussian output noise (false: Theorem 3, sigma = 0)"),
+        Param("max_iter", 100, Integer(1), "Newton iterations of A"),
+        Param("tol", 1e-12, Real(gt=0), "A's stopping rule ||grad L_b||/|D| <= tol"),
+        Param("seed", 0, Integer(0), "seed of the draw of b", audit="seed"),
+    )
+    capabilities = Capabilities(data_dependent_certificate=True)
+
+    def __init__(self, objective: Objective, **options: Any):
+        super().__init__(objective, **options)
         if not objective.is_linear or objective.n_outputs != 1:
             raise InvalidInput(
                 "model", "binary logistic regression (a single linear layer with one output); "
                 "Guo et al.'s certificate needs a strongly convex loss", _describe(objective))
-        if isinstance(l2, bool) or not isinstance(l2, (int, float)) or not (0 < l2 < math.inf):
-            raise InvalidInput("l2", "a finite number > 0 (lambda, per record)", l2)
-        if loss_noise is not None and (isinstance(loss_noise, bool) or not isinstance(loss_noise, (int, float))
-                                       or not (0 <= loss_noise < math.inf)):
-            raise InvalidInput("loss_noise", "None or a finite number >= 0 (the std of b)", loss_noise)
-        if not isinstance(output_noise, bool):
-            raise InvalidInput("output_noise", "true or false", output_noise)
-        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-            raise InvalidInput("max_iter", "an integer >= 1", max_iter)
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (0 < tol < math.inf):
-            raise InvalidInput("tol", "a finite number > 0", tol)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise InvalidInput("seed", "an integer >= 0", seed)
-        self.l2 = float(l2)
-        self.output_noise = output_noise
-        self.loss_noise_requested = None if loss_noise is None else float(loss_noise)
-        self.loss_noise = (self.loss_noise_requested if loss_noise is not None
-                           else (0.0 if output_noise else PAPER_LOSS_NOISE))
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
-        self.seed = int(seed)
         self.gamma = GUO_GAMMA_LOGISTIC
         self.ledger_: list[dict] = []
 
+    def _check_options(self) -> None:
+        requested = self.options["loss_noise"]
+        self.loss_noise_requested = requested
+        self.loss_noise = requested if requested is not None else (0.0 if self.output_noise else PAPER_LOSS_NOISE)
+
     # -- learning A ------------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """A(D): draw b ~ N(0, σ_b² I), then minimise L_b(θ; D) by Newton's method from θ_0."""
-        self._remember(X, y)
         if set(torch.unique(y).tolist()) - {0, 1}:
             raise InvalidInput("y", "binary labels in {0, 1}", sorted(set(torch.unique(y).tolist())))
         self.theta0_ = theta0.clone()
@@ -193,24 +179,22 @@ class NewtonRemoval(Unlearner):
                                                 self.max_iter, self.tol)
         self.train_residual_ = self.fit_info_["gradient_norm"]
         self.ledger_ = []
+        self._removals: dict[tuple[int, ...], tuple[Tensor, list[dict]]] = {}
         return self.theta_.clone()
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def _retrain(self, forget: Tensor) -> Tensor:
         """A(D \\ Z) with the same b, from the same θ_0, to the same tolerance."""
         keep = self._keep(forget)
-        theta, info = _minimise(self.Phi_[keep], self.yf_[keep], self.l2, self.b_, self.theta0_,
-                                self.max_iter, self.tol)
-        self.retrain_info_ = info
+        theta, _ = _minimise(self.Phi_[keep], self.yf_[keep], self.l2, self.b_, self.theta0_,
+                             self.max_iter, self.tol)
         return theta
 
     # -- unlearning U ----------------------------------------------------------------------
-    def unlearn(self, forget: Tensor) -> Tensor:
-        """One batch Newton removal of ``forget`` from A(D): θ⁻ = θ* + H⁻¹Δ.
-
-        Starts from the trained model every time (so repeated calls agree) and replaces the
-        ledger by this one request; :meth:`certify` then uses its data-dependent bound.
-        """
-        return self.unlearn_sequence([forget])
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        """One batch Newton removal of ``forget`` from A(D): θ⁻ = θ* + H⁻¹Δ (the same model for
+        the same forget set whatever ran before)."""
+        theta, self.ledger_ = self._removal([forget])
+        return theta.clone()
 
     def unlearn_sequence(self, requests: Sequence[Tensor]) -> Tensor:
         """Remove disjoint forget sets one after another from A(D), accumulating β.
@@ -218,19 +202,28 @@ class NewtonRemoval(Unlearner):
         Request k is a Newton step from the model after request k−1 on the data left after it
         (Δ_k = m_kλθ_{k−1} + Σ_{j∈Z_k} ∇ℓ(θ_{k−1}; z_j), H_k on D_k), and
         β_k = β_{k−1} + ||H_k v_k − Δ_k|| + γ||X_k||₂||v_k||||X_k v_k||R_k with β_0 the measured
-        ||∇L_b(θ*; D)||. The reference is :meth:`retrain` of the union of the requests.
+        ||∇L_b(θ*; D)||. The reference is :meth:`retrain` of the union of the requests. The
+        records of every request are kept for :meth:`ledger`.
         """
-        if not hasattr(self, "theta_"):
-            raise RuntimeError("NewtonRemoval.fit must be called before unlearning")
         if isinstance(requests, Tensor) or len(requests) == 0:
             raise InvalidInput("requests", "a non-empty sequence of index tensors", type(requests).__name__)
+        checked = [self.forget_indices(r, f"requests[{k}]" if len(requests) > 1 else "forget")
+                   for k, r in enumerate(requests)]
+        theta, self.ledger_ = self._removal(checked)
+        return theta.clone()
+
+    def _removal(self, requests: list[Tensor]) -> tuple[Tensor, list[dict]]:
+        """The Newton removals of a sequence of validated requests from A(D), and their records
+        (computed once per sequence)."""
+        key = tuple(tuple(sorted(r.tolist())) for r in requests)
+        if key in self._removals:
+            return self._removals[key]
         n = self.Phi_.shape[0]
         keep = torch.ones(n, dtype=torch.bool, device=self.Phi_.device)
         theta = self.theta_.clone()
         beta = self.train_residual_
         ledger = []
-        for k, request in enumerate(requests):
-            idx = self._indices(request, f"requests[{k}]" if len(requests) > 1 else "forget")
+        for k, idx in enumerate(requests):
             if not bool(keep[idx].all()):
                 raise InvalidInput("requests", "disjoint forget sets (a record can be removed once)",
                                    f"request {k} repeats an earlier record")
@@ -242,17 +235,16 @@ class NewtonRemoval(Unlearner):
             record.update(request=k, beta=beta, removed_total=int(n - int(keep.sum())),
                           delta_theta=guo_parameter_sensitivity(beta, self.l2, int(keep.sum())))
             ledger.append(record)
-        self.ledger_ = ledger
-        self.removed_ = keep.logical_not()
-        return theta
+        self._removals[key] = (theta, ledger)
+        return theta, ledger
 
-    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
-                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
+    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
+               mechanism: str) -> list[tuple[Tensor, Certificate]]:
         """Guo et al.'s rule: chain Newton removals from the previous model, β accumulating."""
         out = []
         for k in range(1, len(requests) + 1):
-            theta = self.unlearn_sequence(list(requests[:k]))
-            out.append((theta, self.certify(self.ledger_[-1]["removed_total"], epsilon, delta, mechanism)))
+            theta, ledger = self._removal(requests[:k])
+            out.append((theta.clone(), self._certificate(ledger, epsilon, delta, mechanism)))
         return out
 
     def _newton_removal(self, theta: Tensor, idx: Tensor, keep: Tensor) -> tuple[Tensor, dict]:
@@ -281,14 +273,14 @@ class NewtonRemoval(Unlearner):
     # -- measurements ------------------------------------------------------------------------
     def gradient(self, theta: Tensor, forget: Tensor | None = None) -> Tensor:
         """∇L_b(θ; D \\ Z), the full gradient of the perturbed objective (b included)."""
-        keep = self._keep(forget) if forget is not None else slice(None)
+        keep = self._keep(self.forget_indices(forget)) if forget is not None else slice(None)
         return _gradient(self.Phi_[keep], self.yf_[keep], theta, self.l2, self.b_)
 
     def ledger(self) -> list[dict]:
         """One record per removal request of the last :meth:`unlearn`/:meth:`unlearn_sequence`."""
         return [dict(r) for r in self.ledger_]
 
-    def hyperparameters(self) -> dict:
+    def report_hyperparameters(self) -> dict:
         out = {"l2": self.l2, "loss_noise": self.loss_noise, "loss_noise_requested": self.loss_noise_requested,
                "output_noise": self.output_noise, "max_iter": self.max_iter, "tol": self.tol,
                "seed": self.seed, "gamma": self.gamma}
@@ -298,42 +290,49 @@ class NewtonRemoval(Unlearner):
         return out
 
     # -- certificate -------------------------------------------------------------------------
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """The (ε, δ) certificate for the removal of ``forget_size`` records.
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """The certificate for removing ``forget`` in one batch: the data-dependent β of that
+        removal (Corollary 1), whatever ran before."""
+        return self._certificate(self._removal([forget])[1], epsilon, delta, mechanism)
 
-        Uses the data-dependent β of the last :meth:`unlearn`/:meth:`unlearn_sequence` when it
-        removed ``forget_size`` records in total; otherwise Theorem 1's worst case for any batch
-        of that size (with a warning).
-        """
+    def worst_case_certificate(self, forget_size: int, epsilon: float, delta: float,
+                               mechanism: str = "analytic") -> Certificate:
+        """Theorem 1's data-independent worst case for removing any ``forget_size`` records."""
         if not hasattr(self, "theta_"):
             raise RuntimeError("NewtonRemoval.fit must be called before certify")
         n = int(self.Phi_.shape[0])
-        if isinstance(forget_size, bool) or int(forget_size) != forget_size or not 0 < forget_size < n:
-            raise InvalidInput("forget_size", f"an integer with 0 < m < n (n={n})", forget_size)
-        m, lam = int(forget_size), self.l2
+        m = Integer(1, n - 1).check("forget_size", forget_size)
+        epsilon = require_positive("epsilon", epsilon)
+        mechanism = require_choice("mechanism", mechanism, MECHANISMS)
+        return self._certificate(None, epsilon, delta, mechanism, worst_case_size=m)
+
+    def _certificate(self, ledger: list[dict] | None, epsilon: float, delta: float, mechanism: str,
+                     worst_case_size: int | None = None) -> Certificate:
+        """The certificate from the records of a removal sequence (its last β), or Theorem 1's
+        worst case for ``worst_case_size`` records when ``ledger`` is None."""
+        n, lam, r0 = int(self.Phi_.shape[0]), self.l2, self.train_residual_
         warnings: list[str] = []
-        r0 = self.train_residual_
         G, L = logistic_regression_constants(float(torch.linalg.vector_norm(self.X_, dim=1).max()), 2)
         row_norm_all = float(torch.linalg.vector_norm(self.Phi_, dim=1).max())
-        matched = bool(self.ledger_) and self.ledger_[-1]["removed_total"] == m
-        if matched:
-            last = self.ledger_[-1]
+        if ledger is not None:
+            last = ledger[-1]
+            m = last["removed_total"]
             beta, source = last["beta"], "data-dependent (Corollary 1, accumulated over requests)"
             R_value, R_what = last["max_row_norm"], "the retained rows"
         else:
+            m = worst_case_size
             b_norm = float(torch.linalg.vector_norm(self.b_))
             beta = r0 + guo_worst_case_residual(n, m, lam, G.value, gamma=self.gamma, max_row_norm=row_norm_all,
                                                 perturbation_norm=b_norm + r0)
             source = "worst case (Theorem 1) for any batch of m records"
             R_value, R_what = row_norm_all, "all training rows"
-            warnings.append(f"no removal of {m} records has been run on this model: the residual bound is "
-                            "Theorem 1's worst case, not the data-dependent Corollary 1")
-        sensitivity = guo_parameter_sensitivity(beta, lam, n - m)
-        valid = True
+            warnings.append(f"the residual bound is Theorem 1's worst case for any {m} records, not the "
+                            "data-dependent Corollary 1 of an actual removal")
         if not self.fit_info_["converged"]:
             warnings.append(f"A stopped at ||grad L_b||/n = {r0 / n:.3g} > tol = {self.tol:g} "
                             f"after {self.fit_info_['iterations']} Newton steps: the retrained reference is "
                             "optimal only to that accuracy (the measured residual is counted in beta)")
+        sensitivity = guo_parameter_sensitivity(beta, lam, n - m)
         constants = [
             Constant("lambda", lam, "enforced", "L2 regularisation per record: the objective carries "
                      "(lambda|D|/2)||theta||^2, so L_b(.; D') is lambda(n-m)-strongly convex"),
@@ -354,7 +353,7 @@ class NewtonRemoval(Unlearner):
             Constant("beta", beta, "analytic", "bound on the gradient residual ||grad L_b(theta_U; D')||: "
                      "train residual + sum over requests of (solve residual + gamma ||X'||_2 ||H^-1 Delta|| "
                      f"||X' H^-1 Delta|| R); {source}",
-                     {"source": source, "requests": self.ledger() if matched else []}),
+                     {"source": source, "requests": [dict(r) for r in ledger] if ledger is not None else []}),
             Constant("Delta_theta", sensitivity, "analytic", "parameter-space sensitivity "
                      "beta / (lambda (n - m)) >= ||theta_U - A(D')|| by strong convexity"),
             Constant("sigma_b", self.loss_noise, "enforced",
@@ -363,53 +362,35 @@ class NewtonRemoval(Unlearner):
                      {"b_norm": float(torch.linalg.vector_norm(self.b_))}),
             Constant("tol", self.tol, "enforced", "stopping rule of A: ||grad L_b(theta; D)||/|D| <= tol"),
         ]
-        if matched:
-            constants.insert(7, Constant("||X'||_2", last["spectral_norm"], "analytic",
+        if ledger is not None:
+            constants.insert(7, Constant("||X'||_2", ledger[-1]["spectral_norm"], "analytic",
                                          "spectral norm of the retained design matrix at the last request, "
                                          "exact (eigenvalues of X'^T X')"))
         if self.output_noise:
-            sigma = sigma_for(epsilon, delta, sensitivity, mechanism)
-            theorem = ("Guo et al. 2020, Corollary 1 (gradient residual of the Newton update removal, "
-                       "accumulated over requests) and lambda(n-m)-strong convexity: ||theta_U - A(D')|| <= "
-                       "beta/(lambda(n-m)); output " + noise_clause(mechanism))
-        else:
-            sigma = 0.0
-            budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
-            if mechanism == "classic":
-                constants.append(Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's "
-                                          "delta = 1.5 exp(-c^2/2)"))
-            constants.append(Constant("epsilon_prime", budget, "enforced",
-                                      "residual budget certified by the loss noise: " + (
-                                          "sigma_b * epsilon / c (Theorem 3)" if mechanism == "classic" else
-                                          "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
-                                          "analytic Gaussian mechanism)")))
-            if not beta <= budget:
-                valid = False
-                warnings.append(f"the accumulated residual bound beta = {beta:.6g} exceeds the budget "
-                                f"epsilon' = {budget:.6g} that sigma_b = {self.loss_noise:g} certifies: "
-                                "Guo et al.'s protocol retrains here; the certificate is not issued")
-            warnings.append("sigma = 0: the privacy comes from the objective perturbation b, not from "
-                            "noise on the released parameters, so a realized or empirical epsilon computed "
-                            "from output noise does not apply to this release")
-            theorem = ("Guo et al. 2020, Theorem 3 (loss perturbation b ~ N(0, sigma_b^2 I); (epsilon, delta)-"
-                       "certified removal while the gradient residual is at most epsilon') with Corollary 1 "
-                       "accumulated over requests; no output noise. Sensitivity reported in parameter space: "
-                       "beta/(lambda(n-m))")
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(sigma),
-            sensitivity=float(sensitivity), mechanism=mechanism, theorem=theorem,
-            constants=constants, assumptions=list(self.assumptions), warnings=warnings, valid=valid,
-        )
+            bound = guo_bound(beta, lam, n, m, source=source)
+            return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                         bound=bound, constants=constants, assumptions=self.assumptions, warnings=warnings)
+        budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
+        if mechanism == "classic":
+            constants.append(Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's "
+                                      "delta = 1.5 exp(-c^2/2)"))
+        constants.append(Constant("epsilon_prime", budget, "enforced",
+                                  "residual budget certified by the loss noise: " + (
+                                      "sigma_b * epsilon / c (Theorem 3)" if mechanism == "classic" else
+                                      "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
+                                      "analytic Gaussian mechanism)")))
+        warnings.append("the privacy comes from the objective perturbation b, so a realized or empirical "
+                        "epsilon computed from output noise does not apply to this release")
+        bound = guo_bound(beta, lam, n, m, source=source, budget=budget, sigma_b=self.loss_noise)
+        return issue(self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     bound=bound, constants=constants, assumptions=self.assumptions, warnings=warnings)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _indices(self, forget: Tensor, field: str) -> Tensor:
-        return record_indices(forget, self.Phi_.shape[0], field, self.Phi_.device)
-
     def _keep(self, forget: Tensor) -> Tensor:
         if not hasattr(self, "Phi_"):
             raise RuntimeError("NewtonRemoval.fit must be called before unlearning")
         keep = torch.ones(self.Phi_.shape[0], dtype=torch.bool, device=self.Phi_.device)
-        keep[self._indices(forget, "forget")] = False
+        keep[forget] = False
         return keep
 
 

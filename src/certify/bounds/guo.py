@@ -62,11 +62,13 @@ distance): L_b(·; D') is λ(n−m)-strongly convex and A(D') is its minimiser, 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterable
 
+from certify.certificate import Bound, Condition
 from certify.errors import (
+    Integer,
     InvalidInput,
+    require,
     require_nonnegative,
     require_positive,
     require_probability,
@@ -74,6 +76,7 @@ from certify.errors import (
 from certify.mechanisms import _check_mechanism, _classic_epsilon_error, _unit_sigma
 
 __all__ = [
+    "guo_bound",
     "GUO_GAMMA_LOGISTIC",
     "guo_accumulated_residual",
     "guo_budget",
@@ -90,17 +93,7 @@ GUO_GAMMA_LOGISTIC = 0.25
 
 
 def _count(field: str, value: object, lo: int, allowed: str) -> int:
-    if isinstance(value, bool):
-        raise InvalidInput(field, allowed, value)
-    if isinstance(value, numbers.Integral):
-        k = int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():
-        k = int(float(value))
-    else:
-        raise InvalidInput(field, allowed, value)
-    if k < lo:
-        raise InvalidInput(field, allowed, value)
-    return k
+    return require(Integer(lo), field, value, allowed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -325,3 +318,34 @@ def guo_parameter_sensitivity(residual: float, lam: float, n_retained: int) -> f
     lam_f = require_positive("lam", lam)
     n_r = _count("n_retained", n_retained, 1, "an integer >= 1 (the retained-set size)")
     return res / (lam_f * n_r)
+
+
+def guo_bound(beta: float, lam: float, n: int, m: int, *, source: str,
+              budget: float | None = None, sigma_b: float = 0.0) -> Bound:
+    """Guo et al.'s guarantee for one release as a :class:`~certify.certificate.Bound`.
+
+    The value is the parameter-space sensitivity β/(λ(n − m)) (Corollary 1's gradient residual
+    β and λ(n − m)-strong convexity). With ``budget`` (the loss-perturbation mode, Theorem 3) the
+    condition β ≤ ε′ is part of the bound: past it, Guo et al.'s protocol retrains.
+    ``source`` says where β came from (data-dependent or Theorem 1's worst case).
+    """
+    value = guo_parameter_sensitivity(beta, lam, n - m)
+    conditions = ()
+    if budget is not None:
+        ok = beta <= budget
+        conditions = (Condition(
+            "residual within the loss-noise budget", ok,
+            f"the accumulated residual bound beta = {beta:.6g} is within the budget epsilon' = {budget:.6g} "
+            f"that sigma_b = {sigma_b:g} certifies" if ok else
+            f"the accumulated residual bound beta = {beta:.6g} exceeds the budget epsilon' = {budget:.6g} "
+            f"that sigma_b = {sigma_b:g} certifies: Guo et al.'s protocol retrains here; the certificate is "
+            "not issued"),)
+    formula = ("Guo et al. 2020, Corollary 1 (gradient residual of the Newton update removal, accumulated "
+               f"over requests; {source}) and lambda(n-m)-strong convexity: ||theta_U - A(D')|| <= "
+               "beta/(lambda(n-m))")
+    if budget is not None:
+        formula = ("Guo et al. 2020, Theorem 3 (loss perturbation b ~ N(0, sigma_b^2 I); (epsilon, delta)-"
+                   "certified removal while the gradient residual is at most epsilon') with Corollary 1 "
+                   f"accumulated over requests ({source}); no output noise. Sensitivity reported in "
+                   "parameter space: beta/(lambda(n-m))")
+    return Bound(value=value, formula=formula, conditions=conditions)
