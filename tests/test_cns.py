@@ -19,7 +19,7 @@ from certify.bounds.cns import (
 )
 from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.cns import ConstrainedNewtonStep, project
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
@@ -116,7 +116,7 @@ def test_lr_newton_step_lands_within_1e3_of_the_retrained_optimum_and_delta_boun
         forget = _forget(X.shape[0], seed)
         unlearned, retrained = cns.unlearn(forget), cns.retrain(forget)
         assert _relative(unlearned, retrained) <= 1e-3 < _relative(theta, retrained)
-        cert = cns.certify(forget.numel(), 1.0, 1e-5)
+        cert = cns.certify(forget, 1.0, 1e-5)
         assert cert.sensitivity >= float(torch.linalg.vector_norm(unlearned - retrained))
         # ...but lambda = 0 is below ||H_w*||: the paper's condition fails, no certificate
         assert not cert.valid
@@ -128,9 +128,9 @@ def test_lr_newton_step_lands_within_1e3_of_the_retrained_optimum_and_delta_boun
     forget = _forget(X.shape[0], 0)
     unlearned, retrained = lissa.unlearn(forget), lissa.retrain(forget)
     assert _relative(unlearned, retrained) <= 1e-3
-    cert = lissa.certify(forget.numel(), 1.0, 1e-5)
+    cert = lissa.certify(forget, 1.0, 1e-5)
     assert cert.sensitivity >= float(torch.linalg.vector_norm(unlearned - retrained))
-    assert lissa.last_["steps"][0]["relative_residual"] < 1e-8
+    assert lissa.step_diagnostics(forget)[0]["relative_residual"] < 1e-8
     names = {c.name: c.provenance for c in cert.constants}
     assert names["L"] == names["M"] == names["lambda_min"] == "analytic"
     assert names["C"] == names["lambda"] == names["s"] == "enforced" and names["G"] == "estimated"
@@ -144,12 +144,12 @@ def test_lr_with_the_paper_condition_is_certified_but_only_damped(adult_lr):
     theta = cns.fit(X, y, theta0)
     forget = _forget(X.shape[0], 0)
     unlearned, retrained = cns.unlearn(forget), cns.retrain(forget)
-    cert = cns.certify(forget.numel(), 1.0, 1e-5)
+    cert = cns.certify(forget, 1.0, 1e-5)
     assert cert.valid and cert.conditional  # G and ||H|| are estimated
     distance = float(torch.linalg.vector_norm(unlearned - retrained))
     assert distance <= cert.sensitivity
     assert epsilon_for(cert.sigma, 1e-5 - cert.constant("rho").value, distance) <= cert.epsilon
-    assert cns.lam_ > cns.last_["steps"][0]["hessian_norm"]
+    assert cns.lam_ > cns.step_diagnostics(forget)[0]["hessian_norm"] == cert.constant("||H||").value
     assert _relative(unlearned, retrained) < _relative(theta, retrained)  # moves the right way
     assert _relative(unlearned, retrained) > 0.5 * _relative(theta, retrained)  # ...but not far
 
@@ -163,7 +163,7 @@ def test_synthetic_lr_several_seeds():
         forget = _forget(600, 100 + seed)
         unlearned, retrained = cns.unlearn(forget), cns.retrain(forget)
         assert _relative(unlearned, retrained) <= 1e-3
-        assert cns.certify(forget.numel(), 1.0, 1e-5).sensitivity >= float(torch.linalg.vector_norm(unlearned - retrained))
+        assert cns.certify(forget, 1.0, 1e-5).sensitivity >= float(torch.linalg.vector_norm(unlearned - retrained))
 
 
 def test_conditions_that_fail_are_reported_and_not_issued():
@@ -175,8 +175,7 @@ def test_conditions_that_fail_are_reported_and_not_issued():
     def cert(**kw):
         cns = ConstrainedNewtonStep(obj, steps=100, l2=1e-2, **{"hessian_batch": None, **kw})
         cns.fit(X, y, theta0)
-        cns.unlearn(forget)
-        return cns.certify(forget.numel(), 1.0, 1e-5)
+        return cns.certify(forget, 1.0, 1e-5)
 
     ok = cert()
     assert ok.valid
@@ -191,7 +190,7 @@ def test_conditions_that_fail_are_reported_and_not_issued():
     tight_C = ConstrainedNewtonStep(obj, steps=100, l2=1e-2, C=0.05)  # projection active
     theta = tight_C.fit(X, y, theta0)
     assert float(theta.norm()) <= 0.05 * (1 + 1e-12)
-    assert tight_C.certify(8, 1.0, 1e-5).sensitivity < math.inf
+    assert tight_C.certify(forget, 1.0, 1e-5).sensitivity < math.inf
     with pytest.raises(InvalidInput):
         ConstrainedNewtonStep(obj, solver="cholesky")
     with pytest.raises(InvalidInput):
@@ -207,7 +206,7 @@ def test_forget_set_shortcut_matches_the_retained_gradient_at_a_stationary_point
     for mode in ("retain", "forget"):
         cns = ConstrainedNewtonStep(obj, steps=600, l2=5e-2, lam=0.0, solver="dense", gradient=mode)
         cns.fit(X, y, theta0)
-        out[mode] = (cns.unlearn(forget), cns.certify(forget.numel(), 1.0, 1e-5))
+        out[mode] = (cns.unlearn(forget), cns.certify(forget, 1.0, 1e-5))
     assert torch.allclose(out["retain"][0], out["forget"][0], atol=1e-9)
     assert out["forget"][1].sensitivity >= out["retain"][1].sensitivity
 
@@ -220,12 +219,14 @@ def test_sequential_requests_follow_proposition_4_2_with_fresh_noise_per_release
     order = torch.randperm(600, generator=torch.Generator().manual_seed(9))
     requests = [order[:6], order[6:12], order[12:18]]
     estimates = cns.unlearn_sequence(requests)
-    assert len(estimates) == 3 and len(cns.last_["steps"]) == 3
-    cert = cns.certify(6, 1.0, 1e-5)
-    assert "Prop. 4.2" in cert.theorem
-    for k, est in enumerate(estimates, start=1):
+    releases = cns.serve_requests(requests, 1.0, 1e-5)
+    assert len(estimates) == 3 and all(torch.equal(e, r[0]) for e, r in zip(estimates, releases))
+    for k, (est, (_, cert)) in enumerate(zip(estimates, releases), start=1):
+        assert "Prop. 4.2" in cert.theorem and f"each of {k} releases" in cert.theorem
+        assert sum(c.name.startswith("request") for c in cert.conditions) == k  # each step starts in the ball
         retrained = cns.retrain(torch.cat(requests[:k]))
         assert float(torch.linalg.vector_norm(est - retrained)) <= cert.sensitivity
+        assert cert.constant("retrain_residual").value <= cert.constant("G").value
     released = cns.release_sequence(estimates, 0.1, torch.Generator().manual_seed(0))
     noise = [r - e for r, e in zip(released, estimates)]
     assert all(float(z.norm()) > 0 for z in noise) and not torch.allclose(noise[0], noise[1])
@@ -253,4 +254,5 @@ def test_audit_plugs_in_and_keeps_test_accuracy_within_a_point_of_retraining():
     assert abs(test_acc["unlearned"] - test_acc["retrained"]) <= 0.01
     assert {c["name"] for c in cert["constants"]} >= {"L", "M", "lambda_min", "G", "C", "lambda", "s", "rho"}
     assert report.verdict == "consistent"
-    assert d["method"]["hyperparameters"]["lam"] > d["method"]["hyperparameters"]["last_unlearn"]["steps"][0]["hessian_norm"]
+    hnorm = next(c["value"] for c in cert["constants"] if c["name"] == "||H||")
+    assert d["method"]["hyperparameters"]["lam"] > hnorm

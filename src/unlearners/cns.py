@@ -27,30 +27,17 @@ Zhang, Dong, Wang & Li, "Towards Certified Unlearning for Deep Neural Networks",
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 from torch.func import grad, jvp, vmap
 
-from certify.bounds.cns import (
-    BOUND_VERSIONS,
-    cns_depth_required,
-    cns_exact_newton_bound,
-    cns_forget_trick_term,
-    cns_lissa_error,
-    cns_sensitivity,
-    logistic_hessian_lipschitz,
-)
-from certify.certificate import Certificate, Constant
+from certify.bounds.cns import BOUND_VERSIONS, cns_bound, logistic_hessian_lipschitz
+from certify.certificate import Certificate, Constant, issue
 from certify.constants import estimated_constant, user_constant
-from certify.errors import InvalidInput
-from certify.errors import require_finite as _finite
-from certify.errors import require_integer as _integer
-from certify.errors import require_nonnegative as _nonneg
-from certify.errors import require_positive as _positive
-from certify.mechanisms import sigma_for
-from unlearners.base import Unlearner, register
+from certify.errors import Choice, Integer, InvalidInput, MappingOf, Optional, Real
+from certify.params import Param
+from unlearners.base import Unlearner
 from unlearners.linalg import (
     dense_solve,
     explicit_hessian,
@@ -93,14 +80,11 @@ def projected_gradient_descent(objective: Objective, theta0: Tensor, X: Tensor, 
     return theta, kept
 
 
-@register
 class ConstrainedNewtonStep(Unlearner):
     """CNS (Zhang et al. 2024): projected training, one λ-regularised Newton step by LiSSA.
 
-    Parameters
-    ----------
-    objective:
-        The per-sample loss f_z as functions of a flat θ.
+    Options (declared in ``hyperparameters``)
+    -----------------------------------------
     steps, eta:
         T full-batch projected-gradient steps of A (and of the retrain) with constant step η;
         ``eta=None`` uses 1/L with L the per-sample smoothness at θ_0 (closed form for logistic
@@ -179,65 +163,34 @@ class ConstrainedNewtonStep(Unlearner):
         "code adds none)",
     )
 
-    def __init__(
-        self,
-        objective: Objective,
-        *,
-        steps: int = 1000,
-        eta: float | None = None,
-        C: float = 10.0,
-        l2: float = 5e-4,
-        lam: float | None = None,
-        solver: str = "lissa",
-        depth: int = 1000,
-        repeats: int = 1,
-        hessian_batch: int | None = 10,
-        hessian_scale: float | None = None,
-        rho: float | None = None,
-        bound: str = "corrected",
-        gradient: str = "retain",
-        constants: dict[str, float] | None = None,
-        seed: int = 0,
-        dense_max_dim: int = 2048,
-    ):
-        super().__init__(objective)
-        self.steps = _integer("steps", steps, 1)
-        self.eta = None if eta is None else _positive("eta", eta)
-        self.C = _positive("C", C)
-        self.l2 = _nonneg("l2", l2)
-        self.lam = None if lam is None else _nonneg("lam", lam)
-        if solver not in SOLVERS:
-            raise InvalidInput("solver", "one of " + ", ".join(map(repr, SOLVERS)), solver)
-        self.solver = solver
-        self.depth = _integer("depth", depth, 1)
-        self.repeats = _integer("repeats", repeats, 1)
-        self.hessian_batch = None if hessian_batch in (None, 0) else _integer("hessian_batch", hessian_batch, 1)
-        self.hessian_scale = None if hessian_scale is None else _positive("hessian_scale", hessian_scale)
-        if rho is not None:
-            r = _positive("rho", rho)
-            if r >= 1:
-                raise InvalidInput("rho", "a probability in (0, 1), or None for delta/2", rho)
-            rho = r
-        self.rho = rho
-        if bound not in BOUND_VERSIONS:
-            raise InvalidInput("bound", "one of 'corrected', 'original'", bound)
-        self.bound = bound
-        if gradient not in GRADIENTS:
-            raise InvalidInput("gradient", "one of 'retain', 'forget'", gradient)
-        self.gradient = gradient
-        overrides = dict(constants or {})
-        unknown = sorted(set(overrides) - set(OVERRIDABLE))
-        if unknown:
-            raise InvalidInput("constants", "a mapping with keys among " + ", ".join(OVERRIDABLE), unknown)
-        for k, v in overrides.items():
-            if k == "lambda_min":
-                _finite("constants.lambda_min", v)
-            else:
-                _positive(f"constants.{k}", v)
-        self.constant_overrides = overrides
-        self.seed = int(seed)
-        self.dense_max_dim = _integer("dense_max_dim", dense_max_dim, 1)
-        self.last_: dict | None = None
+    hyperparameters = (
+        Param("steps", 1000, Integer(1), "T: projected gradient steps of A and of the retrain", audit="steps"),
+        Param("eta", None, Optional(Real(gt=0), "for 1/L at theta_0"), "constant step size", audit="eta"),
+        Param("C", 10.0, Real(gt=0), "norm bound of the projection ||theta|| <= C"),
+        Param("l2", 5e-4, Real(ge=0), "weight decay of the trained objective"),
+        Param("lam", None, Optional(Real(ge=0), f"for {LAM_MARGIN} ||grad^2 L(w*, D)||"),
+              "lambda, the local convex coefficient added to the Hessian"),
+        Param("solver", "lissa", Choice(SOLVERS), "lissa (the paper) or dense (Cholesky)"),
+        Param("depth", 1000, Integer(1), "LiSSA recursion depth s"),
+        Param("repeats", 1, Integer(1), "independent LiSSA repetitions averaged"),
+        Param("hessian_batch", 10, Optional(Integer(0), "(or 0) for all retained records"),
+              "records per LiSSA Hessian sample"),
+        Param("hessian_scale", None, Optional(Real(gt=0), "for L + lambda"), "LiSSA scale H"),
+        Param("rho", None, Optional(Real(gt=0, lt=1), "for delta/2"), "LiSSA failure probability"),
+        Param("bound", "corrected", Choice(BOUND_VERSIONS), "Eq. 11 as corrected or as originally printed"),
+        Param("gradient", "retain", Choice(GRADIENTS), "retain (the released code) or forget (Algorithm 1)"),
+        Param("constants", {}, MappingOf(Real(), keys=OVERRIDABLE),
+              "user overrides of L, M, lambda_min, G (provenance assumed)", audit="constants"),
+        Param("seed", 0, Integer(0), "seed of the estimators and of the LiSSA batches", audit="seed"),
+        Param("dense_max_dim", 2048, Integer(1), "largest d for an explicit d x d Hessian"),
+    )
+
+    def _check_options(self) -> None:
+        if self.hessian_batch == 0:
+            self.hessian_batch = None
+        for k, v in self.constants.items():
+            if k != "lambda_min" and not v > 0:  # lambda_min may be negative (a non-convex loss)
+                raise InvalidInput(f"constants.{k}", "a finite number > 0", v)
 
     # -- the objective A minimises --------------------------------------------------------
     def _grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
@@ -245,12 +198,11 @@ class ConstrainedNewtonStep(Unlearner):
         return regularized_grad(self.objective, theta, X, y, self.l2)
 
     # -- A -------------------------------------------------------------------------------
-    def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Projected full-batch gradient descent on D from θ_0; estimates the constants."""
-        self._remember(X, y)
         self.theta0_ = theta0.clone()
-        self.last_ = None
-        self.retrain_residual_: float | None = None
+        self._retrains: dict[tuple[int, ...], tuple[Tensor, float]] = {}
+        self._sequences: dict[tuple[tuple[int, ...], ...], tuple[list[Tensor], list[dict]]] = {}
         gen = torch.Generator().manual_seed(self.seed)
         L0 = self._per_sample_L([theta0], gen) if self.eta is None else None
         self.eta_ = 1.0 / L0.value if L0 is not None else float(self.eta)
@@ -270,77 +222,92 @@ class ConstrainedNewtonStep(Unlearner):
             "M": self._hessian_lipschitz(iterates, gen),
             "G": self._residual_bound(),
         }
-        if "lambda_min" in self.constant_overrides:  # may be negative: not user_constant
+        if "lambda_min" in self.constants:  # may be negative: not user_constant
             self.constants_["lambda_min"] = Constant(
-                "lambda_min", float(self.constant_overrides["lambda_min"]), "assumed",
+                "lambda_min", float(self.constants["lambda_min"]), "assumed",
                 "smallest eigenvalue of the retained-loss Hessian, supplied by the user")
         self.spectrum_fit_ = self._spectrum(theta, X, y, gen)
         self.lam_ = (LAM_MARGIN * self.spectrum_fit_["norm"]) if self.lam is None else float(self.lam)
         return theta
 
-    def retrain(self, forget: Tensor) -> Tensor:
+    def pinned_options(self) -> dict:
+        return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    def _retrain(self, forget: Tensor) -> Tensor:
         """A(D \\ Z): the same projected gradient descent from the same θ_0."""
-        X_r, y_r = self.retained(forget)
-        theta, _ = projected_gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_,
-                                              steps=self.steps, C=self.C, l2=self.l2)
-        self.retrain_residual_ = float(torch.linalg.vector_norm(self._grad(theta, X_r, y_r)))
-        return theta
+        return self._retrain_with_residual(forget)[0].clone()
+
+    def _retrain_with_residual(self, forget: Tensor) -> tuple[Tensor, float]:
+        """A(D \\ Z) and its residual gradient ||∇L(w~*, D_r)|| (computed once per forget set)."""
+        key = tuple(sorted(forget.tolist()))
+        if key not in self._retrains:
+            X_r, y_r = self.retained(forget)
+            theta, _ = projected_gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_,
+                                                  steps=self.steps, C=self.C, l2=self.l2)
+            self._retrains[key] = (theta, float(torch.linalg.vector_norm(self._grad(theta, X_r, y_r))))
+        return self._retrains[key]
 
     # -- U -------------------------------------------------------------------------------
-    def unlearn(self, forget: Tensor) -> Tensor:
+    def _unlearn(self, forget: Tensor) -> Tensor:
         """Algorithm 1: w̃ = w* − (∇²L(w*, D_r) + λI)⁻¹ ∇L(w*, D_r) (LiSSA or Cholesky)."""
-        self._check_fitted()
-        forget = torch.as_tensor(forget, device=self.X_.device).reshape(-1)
-        X_r, y_r = self.retained(forget)
-        theta = self.theta_
-        if self.gradient == "forget":
-            n, m = self.X_.shape[0], int(forget.numel())
-            v = -(m / (n - m)) * self._grad(theta, self.X_[forget], self.y_[forget])
-        else:
-            v = self._grad(theta, X_r, y_r)
-        step, diag = self._newton_step(theta, X_r, y_r, v)
-        diag.update(forget_size=int(forget.numel()))
-        self.last_ = {"steps": [diag]}
-        return theta - step
+        return self._sequence([forget], single=True)[0][-1].clone()
 
     def unlearn_sequence(self, requests: list[Tensor]) -> list[Tensor]:
         """Algorithm 2 (Prop. 4.2): one Newton step per request from the previous estimate.
 
-        ``requests`` are index sets into D (removed cumulatively). Returns the noiseless
+        ``requests`` are disjoint index sets into D (removed cumulatively). Returns the noiseless
         estimates w̃_1..w̃_k; release each with its own noise (:meth:`release_sequence`). The
         retained gradient is used at every step (the forget-set shortcut is invalid there).
         """
-        self._check_fitted()
         if len(requests) == 0:
             raise InvalidInput("requests", "a non-empty list of index sets", requests)
+        checked = [self.forget_indices(r, f"requests[{k}]") for k, r in enumerate(requests)]
+        return [t.clone() for t in self._sequence(checked)[0]]
+
+    def step_diagnostics(self, forget: Tensor) -> list[dict]:
+        """The diagnostics of the Newton step that deletes ``forget`` (one entry: solver, Hessian
+        norm and λ_min at the step's point, LiSSA or Cholesky residual, step norm)."""
+        return [dict(d) for d in self._sequence([self.forget_indices(forget)], single=True)[1]]
+
+    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
+               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+        """Algorithm 2's rule: chain the Newton steps; release k is certified by Prop. 4.2 over
+        its first k steps."""
+        thetas, _ = self._sequence(requests)
+        return [(thetas[k - 1].clone(), self._certificate(requests[:k], epsilon, delta, mechanism))
+                for k in range(1, len(requests) + 1)]
+
+    def _sequence(self, requests: list[Tensor], single: bool = False) -> tuple[list[Tensor], list[dict]]:
+        """The Newton steps for validated requests and their diagnostics (once per sequence).
+
+        ``single``: one batch deletion (Algorithm 1, with the ``gradient`` option); otherwise
+        Algorithm 2's chained steps on the retained gradient.
+        """
+        key = (("single",) if single else ()) + tuple(tuple(sorted(r.tolist())) for r in requests)
+        if key in self._sequences:
+            return self._sequences[key]
         removed = torch.zeros(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
         theta = self.theta_
         out, diags = [], []
         for i, Z in enumerate(requests):
-            Z = torch.as_tensor(Z, device=self.X_.device).reshape(-1)
+            if bool(removed[Z].any()):
+                raise InvalidInput("requests", "disjoint index sets (a record is deleted once)", "repeated records")
             removed[Z] = True
             X_r, y_r = self.X_[~removed], self.y_[~removed]
-            v = self._grad(theta, X_r, y_r)
+            if single and self.gradient == "forget":
+                n, m = self.X_.shape[0], int(Z.numel())
+                v = -(m / (n - m)) * self._grad(theta, self.X_[Z], self.y_[Z])
+            else:
+                v = self._grad(theta, X_r, y_r)
             step, diag = self._newton_step(theta, X_r, y_r, v)
-            diag.update(request=i + 1, forget_size=int(Z.numel()), removed_total=int(removed.sum()),
-                        start_norm=float(torch.linalg.vector_norm(theta)))
+            diag.update(forget_size=int(Z.numel()), removed_total=int(removed.sum()))
+            if not single:
+                diag.update(request=i + 1, start_norm=float(torch.linalg.vector_norm(theta)))
             diags.append(diag)
             theta = theta - step
             out.append(theta)
-        self.last_ = {"steps": diags}
-        return out
-
-    def serve_requests(self, requests: Sequence[Tensor], epsilon: float, delta: float,
-                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
-        """Algorithm 2's rule: chain the Newton steps; release k is certified by Prop. 4.2 over
-        its first k steps."""
-        thetas = self.unlearn_sequence(list(requests))
-        steps = self.last_["steps"]
-        out = []
-        for k, theta in enumerate(thetas, start=1):
-            self.last_ = {"steps": steps[:k]}
-            out.append((theta, self.certify(steps[k - 1]["removed_total"], epsilon, delta, mechanism)))
-        return out
+        self._sequences[key] = (out, diags)
+        return self._sequences[key]
 
     @staticmethod
     def release_sequence(thetas: list[Tensor], sigma: float, generator: torch.Generator) -> list[Tensor]:
@@ -394,8 +361,8 @@ class ConstrainedNewtonStep(Unlearner):
     # -- constants ------------------------------------------------------------------------
     def _per_sample_L(self, iterates: list[Tensor], gen: torch.Generator) -> Constant:
         """Smoothness of l = f_z + (l2/2)‖θ‖²: closed form (logistic) or estimated, plus l2."""
-        if "L" in self.constant_overrides:
-            return user_constant("L", self.constant_overrides["L"], "per-sample smoothness, supplied by the user")
+        if "L" in self.constants:
+            return user_constant("L", self.constants["L"], "per-sample smoothness, supplied by the user")
         # G is not needed here (it is a different quantity for CNS): skip its estimation.
         base = model_constants(self.objective, self.X_, self.y_, iterates, generator=gen,
                                overrides=None if self.objective.is_linear else {"G": 1.0},
@@ -406,8 +373,8 @@ class ConstrainedNewtonStep(Unlearner):
 
     def _hessian_lipschitz(self, iterates: list[Tensor], gen: torch.Generator) -> Constant:
         """M of Assumption 3.2: closed form for logistic regression, else estimated."""
-        if "M" in self.constant_overrides:
-            return user_constant("M", self.constant_overrides["M"], "per-sample Hessian-Lipschitz "
+        if "M" in self.constants:
+            return user_constant("M", self.constants["M"], "per-sample Hessian-Lipschitz "
                                  "constant, supplied by the user")
         if self.objective.is_linear:
             R = float(torch.linalg.vector_norm(self.X_, dim=1).max())
@@ -420,8 +387,8 @@ class ConstrainedNewtonStep(Unlearner):
         return _estimate_hessian_lipschitz(self.objective, self.X_, self.y_, iterates, gen)
 
     def _residual_bound(self) -> Constant:
-        if "G" in self.constant_overrides:
-            return user_constant("G", self.constant_overrides["G"], "bound on the retrained model's "
+        if "G" in self.constants:
+            return user_constant("G", self.constants["G"], "bound on the retrained model's "
                                  "residual gradient ||grad L(w~*, D_r)||, supplied by the user")
         return estimated_constant(
             "G", [self.residual_], safety_factor=SAFETY,
@@ -465,21 +432,21 @@ class ConstrainedNewtonStep(Unlearner):
         return float(self.hessian_scale) if self.hessian_scale is not None else self.constants_["L"].value + self.lam_
 
     # -- certificate ----------------------------------------------------------------------
-    def certify(self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic") -> Certificate:
-        """(ε, δ) certificate of Prop. 4.1, Eq. (11) (Prop. 4.2 for sequential requests)."""
-        self._check_fitted()
-        n, m, d = int(self.X_.shape[0]), int(forget_size), self.objective.dim
-        if not 0 < m < n:
-            raise InvalidInput("forget_size", f"an integer with 0 < m < n (n={n})", forget_size)
-        warnings: list[str] = []
-        valid = True
-        if self.last_ is None:
-            steps = [{"hessian_norm": self.spectrum_fit_["norm"], "lambda_min": self.spectrum_fit_["lambda_min"],
-                      "spectrum_method": self.spectrum_fit_["method"], "diverged": False}]
-            warnings.append("unlearn() has not run: the Hessian spectrum is that of the full-data loss "
-                            "at w*, not of the retained loss")
-        else:
-            steps = self.last_["steps"]
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """(ε, δ) certificate of Prop. 4.1, Eq. (11), for deleting exactly ``forget``."""
+        return self._certificate([forget], epsilon, delta, mechanism, single=True)
+
+    def _certificate(self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str,
+                     single: bool = False) -> Certificate:
+        """The certificate of the last release of ``requests`` (Prop. 4.1 for one batch deletion,
+        Prop. 4.2 for chained requests): its conditions are checked on these requests' own Newton
+        steps and on the retrain without every record they delete."""
+        n, d = int(self.X_.shape[0]), self.objective.dim
+        union = torch.cat(requests)
+        m = int(union.numel())
+        if m >= n:
+            raise InvalidInput("forget", f"fewer than n = {n} records", m)
+        steps = self._sequence(requests, single=single)[1]
         lam = self.lam_
         L, M, G = self.constants_["L"], self.constants_["M"], self.constants_["G"]
         hnorm = max(s["hessian_norm"] for s in steps)
@@ -502,28 +469,7 @@ class ConstrainedNewtonStep(Unlearner):
                       {"estimator": method})
         lissa_path = self.solver == "lissa"
         rho = (self.rho if self.rho is not None else delta / 2.0) if lissa_path else 0.0
-        # -- conditions of the theorem
-        if not lam > hnorm:
-            valid = False
-            warnings.append(f"lambda = {lam:.6g} is not above the Hessian norm ||H_w*|| = {hnorm:.6g}: "
-                            "Theorems 3.4/3.6 and Proposition 4.1 require lambda > ||H_w*||; the "
-                            "certificate is not issued")
-        if not lam + lmin.value > 0:
-            valid = False
-            warnings.append(f"lambda + lambda_min = {lam + lmin.value:.6g} <= 0: H + lambda I is not "
-                            "positive definite and the bound is infinite")
-        theta_norm = float(torch.linalg.vector_norm(self.theta_))
-        if theta_norm > self.C * (1 + 1e-9):
-            valid = False
-            warnings.append(f"||w*|| = {theta_norm:.6g} exceeds C = {self.C:g}")
-        for s in steps:
-            if s.get("start_norm", 0.0) > self.C * (1 + 1e-9):
-                valid = False
-                warnings.append(f"sequential request {s['request']} starts from ||w~|| = "
-                                f"{s['start_norm']:.6g} > C = {self.C:g}: the 2C bound of Prop. 4.2 fails")
-        # k = (L + λ)/(λ + λ_min) assumes the scale is L + λ; a larger scale slows the recursion
-        # in proportion, so the condition is checked with max(H, L + λ) in place of L + λ.
-        depth_needed = cns_depth_required(max(L.value, self._scale() - lam), lam, lmin.value)
+        retrain_residual = self._retrain_with_residual(union)[1]
         exact = [Constant("C", self.C, "enforced", "norm bound: every training step is projected onto "
                           "||theta|| <= C (PGD), for the original and the retrained model"),
                  Constant("lambda", lam, "enforced", "local convex coefficient added to the Hessian only"
@@ -531,89 +477,39 @@ class ConstrainedNewtonStep(Unlearner):
                              f"{self.spectrum_fit_['norm']:.6g})" if self.lam is None else "")),
                  Constant("d", float(d), "enforced", "number of parameters"),
                  Constant("n", float(n), "enforced", "training records |D| (counted)"),
-                 Constant("m", float(m), "enforced", "deleted records |D_u| (counted)")]
+                 Constant("m", float(m), "enforced", "deleted records |D_u| (counted)"),
+                 Constant("retrain_residual", retrain_residual, "enforced",
+                          "||grad L(w~*, D_r)|| of the retrained model, measured (Prop. 4.1 needs it <= G)")]
         if lissa_path:
-            scale = self._scale()
             exact += [Constant("s", float(self.depth), "enforced", "LiSSA recursion depth"),
-                      Constant("H_scale", scale, "enforced", "LiSSA scale H" + (" = L + lambda" if self.hessian_scale is None else "")),
+                      Constant("H_scale", self._scale(), "enforced",
+                               "LiSSA scale H" + (" = L + lambda" if self.hessian_scale is None else "")),
                       Constant("rho", rho, "enforced", "LiSSA failure probability; the Gaussian is "
                                "calibrated at delta - rho")]
-            if self.depth < depth_needed:
-                valid = False
-                warnings.append(f"LiSSA depth s = {self.depth} is below 2k ln k = {depth_needed:.6g} "
-                                f"(k = max(H, L+lambda)/(lambda+lambda_min)) required by Theorem 3.6 / Prop. 4.1")
-            if scale < L.value + lam:
-                valid = False
-                warnings.append(f"LiSSA scale H = {scale:.6g} is below L + lambda = {L.value + lam:.6g}: "
-                                "Prop. 3.5 needs H >= ||grad^2 l(w*, x) + lambda I|| for every sample")
-            if any(s.get("diverged") for s in steps):
-                valid = False
-                warnings.append("the LiSSA recursion diverged (||P_j|| grew beyond (j+1)||v||)")
-            if not rho < delta:
-                valid = False
-                warnings.append(f"rho = {rho:g} is not below delta = {delta:g}: no room for the Gaussian")
-        retrain_residual = getattr(self, "retrain_residual_", None)
-        if retrain_residual is not None and retrain_residual > G.value * (1 + 1e-9):
-            valid = False
-            warnings.append(f"the retrained model's residual gradient {retrain_residual:.6g} exceeds "
-                            f"G = {G.value:.6g}: Proposition 4.1's assumption fails")
-        # -- the bound
-        if lissa_path:
-            sens = cns_sensitivity(self.C, M.value, L.value, lam, lmin.value, G.value, d, rho, self.bound)
-            err = cns_lissa_error(L.value, lam, lmin.value, d, rho, self.bound)
-            theorem = ("Zhang et al. 2024, Proposition 4.1, Eq. (11) ("
-                       + ("corrected" if self.bound == "corrected" else "pre-correction")
-                       + "): Delta = (2C(MC+lambda)+G)/(lambda+lambda_min) + (16 sqrt(ln(d/rho))"
-                       + ("(lambda+L)" if self.bound == "corrected" else "")
-                       + "/(lambda+lambda_min) + 1/16)(2LC+G), w.p. >= 1 - rho")
-        else:
-            sens = cns_exact_newton_bound(self.C, M.value, lam, lmin.value, G.value)
-            err = 0.0
-            theorem = ("Zhang et al. 2024, Theorem 3.4, Eq. (7) with the residual-gradient term of "
-                       "Proposition 4.1 (exact Cholesky inverse, no LiSSA term): "
-                       "Delta = (2C(MC+lambda)+G)/(lambda+lambda_min)")
-        constants = [L, M, lmin, G, hn, *exact]
-        sequential = len(steps) > 1 or "request" in steps[0]
-        if self.gradient == "forget" and not sequential:  # Algorithm 2 always uses the retained gradient
-            res = Constant("||grad L(w*, D)||", self.residual_, "estimated",
-                           "residual gradient of training, measured at w* (enters the forget-set shortcut's "
-                           "extra error)")
-            constants.append(res)
-            sens += cns_forget_trick_term(n, m, self.residual_, lam, lmin.value, err)
-            theorem += " + (n/(n-m))(1/(lambda+lambda_min) + LiSSA error)||grad L(w*, D)|| (forget-set shortcut)"
-        if sequential:
-            theorem += f"; sequential requests (Prop. 4.2): the same bound for each of {len(steps)} releases"
-        if math.isinf(sens):
-            valid = False
-            sigma = math.inf
-        else:
-            sigma = sigma_for(epsilon, delta - rho, sens, mechanism) if rho < delta else math.inf
-        if any(c.provenance in ("estimated", "assumed") for c in constants):
-            names = ", ".join(c.name for c in constants if c.provenance in ("estimated", "assumed"))
-            warnings.append(f"the certificate is conditional on estimated or assumed constants ({names})")
-        theorem += (f"; Gaussian noise by the {mechanism} mechanism"
-                    + (" (Balle & Wang 2018)" if mechanism == "analytic" else " (Theorem 2.3)")
-                    + (" at delta - rho" if lissa_path else ""))
-        return Certificate(
-            method=self.name, epsilon=float(epsilon), delta=float(delta), sigma=float(sigma),
-            sensitivity=float(sens), mechanism=mechanism, theorem=theorem, constants=constants,
-            assumptions=list(self.assumptions), warnings=warnings, valid=valid,
-        )
+        trick = single and self.gradient == "forget"
+        if trick:  # Algorithm 2 always uses the retained gradient
+            exact.append(Constant("||grad L(w*, D)||", self.residual_, "estimated",
+                                  "residual gradient of training, measured at w* (enters the forget-set "
+                                  "shortcut's extra error)"))
+        bound = cns_bound(
+            C=self.C, M=M.value, L=L.value, lam=lam, lambda_min=lmin.value, G=G.value, d=d, n=n, m=m, rho=rho,
+            delta=delta, version=self.bound, lissa=lissa_path, depth=self.depth, scale=self._scale(),
+            hessian_norm=hnorm, theta_norm=float(torch.linalg.vector_norm(self.theta_)),
+            start_norms=[(s["request"], s["start_norm"]) for s in steps if "request" in s],
+            diverged=any(s.get("diverged") for s in steps), retrain_residual=retrain_residual,
+            forget_trick_residual=self.residual_ if trick else None, sequential=0 if single else len(requests),
+            constants=(L, M, lmin, G, hn, *exact))
+        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
+                     assumptions=self.assumptions, reserved_delta=rho)
 
-    def hyperparameters(self) -> dict:
+    def report_hyperparameters(self) -> dict:
         return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta,
                 "C": self.C, "l2": self.l2, "lam": getattr(self, "lam_", self.lam), "lam_requested": self.lam,
                 "solver": self.solver, "depth": self.depth, "repeats": self.repeats,
                 "hessian_batch": self.hessian_batch,
                 "hessian_scale": self._scale() if hasattr(self, "lam_") else self.hessian_scale,
                 "rho": self.rho, "bound": self.bound, "gradient": self.gradient,
-                "constant_overrides": dict(self.constant_overrides), "seed": self.seed,
-                "last_unlearn": _jsonable(self.last_)}
-
-    def _check_fitted(self) -> None:
-        if getattr(self, "theta_", None) is None:
-            raise RuntimeError("ConstrainedNewtonStep.fit must be called first")
-
+                "constant_overrides": dict(self.constants), "seed": self.seed}
 
 # -- estimator of the Hessian-Lipschitz constant --------------------------------------------------
 def _estimate_hessian_lipschitz(objective: Objective, X: Tensor, y: Tensor, points: list[Tensor],
@@ -669,16 +565,3 @@ def _merge_estimates(a: Constant, b: Constant) -> Constant:
             "max": max(da.get("max", -math.inf), db.get("max", -math.inf)),
             "safety_factor": da.get("safety_factor")}
     return Constant(a.name, max(a.value, b.value), "estimated", a.description, diag)
-
-
-# -- validation helpers ----------------------------------------------------------------------------
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items() if k != "H"}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, Tensor):
-        return obj.tolist()
-    return obj
