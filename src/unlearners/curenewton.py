@@ -349,8 +349,9 @@ class CureNewton(Unlearner):
             output_noise=self.output_noise,
             theorem="none: Bui et al. state no certified-removal or differential-privacy guarantee "
                     "(Sec. 7 leaves it to future work)",
-            constants=[Constant("sigma", float(self.output_noise), "assumed",
-                                "output noise requested by the user; no theorem calibrates it")],
+            constants=[Constant("sigma", float(self.output_noise), "enforced",
+                                "output noise requested by the user and added to the release; no theorem "
+                                "calibrates it")],
             assumptions=self.assumptions,
         )
 
