@@ -7,7 +7,7 @@ import torch
 
 from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for, sigma_for
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
 from unlearners.r2d import RewindToDelete
@@ -33,7 +33,7 @@ def test_rewind_T_reproduces_retraining_bit_for_bit():
     unlearned = r2d.unlearn(FORGET, rewind=r2d.steps)
     assert torch.equal(unlearned, r2d.retrain(FORGET))
     assert r2d.sensitivity(len(FORGET), rewind=r2d.steps) == 0.0
-    assert r2d.certify(len(FORGET), 1.0, 1e-5, rewind=r2d.steps).sigma == 0.0
+    assert r2d.certify(FORGET, 1.0, 1e-5, rewind=r2d.steps).sigma == 0.0
 
 
 def test_rewind_zero_releases_the_original_model():
@@ -47,44 +47,44 @@ def test_distance_never_exceeds_theorem_3_1_bound(K):
     distance = float(torch.linalg.vector_norm(r2d.unlearn(FORGET, rewind=K) - r2d.retrain(FORGET)))
     bound = r2d.sensitivity(len(FORGET), rewind=K)
     assert 0 < distance <= bound
-    cert = r2d.certify(len(FORGET), 1.0, 1e-5, rewind=K)
+    cert = r2d.certify(FORGET, 1.0, 1e-5, rewind=K)
     realized = epsilon_for(cert.sigma, 1e-5, distance)
     assert realized <= cert.epsilon
 
 
 def test_bound_and_noise_decrease_with_rewind_and_grow_with_forget_size():
     r2d, _, _, _ = _fitted()
-    sigmas = [r2d.certify(5, 1.0, 1e-5, rewind=K).sigma for K in range(0, 61, 10)]
+    sigmas = [r2d.certify(FORGET, 1.0, 1e-5, rewind=K).sigma for K in range(0, 61, 10)]
     assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
     assert r2d.sensitivity(10, 30) > r2d.sensitivity(5, 30)
 
 
 def test_certificate_lists_every_constant_with_provenance():
     r2d, _, _, _ = _fitted()
-    cert = r2d.certify(5, 1.0, 1e-5)
+    cert = r2d.certify(FORGET, 1.0, 1e-5)
     names = {c.name: c.provenance for c in cert.constants}
     assert names["L"] == names["G"] == "analytic"
     assert {"eta", "T", "K", "n", "m"} <= set(names)
     assert cert.valid and not cert.conditional and "Theorem 3.1" in cert.theorem
     assert cert.sigma == pytest.approx(sigma_for(1.0, 1e-5, cert.sensitivity, "analytic"))
-    classic = r2d.certify(5, 1.0, 1e-5, mechanism="classic")
+    classic = r2d.certify(FORGET, 1.0, 1e-5, mechanism="classic")
     assert classic.sigma > cert.sigma  # analytic is tighter at epsilon = 1
 
 
 def test_step_size_above_theorem_limit_is_not_certified():
     r2d, _, _, _ = _fitted(eta=10.0)  # L = 0.5 here, so 1/L = 2 < 10
-    cert = r2d.certify(5, 1.0, 1e-5)
+    cert = r2d.certify(FORGET, 1.0, 1e-5)
     assert not cert.valid and any("step size" in w for w in cert.warnings)
 
 
 def test_sigma_budget_gives_smallest_sufficient_rewind():
     r2d, _, _, _ = _fitted()
-    target = r2d.certify(5, 1.0, 1e-5, rewind=40).sigma
-    K = r2d.rewind_for_sigma(target, 5, 1.0, 1e-5)
+    target = r2d.certify(FORGET, 1.0, 1e-5, rewind=40).sigma
+    K = r2d.knob_for_sigma(target, FORGET, 1.0, 1e-5)
     assert K <= 40
-    assert r2d.certify(5, 1.0, 1e-5, rewind=K).sigma <= target
+    assert r2d.certify(FORGET, 1.0, 1e-5, rewind=K).sigma <= target
     if K > 0:
-        assert r2d.certify(5, 1.0, 1e-5, rewind=K - 1).sigma > target
+        assert r2d.certify(FORGET, 1.0, 1e-5, rewind=K - 1).sigma > target
 
 
 def test_algorithm_3_recovers_the_checkpoint():
@@ -97,7 +97,7 @@ def test_algorithm_3_recovers_the_checkpoint():
 
 def test_mlp_certificate_is_conditional_on_estimated_constants():
     r2d, _, _, _ = _fitted("mlp", steps=20, rewind=10, n=200)
-    cert = r2d.certify(2, 1.0, 1e-5)
+    cert = r2d.certify(FORGET[:2], 1.0, 1e-5)
     assert cert.conditional
     assert any("conditional" in w for w in cert.warnings)
     assert cert.constant("L").diagnostics["n_samples"] > 0
@@ -105,7 +105,7 @@ def test_mlp_certificate_is_conditional_on_estimated_constants():
 
 def test_overflowing_bound_is_reported_not_raised():
     r2d, _, _, _ = _fitted(horizon=2000.0, steps=1000, rewind=0)
-    cert = r2d.certify(5, 1.0, 1e-5)
+    cert = r2d.certify(FORGET, 1.0, 1e-5)
     assert not cert.valid and math.isinf(cert.sigma)
 
 
