@@ -14,7 +14,7 @@ from audit.report.schema import validate_report
 from certify.errors import InvalidInput
 from certify.ledger import DEFAULT_ORDERS
 from synthetic import synthetic
-from unlearners.base import get_method
+from unlearners.registry import get_method
 from unlearners.models import logistic_regression
 from unlearners.objective import Objective, default_init
 
@@ -36,7 +36,7 @@ def ten_requests():
 
 
 def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_requests):
-    ledger = ten_requests.ledger
+    ledger = ten_requests.to_dict()["ledger"]
     releases = ledger["releases"]
     assert [r["index"] for r in releases] == list(range(1, 11))
     assert [r["forget_total"] for r in releases] == list(range(1, 11))
@@ -52,14 +52,14 @@ def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_
 
 
 def test_budget_triggers_the_retrain_warning(ten_requests):
-    ledger = ten_requests.ledger
+    ledger = ten_requests.to_dict()["ledger"]
     first = ledger["first_release_over_budget"]
     assert first is not None and ledger["retrain_due"]
     releases = ledger["releases"]
     assert releases[first - 2]["cumulative_epsilon"] <= 3.0 < releases[first - 1]["cumulative_epsilon"]
     assert [r["budget_spent"] for r in releases] == [r["index"] >= first for r in releases]
-    codes = {f["code"]: f for f in ten_requests.findings}
-    assert codes["budget-spent"]["severity"] == "warning" and "retrain" in codes["budget-spent"]["message"]
+    codes = {f.code: f for f in ten_requests.findings}
+    assert codes["budget-spent"].severity == "warning" and "retrain" in codes["budget-spent"].message
     assert ten_requests.verdict == "consistent"  # a spent budget is not a broken certificate
 
 
