@@ -39,19 +39,30 @@ Two properties of the RDP accounting worth knowing when reading a report:
 from __future__ import annotations
 
 import math
-import warnings as _warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from certify.certificate import KINDS
 from certify.errors import (
+    Boolean,
+    Choice,
     InvalidInput,
     require_integer,
     require_nonnegative,
     require_positive,
     require_probability,
+)
+from certify.rdp import (
+    DEFAULT_ORDERS,
+    _check_orders,
+    _require_nonnegative_or_inf,
+    _require_unit_interval,
+    basic_composition_epsilon,
+    gaussian_release_rdp,
+    rdp_to_epsilon,
 )
 
 __all__ = [
@@ -64,241 +75,10 @@ __all__ = [
     "rdp_to_epsilon",
 ]
 
-DEFAULT_ORDERS: tuple[float, ...] = tuple(
-    [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
-)
-"""RDP orders α at which the ledger accounts: 1.1, 1.2, …, 10.9, then 12, 13, …, 63.
-
-The same 151 orders as Opacus's ``RDPAccountant.DEFAULT_ALPHAS``. The cumulative ε is the
-minimum of the converted bound over these orders; a best order at either end of the grid means
-a wider grid could give a smaller (still valid) ε.
-"""
-
 COMPOSITION_METHOD = (
     "Renyi DP composition of Gaussian releases (Mironov 2017), Opacus rdp analysis"
 )
 """How the cumulative guarantee is composed, in words (``composition`` in ``to_dict``)."""
-
-
-# ----------------------------------------------------------------------------------------------
-# validation helpers
-
-
-def _require_nonnegative_or_inf(field: str, value: object) -> float:
-    """``float(value)`` for a number ≥ 0 that may be ``inf`` (not NaN, not a bool), else raise."""
-    allowed = "a number >= 0 (inf allowed)"
-    if isinstance(value, bool):
-        raise InvalidInput(field, allowed, value)
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidInput(field, allowed, value) from None
-    if not x >= 0.0:  # rejects NaN and negatives
-        raise InvalidInput(field, allowed, value)
-    return x
-
-
-def _require_unit_interval(field: str, value: object) -> float:
-    """``float(value)`` for a number in the closed interval [0, 1], else raise."""
-    x = _require_nonnegative_or_inf(field, value)
-    if x > 1.0:
-        raise InvalidInput(field, "a number in [0, 1]", value)
-    return x
-
-
-def _check_orders(orders: object) -> np.ndarray:
-    allowed = "a non-empty sequence of finite RDP orders > 1"
-    try:
-        arr = np.asarray(orders, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInput("orders", allowed, orders) from None
-    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or not np.all(arr > 1.0):
-        raise InvalidInput("orders", allowed, orders)
-    return arr
-
-
-def _check_rdp(rdp: object, n_orders: int) -> np.ndarray:
-    allowed = f"a sequence of {n_orders} RDP values >= 0 (inf allowed), one per order"
-    try:
-        arr = np.asarray(rdp, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInput("rdp", allowed, rdp) from None
-    if arr.shape != (n_orders,) or not np.all(arr >= 0.0):  # NaN fails `>= 0`
-        raise InvalidInput("rdp", allowed, rdp)
-    return arr
-
-
-def _check_bool(field: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidInput(field, "True or False", value)
-    return bool(value)
-
-
-def _opacus_rdp():
-    """Opacus's RDP analysis module, imported on first use (it imports torch)."""
-    from opacus.accountants.analysis import rdp
-
-    return rdp
-
-
-# ----------------------------------------------------------------------------------------------
-# pure functions
-
-
-def gaussian_release_rdp(
-    sigma: float, sensitivity: float, orders: Sequence[float] = DEFAULT_ORDERS
-) -> np.ndarray:
-    """Rényi DP of one Gaussian release at each order: α Δ²/(2σ²).
-
-    Computed with Opacus's analysis, ``compute_rdp(q=1.0, noise_multiplier=σ/Δ, steps=1,
-    orders=orders)`` (sampling rate 1: the whole model is released, nothing is subsampled).
-
-    Parameters
-    ----------
-    sigma : float
-        Noise standard deviation σ of the release, a number ≥ 0; ``inf`` is allowed.
-    sensitivity : float
-        L2 sensitivity Δ: a bound on the distance between the noiseless unlearned and retrained
-        models, finite and ≥ 0.
-    orders : sequence of float, default :data:`DEFAULT_ORDERS`
-        RDP orders α, each finite and > 1.
-
-    Returns
-    -------
-    numpy.ndarray
-        One RDP value per order, as floats. Special cases: zeros when ``sensitivity == 0`` (the
-        two worlds coincide) or ``sigma == inf`` (the release is pure noise); ``+inf`` at every
-        order when ``sigma == 0`` and ``sensitivity > 0`` (a noiseless release of differing
-        models has no finite guarantee).
-
-    Raises
-    ------
-    InvalidInput
-        If ``sigma`` is NaN or negative, ``sensitivity`` is not finite and ≥ 0, or ``orders``
-        is empty or holds an order that is not finite and > 1.
-
-    References
-    ----------
-    .. [1] I. Mironov, "Rényi Differential Privacy", CSF 2017, Proposition 7 (Gaussian
-       mechanism: ε(α) = αΔ²/(2σ²)).
-    .. [2] Opacus, ``opacus.accountants.analysis.rdp.compute_rdp``.
-
-    Examples
-    --------
-    >>> float(gaussian_release_rdp(2.0, 1.0, orders=[2.0])[0])
-    0.25
-    """
-    sig = _require_nonnegative_or_inf("sigma", sigma)
-    sens = _require_nonnegative_or_inf("sensitivity", sensitivity)
-    alphas = _check_orders(orders)
-    if math.isinf(sens) or (sig == 0.0 and sens > 0.0):
-        # no bound on the distance (an uncertified release, or privacy inside training that
-        # output noise does not model), or a noiseless release of differing models
-        return np.full(alphas.size, math.inf)
-    if sens == 0.0 or math.isinf(sig):
-        return np.zeros(alphas.size)
-    rdp = _opacus_rdp().compute_rdp(
-        q=1.0, noise_multiplier=sig / sens, steps=1, orders=[float(a) for a in alphas]
-    )
-    return np.asarray(rdp, dtype=float)
-
-
-def rdp_to_epsilon(
-    rdp: Sequence[float], orders: Sequence[float], delta: float
-) -> tuple[float, float | None]:
-    """Convert RDP at several orders to the smallest ε with (ε, δ)-DP.
-
-    Uses Opacus's ``get_privacy_spent``, i.e. the conversion of Balle et al. 2020 (Thm 21),
-
-        ε = min over α of  rdp(α) − (log δ + log α)/(α − 1) + log((α − 1)/α),
-
-    which is never larger than the classic ``rdp(α) + log(1/δ)/(α − 1)`` (Mironov 2017, Prop. 3).
-
-    Parameters
-    ----------
-    rdp : sequence of float
-        RDP values, one per order, each ≥ 0 (``inf`` allowed).
-    orders : sequence of float
-        The orders α the values belong to, each finite and > 1.
-    delta : float
-        Target δ, in the open interval (0, 1).
-
-    Returns
-    -------
-    (float, float or None)
-        ``(epsilon, best_order)``: ε ≥ 0 and the order that attains it. Special cases:
-        ``(0.0, None)`` when every value is 0 (zero Rényi divergence means identical
-        distributions); ``(inf, None)`` when every value is ``inf``. A negative minimum (possible
-        for tiny RDP and large δ) is reported as 0.0, which (ε < 0, δ)-DP implies.
-
-    Raises
-    ------
-    InvalidInput
-        If ``orders`` is invalid, ``rdp`` does not hold one value ≥ 0 per order, or ``delta`` is
-        not in (0, 1).
-
-    References
-    ----------
-    .. [1] B. Balle, G. Barthe, M. Gaboardi, J. Hsu and T. Sato, "Hypothesis Testing
-       Interpretations and Rényi Differential Privacy", AISTATS 2020, Theorem 21.
-    .. [2] I. Mironov, "Rényi Differential Privacy", CSF 2017, Proposition 3.
-    .. [3] Opacus, ``opacus.accountants.analysis.rdp.get_privacy_spent``.
-    """
-    alphas = _check_orders(orders)
-    values = _check_rdp(rdp, alphas.size)
-    dlt = require_probability("delta", delta)
-    if np.all(values == 0.0):
-        return 0.0, None
-    if np.all(np.isinf(values)):
-        return math.inf, None
-    with _warnings.catch_warnings():
-        # Opacus warns when the best order is at an end of the grid; the ledger reports that
-        # itself, in words, and the library stays silent.
-        _warnings.simplefilter("ignore")
-        eps, order = _opacus_rdp().get_privacy_spent(
-            orders=[float(a) for a in alphas], rdp=values, delta=dlt
-        )
-    return max(0.0, float(eps)), float(order)
-
-
-def basic_composition_epsilon(
-    epsilons: Iterable[float], deltas: Iterable[float]
-) -> tuple[float, float]:
-    """Basic composition: k releases that are (ε_i, δ_i)-DP are (Σε_i, Σδ_i)-DP together.
-
-    Shown next to the RDP composition for comparison. For equal Gaussian releases at ε = 1,
-    δ = 1e-5 each, RDP (at δ = 1e-5) is smaller from the second release on (1.596 vs 2 for two
-    releases, 3.915 vs 10 for ten); after a single release it is larger (1.093 vs 1), because
-    RDP converts a Gaussian mechanism to (ε, δ) with some slack.
-
-    Parameters
-    ----------
-    epsilons : iterable of float
-        Per-release ε_i, each ≥ 0 (``inf`` allowed).
-    deltas : iterable of float
-        Per-release δ_i, each in [0, 1], as many as ``epsilons``.
-
-    Returns
-    -------
-    (float, float)
-        ``(Σε_i, Σδ_i)``; ``(0.0, 0.0)`` for no releases. A Σδ_i ≥ 1 is returned as is and
-        makes the guarantee vacuous.
-
-    Raises
-    ------
-    InvalidInput
-        If an ε_i is NaN or negative, a δ_i is outside [0, 1], or the lengths differ.
-
-    References
-    ----------
-    .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014,
-       Theorem 3.16.
-    """
-    eps = [_require_nonnegative_or_inf("epsilons", e) for e in epsilons]
-    dls = [_require_unit_interval("deltas", d) for d in deltas]
-    if len(eps) != len(dls):
-        raise InvalidInput("deltas", f"one value per epsilon ({len(eps)})", f"{len(dls)} values")
-    return float(math.fsum(eps)) if eps else 0.0, float(math.fsum(dls)) if dls else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -337,6 +117,9 @@ class Release:
         The realized ε of this deletion (white-box, from ``distance``), when given.
     label:
         Free text identifying the request (a ticket number, a user group), when given.
+    kind:
+        The kind of the release's certificate (:data:`certify.certificate.KINDS`). Only
+        ``output-noise`` and ``exact`` releases are Gaussian releases the ledger composes.
     """
 
     index: int
@@ -353,6 +136,7 @@ class Release:
     distance: float | None = None
     realized_epsilon: float | None = None
     label: str | None = None
+    kind: str = "output-noise"
 
 
 class PrivacyLedger:
@@ -504,6 +288,7 @@ class PrivacyLedger:
         distance: float | None = None,
         realized_epsilon: float | None = None,
         label: str | None = None,
+        kind: str = "output-noise",
     ) -> Release:
         """Record one published release and return it with the cumulative guarantee after it.
 
@@ -527,6 +312,8 @@ class PrivacyLedger:
             The realized ε of this deletion, ≥ 0 (``inf`` allowed).
         label : str, optional
             Free text identifying the request.
+        kind : str, default ``"output-noise"``
+            The kind of the release's certificate (recorded, and named in the warnings).
 
         Returns
         -------
@@ -579,6 +366,7 @@ class PrivacyLedger:
             distance=dist,
             realized_epsilon=realized,
             label=label,
+            kind=Choice(KINDS).check("kind", kind),
         )
         self._releases.append(release)
         return release
@@ -592,19 +380,27 @@ class PrivacyLedger:
         realized_epsilon: float | None = None,
         label: str | None = None,
     ) -> Release:
-        """:meth:`record` with σ, Δ, ε, δ and validity read from a
-        :class:`~certify.certificate.Certificate` (its ``sigma``, ``sensitivity``, ``epsilon``,
-        ``delta`` and ``valid``)."""
+        """:meth:`record` with σ, Δ, ε, δ, validity and kind read from a
+        :class:`~certify.certificate.Certificate`.
+
+        The kind decides what composes: ``output-noise`` and ``exact`` releases are Gaussian
+        releases (σ, Δ as certified); a ``training-noise`` release (privacy inside training) or
+        a ``none`` release (no theorem) has no Gaussian output guarantee, so it is recorded with
+        an unbounded sensitivity and the cumulative ε becomes infinite, with a warning naming
+        the release and its kind (a ``none`` release also states no per-release ε: inf).
+        """
+        gaussian = certificate.kind in ("output-noise", "exact")
         return self.record(
             sigma=certificate.sigma,
-            sensitivity=certificate.sensitivity,
-            epsilon=certificate.epsilon,
+            sensitivity=certificate.sensitivity if gaussian else math.inf,
+            epsilon=certificate.epsilon if certificate.epsilon is not None else math.inf,
             delta=certificate.delta,
             forget_total=forget_total,
             certificate_valid=certificate.valid,
             distance=distance,
             realized_epsilon=realized_epsilon,
             label=label,
+            kind=certificate.kind,
         )
 
     # -- reporting -------------------------------------------------------------------------
@@ -637,7 +433,8 @@ class PrivacyLedger:
             )
         if unbounded is not None:
             out.append(
-                f"release {unbounded.index} has no sensitivity bound (an uncertified method, or "
+                f"release {unbounded.index} ({unbounded.kind} certificate) has no sensitivity bound (an "
+                "uncertified method, or "
                 "privacy inside training, which the composition of Gaussian output releases does "
                 "not model): the cumulative epsilon is not finite; read each release's own "
                 "certificate instead"
@@ -716,7 +513,7 @@ class PrivacyLedger:
         Returns ``(epsilon, order, rdp, valid)``: the cumulative ε and its order after the
         release, the new RDP sum, and the validated ``certificate_valid``.
         """
-        valid = _check_bool("certificate_valid", certificate_valid)
+        valid = Boolean().check("certificate_valid", certificate_valid)
         rdp = self._rdp + gaussian_release_rdp(sigma, sensitivity, self._orders)
         if self._void_from is not None or not valid:
             return math.inf, None, rdp, valid

@@ -560,6 +560,9 @@ class LedgerRelease(_Section):
     realized_epsilon: ExtNonNeg | None
     """The epsilon this release spends at the measured distance."""
     label: Str | None
+    kind: CertificateKind
+    """The kind of the release's certificate: only output-noise and exact releases compose as
+    Gaussian releases."""
 
 
 class LedgerOrders(_Section):
