@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shlex
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources

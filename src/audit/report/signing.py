@@ -63,24 +63,41 @@ The keyid is ``sha256:`` followed by the output of
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
-import math
 import os
 import re
-import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
+from audit.report import TOOL, tool_version, write_atomic
+from audit.report.canonical import canonical_json
+from audit.report.dsse import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    VerificationError,
+    _b64,
+    _strict_loads,
+    _unb64,
+    pae,
+)
+from audit.report.encoding import json_safe
+from audit.report.keys import (
+    PRIVATE_KEY_NAME,
+    PUBLIC_KEY_NAME,
+    _load_private_key,
+    _load_public_key,
+    generate_keypair,
+    keyid,
+    load_private_key,
+)
 from certify.errors import InvalidInput
 
-from . import TOOL, tool_version, write_atomic
-
 __all__ = [
+    "load_private_key",
     "DEFAULT_SUBJECTS",
     "ENVELOPE_NAME",
     "OPENSSL_VERIFY_SCRIPT",
@@ -103,20 +120,9 @@ __all__ = [
 ENVELOPE_NAME = "report.dsse.json"
 DEFAULT_SUBJECTS: tuple[str, ...] = ("report.json", "report.html")
 REQUIRED_SUBJECT = "report.json"
-PAYLOAD_TYPE = "application/vnd.in-toto+json"
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://unlearn-audit.dev/audit-claims/v1"
-PRIVATE_KEY_NAME = "private.pem"
-PUBLIC_KEY_NAME = "public.pem"
 
 _MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-_B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-_MAX_SAFE_INT = 2**53 - 1
-
-
-class VerificationError(Exception):
-    """A signed report failed verification; the message is one sentence saying what failed."""
 
 
 @dataclass(frozen=True)
@@ -174,283 +180,8 @@ class VerificationResult:
 # DSSE and canonical JSON
 
 
-def pae(payload_type: str, payload: bytes) -> bytes:
-    """DSSE v1 pre-authentication encoding: the exact bytes that are signed."""
-    t = payload_type.encode("utf-8")
-    return b"DSSEv1 %d %s %d %s" % (len(t), t, len(payload), payload)
-
-
-def canonical_json(obj: Any) -> bytes:
-    """RFC 8785 (JCS) canonical UTF-8 bytes of ``obj``.
-
-    Uses the ``rfc8785`` package when it is installed, otherwise :func:`_jcs_fallback`.
-    Non-finite floats and integers beyond ±(2**53 - 1) are not representable and raise
-    :class:`~certify.errors.InvalidInput`.
-    """
-    try:
-        import rfc8785
-    except ImportError:  # pragma: no cover - exercised through _jcs_fallback directly
-        return _jcs_fallback(obj)
-    try:
-        return rfc8785.dumps(obj)
-    except rfc8785.CanonicalizationError as exc:
-        raise InvalidInput("predicate", "JSON with finite numbers and integers within ±(2**53 - 1)",
-                           type(exc).__name__) from None
-
-
-def _jcs_fallback(obj: Any) -> bytes:
-    """Minimal RFC 8785 canonicaliser, adequate for statements (dicts, lists, str, bool, None,
-    integers within ±(2**53 - 1), finite floats).
-
-    Keys are sorted by UTF-16 code units; strings are escaped as ``json.dumps(...,
-    ensure_ascii=False)`` does, which matches JCS (short escapes for ``\\b\\t\\n\\f\\r``,
-    lowercase ``\\u00xx`` for other control characters, everything else literal); numbers
-    use the ECMAScript ``Number.prototype.toString`` form built from Python's shortest
-    round-trip ``repr``.
-    """
-    out: list[str] = []
-
-    def emit(v: Any) -> None:
-        if v is None:
-            out.append("null")
-        elif v is True:
-            out.append("true")
-        elif v is False:
-            out.append("false")
-        elif isinstance(v, int):
-            if abs(v) > _MAX_SAFE_INT:
-                raise InvalidInput("predicate", "integers within ±(2**53 - 1)", v,
-                                   "Encode large integers (seeds, counters) as strings.")
-            out.append(str(v))
-        elif isinstance(v, float):
-            out.append(_es_number(v))
-        elif isinstance(v, str):
-            out.append(json.dumps(v, ensure_ascii=False))
-        elif isinstance(v, dict):
-            for k in v:
-                if not isinstance(k, str):
-                    raise InvalidInput("predicate", "an object with string keys", k)
-            out.append("{")
-            for i, k in enumerate(sorted(v, key=lambda s: s.encode("utf-16-be", "surrogatepass"))):
-                if i:
-                    out.append(",")
-                out.append(json.dumps(k, ensure_ascii=False))
-                out.append(":")
-                emit(v[k])
-            out.append("}")
-        elif isinstance(v, (list, tuple)):
-            out.append("[")
-            for i, item in enumerate(v):
-                if i:
-                    out.append(",")
-                emit(item)
-            out.append("]")
-        else:
-            raise InvalidInput("predicate", "JSON-serialisable values", type(v).__name__)
-
-    emit(obj)
-    try:
-        return "".join(out).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("predicate", "strings without lone surrogates", "a lone surrogate") from None
-
-
-def _es_number(x: float) -> str:
-    """ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3)."""
-    if not math.isfinite(x):
-        raise InvalidInput("predicate", "finite numbers", x, 'Encode ∞ and NaN as strings ("inf", "nan").')
-    if x == 0:
-        return "0"
-    if x < 0:
-        return "-" + _es_number(-x)
-    mant, _, exp = repr(x).partition("e")
-    ip, _, fp = mant.partition(".")
-    digits = (ip + fp).lstrip("0")
-    e10 = (int(exp) if exp else 0) - len(fp)
-    stripped = digits.rstrip("0")
-    e10 += len(digits) - len(stripped)
-    s, k = stripped, len(stripped)
-    n = e10 + k  # x = 0.s × 10**n
-    if k <= n <= 21:
-        return s + "0" * (n - k)
-    if 0 < n <= 21:
-        return s[:n] + "." + s[n:]
-    if -6 < n <= 0:
-        return "0." + "0" * (-n) + s
-    e = n - 1
-    sign = "+" if e >= 0 else "-"
-    return (s if k == 1 else s[0] + "." + s[1:]) + "e" + sign + str(abs(e))
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _unb64(text: str, what: str) -> bytes:
-    if not isinstance(text, str) or len(text) % 4 or not _B64.fullmatch(text):
-        raise VerificationError(f"The envelope's {what} is not valid standard base64.")
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise VerificationError(f"The envelope's {what} is not valid standard base64.") from None
-
-
 # ----------------------------------------------------------------------------------------
 # Keys
-
-
-def generate_keypair(out_dir: str | os.PathLike, *, passphrase: bytes | None = None) -> tuple[Path, Path]:
-    """Create an Ed25519 key pair in ``out_dir``: ``private.pem`` and ``public.pem``.
-
-    The private key is PKCS#8 PEM (encrypted with the best available scheme when
-    ``passphrase`` is given), created with ``os.open(..., 0o600)`` so it is never readable by
-    others, not even for an instant. The public key is SubjectPublicKeyInfo PEM. ``out_dir`` is
-    created with mode 0700 if missing. Existing keys are never overwritten
-    (:class:`~certify.errors.InvalidInput`). Both files are written to temporary names and then
-    linked into place, so a failure leaves neither a partial nor a lone key behind.
-
-    Returns ``(private_path, public_path)``.
-    """
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    if passphrase is not None and (not isinstance(passphrase, bytes) or not passphrase):
-        raise InvalidInput("passphrase", "non-empty bytes or None", "<redacted>")
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidInput("out_dir", "a directory", str(out))
-    out.mkdir(mode=0o700, parents=True, exist_ok=True)
-    priv_path, pub_path = out / PRIVATE_KEY_NAME, out / PUBLIC_KEY_NAME
-    for p in (priv_path, pub_path):
-        if os.path.lexists(p):
-            raise InvalidInput("out_dir", "a directory without an existing key pair", str(out),
-                               f"{p.name} already exists; refusing to overwrite a key.")
-
-    key = Ed25519PrivateKey.generate()
-    encryption = (serialization.BestAvailableEncryption(passphrase) if passphrase
-                  else serialization.NoEncryption())
-    priv_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
-    pub_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                            serialization.PublicFormat.SubjectPublicKeyInfo)
-    del key
-
-    created: list[Path] = []
-    tmps: list[Path] = []
-    try:
-        tmp_priv = _write_new(out, priv_pem, 0o600)
-        tmps.append(tmp_priv)
-        tmp_pub = _write_new(out, pub_pem, 0o644)
-        tmps.append(tmp_pub)
-        for tmp, final in ((tmp_priv, priv_path), (tmp_pub, pub_path)):
-            _link_no_clobber(tmp, final)
-            created.append(final)
-    except FileExistsError:
-        for p in created:
-            p.unlink(missing_ok=True)
-        raise InvalidInput("out_dir", "a directory without an existing key pair", str(out),
-                           "A key file appeared while writing; refusing to overwrite it.") from None
-    except BaseException:
-        for p in created:
-            p.unlink(missing_ok=True)
-        raise
-    finally:
-        for t in tmps:
-            t.unlink(missing_ok=True)
-    return priv_path, pub_path
-
-
-def _write_new(directory: Path, data: bytes, mode: int) -> Path:
-    """Write ``data`` to a fresh hidden file in ``directory`` created with ``mode``; fsync it."""
-    path = directory / f".keygen-{secrets.token_hex(8)}.tmp"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _link_no_clobber(tmp: Path, final: Path) -> None:
-    """Give ``tmp`` the name ``final`` atomically, failing with FileExistsError if it exists."""
-    try:
-        os.link(tmp, final)
-    except FileExistsError:
-        raise
-    except OSError:  # filesystem without hard links: check-then-rename (not race-free)
-        if os.path.lexists(final):
-            raise FileExistsError(str(final)) from None
-        os.rename(tmp, final)
-
-
-def _load_private_key(path: str | os.PathLike, passphrase: bytes | None):
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    p = Path(path)
-    allowed = "an Ed25519 private key in PKCS#8 PEM (as written by generate_keypair)"
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InvalidInput("private_key_path", allowed, str(p),
-                           f"The file cannot be read ({exc.strerror}).") from None
-    try:
-        key = serialization.load_pem_private_key(data, password=passphrase)
-    except TypeError:
-        hint = ("The key is encrypted: give its passphrase." if passphrase is None
-                else "The key is not encrypted: give no passphrase.")
-        raise InvalidInput("private_key_path", allowed, str(p), hint) from None
-    except Exception:  # never chain the cause into the message or traceback
-        raise InvalidInput("private_key_path", allowed, str(p),
-                           "The file is not such a key, or the passphrase is wrong.") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidInput("private_key_path", allowed, str(p), "The key is not an Ed25519 key.")
-    return key
-
-
-def load_private_key(path: str | os.PathLike, passphrase: bytes | None = None):
-    """Load an Ed25519 private key (raises InvalidInput with one sentence when unusable)."""
-    return _load_private_key(path, passphrase)
-
-
-def _load_public_key(path: str | os.PathLike):
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    p = Path(path)
-    allowed = "an Ed25519 public key in SubjectPublicKeyInfo PEM (public.pem from keygen)"
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InvalidInput("public_key_path", allowed, str(p),
-                           f"The file cannot be read ({exc.strerror}).") from None
-    if b"PRIVATE KEY-----" in data:
-        raise InvalidInput("public_key_path", allowed, str(p),
-                           "This is a private key: verify with the public key, and keep the private one secret.")
-    try:
-        key = serialization.load_pem_public_key(data)
-    except Exception:
-        raise InvalidInput("public_key_path", allowed, str(p), "The file is not a PEM public key.") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise InvalidInput("public_key_path", allowed, str(p), "The key is not an Ed25519 key.")
-    return key
-
-
-def keyid(public_key) -> str:
-    """``sha256:`` + hex SHA-256 of the public key's SubjectPublicKeyInfo DER.
-
-    Same as ``openssl pkey -pubin -in public.pem -outform DER | sha256sum``.
-    Accepts a key object or a path to a public PEM.
-    """
-    from cryptography.hazmat.primitives import serialization
-
-    if isinstance(public_key, (str, os.PathLike)):
-        public_key = _load_public_key(public_key)
-    der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return "sha256:" + hashlib.sha256(der).hexdigest()
 
 
 # ----------------------------------------------------------------------------------------
@@ -478,6 +209,7 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
     claims = {
         "method": method,
         "certified": {
+            "kind": get("certificate", "kind"),
             "epsilon": get("certificate", "epsilon"),
             "delta": get("certificate", "delta"),
             "mechanism": get("certificate", "mechanism"),
@@ -498,24 +230,7 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
         "signed_at": signed_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "signed_at_self_asserted": True,
     }
-    return _jsonable(claims)
-
-
-def _jsonable(obj: Any) -> Any:
-    """Make ``obj`` representable in RFC 8785 JSON (see :func:`headline_claims`)."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, int):
-        return obj if abs(obj) <= _MAX_SAFE_INT else str(obj)
-    if isinstance(obj, float):
-        if math.isfinite(obj):
-            return obj
-        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    return str(obj)
+    return json_safe(claims)
 
 
 def _check_subject_name(name: Any) -> str | None:
@@ -617,7 +332,10 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
     elif not isinstance(predicate, dict):
         raise InvalidInput("predicate", "a dict or None", type(predicate).__name__)
     else:
-        predicate = _jsonable(predicate)
+        try:
+            predicate = json_safe(predicate)
+        except ValueError as exc:
+            raise InvalidInput("predicate", "JSON data", str(exc)) from None
 
     statement = {
         "_type": STATEMENT_TYPE,
@@ -642,38 +360,6 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
 
 # ----------------------------------------------------------------------------------------
 # Verification
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in seen:
-            raise _DuplicateKey(k)
-        seen[k] = v
-    return seen
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"non-standard JSON token {token}")
-
-
-def _strict_loads(data: bytes, what: str) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                          parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        raise VerificationError(f"The {what} is not UTF-8 text.") from None
-    except _DuplicateKey as exc:
-        raise VerificationError(f"The {what} repeats the key {exc.args[0]!r}, which makes it ambiguous.") from None
-    except json.JSONDecodeError as exc:
-        raise VerificationError(f"The {what} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                                f"column {exc.colno}), so it was truncated or corrupted.") from None
-    except ValueError as exc:
-        raise VerificationError(f"The {what} is not valid JSON ({exc}).") from None
 
 
 def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathLike) -> VerificationResult:
