@@ -101,3 +101,15 @@ def test_console_script_never_prints_a_traceback(tmp_path):
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "epsilon" in proc.stderr
+
+
+def test_cli_summary_of_a_method_without_a_theorem_states_no_certified_epsilon(monkeypatch):
+    import audit.cli as cli
+    from rich.console import Console
+
+    monkeypatch.setattr(cli, "err", Console(stderr=True, width=200, force_terminal=False))
+    result = invoke("run", "--method", "finetune", *FAST, "--attacks", "whitebox", "--trials", "20")
+    assert result.exit_code == 1  # not certified
+    assert "none (the method has no theorem)" in result.stderr
+    assert "certified epsilon" not in result.stderr and "certified >= realized" not in result.stderr
+    assert "warning: no certificate: finetune has no theorem" in result.stderr

@@ -444,3 +444,22 @@ def test_charts_leave_global_matplotlib_state_alone():
     plots.epsilon_chart(1.0, 0.5, {"a": 0.2})
     assert dict(matplotlib.rcParams) == before
     assert json_safe(plots.num("-inf")) == "-inf"
+
+
+def test_a_method_without_a_theorem_shows_no_certified_epsilon(consistent):
+    """kind none: no 'certified ε' card, number or bar; the banner says why there is no certificate."""
+    r = copy.deepcopy(consistent)
+    r["certificate"].update(kind="none", epsilon=None, sensitivity=None, sigma=0.0, valid=False,
+                            theorem="none: a heuristic baseline with no theorem")
+    r["realized"].update(sensitivity_bound=None, bound_slack=None)
+    r["attacks"]["comparison"].update(certified_epsilon=None, ordering_holds=None)
+    r["findings"] = [{"severity": "warning", "code": "no-theorem", "message": "no certificate"}]
+    r["verdict"] = "not-certified"
+    html = render_html(r)
+    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    assert "NO CERTIFICATE" in banner and "no certificate (the method has no theorem)" in banner
+    assert "certified ε" not in banner and "a condition of the theorem failed" not in banner
+    assert "nothing certified, so nothing can be violated" in banner
+    chart = html[html.index('<section id="epsilon">'):html.index('<section id="roc">')]
+    assert "certified ε" not in chart.split("<figcaption>")[0]  # the chart draws no certified bar
+    assert '<tr class="bad">' not in html  # no attack row can exceed a certificate that does not exist

@@ -45,7 +45,6 @@ References
 from __future__ import annotations
 
 import math
-import operator
 import warnings
 from typing import Callable, Protocol
 

@@ -25,14 +25,16 @@ def encode_float(x: float) -> float | str:
     return x
 
 
-def json_safe(value: Any) -> Any:
-    """Normalise data to JSON: non-finite floats and unsafe integers as strings, tuples as lists,
-    string keys only; anything else that is not JSON data raises :class:`ValueError`."""
+def json_safe(value: Any, *, safe_integers: bool = True) -> Any:
+    """Normalise data to JSON: non-finite floats as strings, tuples as lists, string keys only;
+    integers beyond ±(2**53 − 1) as decimal strings unless ``safe_integers`` is False (data that
+    only has to be JSON, not canonical JSON). Anything else that is not JSON data raises
+    :class:`ValueError`."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, numbers.Integral):
         x = int(value)
-        return x if -MAX_SAFE_INT <= x <= MAX_SAFE_INT else str(x)
+        return x if not safe_integers or -MAX_SAFE_INT <= x <= MAX_SAFE_INT else str(x)
     if isinstance(value, numbers.Real):
         return encode_float(float(value))
     if isinstance(value, dict):
@@ -40,8 +42,8 @@ def json_safe(value: Any) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ValueError("a JSON object (string keys)")
-            out[k] = json_safe(v)
+            out[k] = json_safe(v, safe_integers=safe_integers)
         return out
     if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, safe_integers=safe_integers) for v in value]
     raise ValueError("JSON data (objects, arrays, strings, numbers, booleans, null)")

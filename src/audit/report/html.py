@@ -314,7 +314,7 @@ def render_html(report: Mapping[str, Any] | Any) -> str:
         report = report.to_json_dict()
     elif hasattr(report, "to_dict"):
         report = report.to_dict()
-    report = json_safe(dict(report))  # plain data handed in directly: the same one encoding
+    report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
     return _environment().get_template("report.html.j2").render(**_context(report))
 
 

@@ -37,7 +37,6 @@ import math
 from certify.certificate import Bound, Condition, Constant
 from certify.errors import (
     Integer,
-    InvalidInput,
     require,
     require_nonnegative,
     require_positive,
