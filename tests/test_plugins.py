@@ -1,12 +1,14 @@
 """Third-party methods and attacks: discovered through entry points, registered in-process, and a
 plug-in that fails to import is reported with its error (never silently dropped)."""
 
+import json
 from importlib.metadata import EntryPoint, PackageNotFoundError, version
 
 import pytest
 from typer.testing import CliRunner
 
 import attacks.registry as attack_registry
+import unlearners.models as models
 import unlearners.registry as registry
 from audit.cli import app
 from certify.errors import InvalidInput
@@ -23,9 +25,11 @@ def plugins(monkeypatch):
     good = EntryPoint("plugin-retrain", f"{__name__}:PluginMethod", registry.ENTRY_POINT_GROUP)
     broken = EntryPoint("broken", "no_such_module_xyz:Nothing", registry.ENTRY_POINT_GROUP)
     bad_attack = EntryPoint("broken-attack", "no_such_attack_xyz:Nothing", attack_registry.ENTRY_POINT_GROUP)
-    table = {registry.ENTRY_POINT_GROUP: [good, broken], attack_registry.ENTRY_POINT_GROUP: [bad_attack]}
-    monkeypatch.setattr(registry, "entry_points", lambda group: table.get(group, []))
-    monkeypatch.setattr(attack_registry, "entry_points", lambda group: table.get(group, []))
+    bad_model = EntryPoint("broken-model", "no_such_model_xyz:build", models.ENTRY_POINT_GROUP)
+    table = {registry.ENTRY_POINT_GROUP: [good, broken], attack_registry.ENTRY_POINT_GROUP: [bad_attack],
+             models.ENTRY_POINT_GROUP: [bad_model]}
+    for module in (registry, attack_registry, models):
+        monkeypatch.setattr(module, "entry_points", lambda group: table.get(group, []))
 
 
 def test_entry_point_plugins_are_registered_and_broken_ones_reported(plugins):
@@ -44,6 +48,13 @@ def test_a_broken_plugin_shows_its_error_in_audit_methods_and_audit_run(plugins)
     runner = CliRunner()
     listed = runner.invoke(app, ["methods"])
     assert listed.exit_code == 0 and "broken" in listed.output and "no_such_module_xyz" in listed.output
+    unavailable = {(u["kind"], u["name"]): u["error"]
+                   for u in json.loads(runner.invoke(app, ["methods", "--json"]).stdout)["unavailable"]}
+    assert "no_such_module_xyz" in unavailable[("method", "broken")]
+    assert "no_such_attack_xyz" in unavailable[("attack", "broken-attack")]
+    assert "no_such_model_xyz" in unavailable[("model", "broken-model")]
+    model_run = runner.invoke(app, ["run", "--model", "broken-model", "-q"])
+    assert model_run.exit_code == 2 and "no_such_model_xyz" in model_run.stderr
     run = runner.invoke(app, ["run", "--method", "broken", "-q"])
     assert run.exit_code == 2 and "no_such_module_xyz" in run.stderr and "Traceback" not in run.stderr
 

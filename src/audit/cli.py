@@ -314,6 +314,8 @@ def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on 
     """List the unlearning methods (their papers, options and capabilities), the attacks, and any
     plug-in that failed to import (with its error)."""
     from attacks.registry import attack_names, get_attack, unavailable_attacks
+    from audit.datasets import unavailable_datasets
+    from unlearners.models import unavailable_models
     from unlearners.registry import available_methods, unavailable_methods
 
     rows = [{"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
@@ -328,6 +330,8 @@ def methods(as_json: Annotated[bool, typer.Option("--json", help="Print JSON on 
                 "needs": sorted(get_attack(n).needs)} for n in attack_names() if n not in broken_attacks]
     unavailable = [{"kind": "method", "name": n, "error": e} for n, e in unavailable_methods().items()]
     unavailable += [{"kind": "attack", "name": n, "error": e} for n, e in broken_attacks.items()]
+    unavailable += [{"kind": "dataset", "name": n, "error": e} for n, e in unavailable_datasets().items()]
+    unavailable += [{"kind": "model", "name": n, "error": e} for n, e in unavailable_models().items()]
     if as_json:
         sys.stdout.write(json.dumps({"methods": rows, "attacks": attacks, "unavailable": unavailable},
                                     indent=2, default=str) + "\n")

@@ -105,10 +105,29 @@ class AttackNames(Constraint):
         return ()
 
 
-def _models() -> tuple[str, ...]:
-    from unlearners.models import MODELS
+@dataclass(frozen=True)
+class ModelName(Constraint):
+    """A model known to :mod:`unlearners.models` (built-in or plug-in; a broken one names its error)."""
 
-    return tuple(MODELS)
+    words: str = "a registered model ('logreg', 'mlp' or a plug-in)"
+
+    def check(self, field: str, value: Any) -> str:
+        from unlearners.models import available_models, unavailable_models
+
+        if not isinstance(value, str):
+            raise self.fail(field, value)
+        if value not in available_models():
+            broken = unavailable_models()
+            if value in broken:
+                raise InvalidInput(field, "a model whose plug-in imports", value, hint=f"Importing failed: {broken[value]}")
+            raise InvalidInput(field, "one of " + ", ".join(repr(m) for m in available_models()), value)
+        return value
+
+    def invalid(self) -> tuple:
+        return ("no-such-model", 3, None)
+
+    def example(self) -> str:
+        return "logreg"
 
 
 def _default_attacks() -> tuple[str, ...]:
@@ -125,7 +144,7 @@ FIELDS: tuple[Field, ...] = (
     Field("mechanism", "analytic", Choice(MECHANISMS),
           "Gaussian calibration: analytic (every epsilon) or classic (epsilon <= 1).", "certificate"),
     Field("dataset", "adult", Text(), "adult | digits | idx:<dir> (MNIST-style IDX) | csv:<file>.", "data"),
-    Field("model", "logreg", Choice(_models()), "Model: logreg (analytic constants) or mlp (estimated).",
+    Field("model", "logreg", ModelName(), "Model: logreg (analytic constants), mlp (estimated) or a plug-in.",
           "training"),
     Field("hidden", (64,), ListOf(Integer(1)), "MLP hidden widths, e.g. 64,64.", "training", spelling="csv"),
     Field("pca_components", None, Optional(Integer(1), "for the dataset's default"),

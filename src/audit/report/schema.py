@@ -383,7 +383,7 @@ def _annotation(c: Constraint, name: str) -> Any:
         return Text
     if name == "attacks":
         return list[AttackName]
-    return Text  # a registry name (method)
+    return Text  # a registry name (method, model)
 
 
 def _config_model() -> type[BaseModel]:
