@@ -60,9 +60,9 @@ def one_seed(folder: Path, seed: int, dtype: torch.dtype) -> dict:
     unlearned = method.unlearn(forget30)
     distances = {}
     for divisor in ("original", "remaining"):
-        method.retrain_divisor = divisor
+        method.set_option("retrain_divisor", divisor)
         distances[divisor] = float(torch.linalg.vector_norm(unlearned - method.retrain(forget30)))
-    method.retrain_divisor = "original"
+    method.set_option("retrain_divisor", "original")
     retrained = method.retrain(forget30)
     distances["newton_step"] = float(torch.linalg.vector_norm(method.newton_step(forget30) - retrained))
     distances["noop"] = float(torch.linalg.vector_norm(w - retrained))

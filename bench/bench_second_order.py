@@ -24,7 +24,7 @@
     direction, ⌈(scale/λ_min(H + λI))·ln 1e8⌉, capped at ``--lissa-max-depth``.
 
 (2) Every registered second-order method among {newton, ngd, cns, curenewton, ngd-minmax}
-    (``unlearners.base.available_methods``; absent ones are listed as "not available"), built
+    (``unlearners.registry.available_methods``; absent ones are listed as "not available"), built
     with default options on each model: the times of ``fit`` (A on D), ``unlearn(forget)`` and
     ``retrain(forget)`` (A on D \\ Z) for a random 1 % forget set, and unlearn/retrain as a
     ratio; also ‖θ_unlearn − θ_retrain‖ / ‖θ_fit − θ_retrain‖ (how far from exact removal the
@@ -60,7 +60,6 @@ from torch import Tensor
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from audit.datasets import load_dataset  # noqa: E402
-from unlearners.base import available_methods  # noqa: E402
 from unlearners.linalg import (  # noqa: E402
     conjugate_gradient,
     dense_solve,
@@ -72,6 +71,7 @@ from unlearners.linalg import (  # noqa: E402
 )
 from unlearners.models import build_model  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
+from unlearners.registry import available_methods  # noqa: E402
 
 SECOND_ORDER = ("newton", "ngd", "cns", "curenewton", "ngd-minmax")
 
@@ -209,7 +209,7 @@ def methods(args, model_name: str, registry: dict) -> dict:
                 "unlearn_to_retrain_ratio": t_un / t_re,
                 "distance_to_retrain_relative": (float(torch.linalg.vector_norm(theta_un - theta_re)) / base
                                                  if base > 0 else None),
-                "hyperparameters": _jsonable(method.hyperparameters()),
+                "hyperparameters": _jsonable(method.report_hyperparameters()),
             }
         except Exception as exc:  # noqa: BLE001  (a method may reject a model; report, keep going)
             results[name] = {"error": f"{type(exc).__name__}: {exc}"}

@@ -31,15 +31,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from audit.trials import (  # noqa: E402
-    chunk_size,
-    batched_gradient_descent,
-    batched_logits,
-    batched_per_sample_loss,
-)
+from unlearners.batched import batched_logits, batched_per_sample_loss, chunk_size  # noqa: E402
 from unlearners.models import build_model  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
-from unlearners.training import gradient_descent  # noqa: E402
+from unlearners.training import batched_gradient_descent, gradient_descent  # noqa: E402
 
 TARGET = 10.0
 

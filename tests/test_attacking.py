@@ -21,6 +21,7 @@ from synthetic import synthetic
 SMALL = dict(max_train=3000, forget_count=20, curve_points=2, noise_draws=2, trials=1000)
 
 
+@pytest.mark.slow
 def test_planted_too_small_constant_is_caught_by_the_whitebox_attack():
     r = audit.run(AuditConfig(constants={"G": 1e-7}, attacks=("whitebox",), **SMALL))
     cmp = r.attacks.comparison
@@ -30,6 +31,7 @@ def test_planted_too_small_constant_is_caught_by_the_whitebox_attack():
     assert r.verdict == "violated"
 
 
+@pytest.mark.slow
 def test_honest_run_is_not_flagged_and_ordering_holds():
     r = audit.run(AuditConfig(attacks=("whitebox", "mia", "relearn", "ulira"), shadow_models=4, **SMALL))
     cmp = r.attacks.comparison

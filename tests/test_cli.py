@@ -50,6 +50,7 @@ def test_bad_input_exits_2_with_one_sentence_and_no_file(tmp_path, args, field):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_config_file_with_flag_precedence(tmp_path):
     cfg = tmp_path / "audit.toml"
     cfg.write_text('[audit]\nepsilon = 0.5\nforget_count = 3\nmax_train = 2000\n')
@@ -95,6 +96,7 @@ def test_methods_lists_r2d_its_declared_options_and_the_attacks():
     assert listing["unavailable"] == []
 
 
+@pytest.mark.slow
 def test_console_script_never_prints_a_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-m", "audit", "run", "--epsilon", "nan"],

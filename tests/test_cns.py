@@ -241,6 +241,7 @@ def test_projection_and_registry():
 # -- the default MLP, through the library's audit -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_plugs_in_and_keeps_test_accuracy_within_a_point_of_retraining():
     import audit
 

@@ -117,6 +117,7 @@ def adult_mlp():
     return obj, cure, theta, forget, (Xt, yt)
 
 
+@pytest.mark.slow
 def test_update_is_far_smaller_than_damped_newton_on_the_default_mlp(adult_mlp):
     """The paper's 'Table of update sizes' in direction: Damped-Newton (γ = 1e-3) blows up along
     the near-null and negative directions of the degenerate Hessian; CureNewton's α does not."""
@@ -166,6 +167,7 @@ def test_uncertified_reporting():
         CureNewton(obj, output_noise=-1.0)
 
 
+@pytest.mark.slow
 def test_audit_plugs_in_and_reports_not_certified():
     import audit
 

@@ -45,6 +45,7 @@ def test_closed_form_hvps_match_autograd(classes):
     assert torch.allclose(method._hvps(w, X, y, V), reference, atol=1e-13)
 
 
+@pytest.mark.slow
 def test_transition_uses_the_same_operator_with_many_or_few_rows():
     method, w = _fitted(3, model="mlp", l2=0.01)
     X, y = method.X_, method.y_
@@ -177,6 +178,7 @@ def test_sequential_releases_are_certified_for_everything_deleted_so_far():
     assert torch.equal(method.online_theta_, live) and not bool(method.deleted_[5])
 
 
+@pytest.mark.slow
 def test_nonconvex_model_gets_a_conditional_certificate():
     method, w = _fitted(2, model="mlp")
     forget = torch.tensor([0, 1])
@@ -313,6 +315,7 @@ def test_worst_case_bound_needs_a_size_in_range():
 # -- the paper's MNIST verification (Fig. 2, logistic regression, 30 % deleted) -------------------
 @pytest.mark.skipif(not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
                     reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)")
+@pytest.mark.slow
 def test_mnist_logistic_regression_lands_at_the_papers_distance():
     from audit.datasets import load_dataset, select_forget
 

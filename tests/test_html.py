@@ -367,6 +367,7 @@ print(hashlib.sha256(h).hexdigest(), hashlib.sha256(roc).hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_identical_bytes_across_processes(violated, page_violated):
     """Two fresh interpreters (different hash seeds) render the same bytes as this one."""
     roc = plots.roc_chart({k: v["bound"]["roc"] for k, v in violated["attacks"]["attacks"].items()})

@@ -318,6 +318,7 @@ def near(img, hex_colour: str, tol: float = 0.08):
     ("sample-report.json", "CONSISTENT", "#1b7f3b"),
     ("sample-report-violated.json", "VIOLATED", "#b3261e"),
 ])
+@pytest.mark.slow
 def test_report_renders_and_fetches_nothing(chromium, tmp_path, name, verdict, banner_colour):
     """Set UNLEARN_AUDIT_SCREENSHOTS=<dir> to keep the screenshots."""
     report = json.loads((DATA / name).read_text())

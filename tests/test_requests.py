@@ -35,6 +35,7 @@ def ten_requests():
     return audit.run(AuditConfig(requests=10, budget_epsilon=3.0, attacks=()))
 
 
+@pytest.mark.slow
 def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_requests):
     ledger = ten_requests.to_dict()["ledger"]
     releases = ledger["releases"]
@@ -51,6 +52,7 @@ def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_
         assert r["realized_epsilon"] <= r["epsilon"]
 
 
+@pytest.mark.slow
 def test_budget_triggers_the_retrain_warning(ten_requests):
     ledger = ten_requests.to_dict()["ledger"]
     first = ledger["first_release_over_budget"]
@@ -63,6 +65,7 @@ def test_budget_triggers_the_retrain_warning(ten_requests):
     assert ten_requests.verdict == "consistent"  # a spent budget is not a broken certificate
 
 
+@pytest.mark.slow
 def test_ledger_is_in_the_validated_report(ten_requests):
     d = json.loads(ten_requests.to_json())
     assert validate_report(d).ledger.retrain_due
@@ -115,6 +118,7 @@ def test_more_requests_than_records_is_refused():
         AuditConfig(budget_epsilon=3.0)
 
 
+@pytest.mark.slow
 def test_cli_serves_requests_with_hf(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "audit.cli", "run", "--method", "hf", "--requests", "3",

@@ -5,6 +5,7 @@ import os
 import re
 import stat
 
+import pytest
 from typer.testing import CliRunner
 
 from audit.cli import app
@@ -22,6 +23,7 @@ def _keys(tmp_path):
     return private, public
 
 
+@pytest.mark.slow
 def test_signed_run_verifies_and_tampering_is_rejected(tmp_path):
     private, public = _keys(tmp_path)
     out = tmp_path / "run"
@@ -60,6 +62,7 @@ def test_sign_key_problems_fail_before_anything_is_written(tmp_path):
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_same_config_seed_and_salt_give_identical_reports_apart_from_timestamps(tmp_path):
     salt = tmp_path / "salt.hex"
     salt.write_text("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n")
@@ -80,6 +83,7 @@ def test_same_config_seed_and_salt_give_identical_reports_apart_from_timestamps(
     assert pa and pa == pb  # byte-identical plots
 
 
+@pytest.mark.slow
 def test_report_command_rerenders_and_rejects_corrupt_reports(tmp_path):
     out = tmp_path / "run"
     assert runner.invoke(app, ["run", *FAST, "--out", str(out)]).exit_code == 0
