@@ -86,7 +86,7 @@ def extended():
     method_registry.register(DiameterBound)
     attack_registry.register(NormAttack)
     yield
-    method_registry._REGISTERED.pop(DiameterBound.name)
+    method_registry.unregister(DiameterBound.name)
     attack_registry.unregister(NormAttack.name)
 
 

@@ -28,8 +28,8 @@ def plugins(monkeypatch):
     bad_model = EntryPoint("broken-model", "no_such_model_xyz:build", models.ENTRY_POINT_GROUP)
     table = {registry.ENTRY_POINT_GROUP: [good, broken], attack_registry.ENTRY_POINT_GROUP: [bad_attack],
              models.ENTRY_POINT_GROUP: [bad_model]}
-    for module in (registry, attack_registry, models):
-        monkeypatch.setattr(module, "entry_points", lambda group: table.get(group, []))
+    for where in (registry.METHODS, attack_registry.ATTACKS, models):
+        monkeypatch.setattr(where, "entry_points", lambda group: table.get(group, []))
 
 
 def test_entry_point_plugins_are_registered_and_broken_ones_reported(plugins):
@@ -68,7 +68,7 @@ def test_in_process_registration():
     try:
         assert registry.get_method("local-retrain") is Local
     finally:
-        registry._REGISTERED.pop("local-retrain")
+        registry.unregister("local-retrain")
     with pytest.raises(InvalidInput):
         registry.register(object)
 
@@ -78,5 +78,5 @@ def test_installed_entry_points_name_the_builtins():
         version("unlearn-audit")
     except PackageNotFoundError:
         pytest.skip("unlearn-audit is not installed (running from a bare checkout): no entry points to read")
-    names = {ep.name for ep in registry.entry_points(group=registry.ENTRY_POINT_GROUP)}
+    names = {ep.name for ep in registry.METHODS.entry_points(group=registry.ENTRY_POINT_GROUP)}
     assert {"r2d", "retrain"} <= names
