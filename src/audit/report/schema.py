@@ -40,7 +40,8 @@ beyond ±(2**53 − 1))
   (reports written before the producer switched); writing always emits the string.
 * Every other integer is a count (records, trials, steps, bins) and must lie in
   [−(2**53 − 1), 2**53 − 1]; the schema says so with ``minimum``/``maximum``.
-* Open sections (``dict[str, Any]``: dataset ``source`` and ``preprocessing``, method
+* Open sections (``dict[str, Any]``: dataset ``source`` and ``preprocessing``, config
+  ``feature_map`` and ``method_options``, each attack's ``details``, method
   ``hyperparameters``, constant ``diagnostics``) have no per-field schema, so values are
   normalised generically: non-finite floats become ``"inf"``/``"-inf"``/``"nan"``, integers
   beyond ±(2**53 − 1) become decimal strings (they cannot be parsed back: no schema says they
@@ -50,25 +51,28 @@ beyond ±(2**53 − 1))
 
 Keys that may be left out (never written as ``null``)
 -----------------------------------------------------
-``utility.<model>.<split>.noisy_*`` (σ not finite), ``tradeoff[i].test_accuracy_released`` and
-``realized_epsilon`` (σ not finite), ``timings.attacks_s`` (no attack ran),
-``environment.cuda_device``/``cuda_version`` (not on CUDA), ``attacks.attacks.<name>`` (attack
-not selected), ``...population_auroc.<model>.released`` (no release possible). Every other key
-is required; ``null`` is allowed only where the type says so (``attacks``,
-``checkpoint_recovery``, ``started_at``, config options left unset, ...).
+``utility.<model>.<split>.noisy_*`` (σ not finite), ``tradeoff.rows[i].test_accuracy_released``
+and ``realized_epsilon`` (σ not finite), ``timings.attacks_s`` (no attack ran),
+``environment.cuda_device``/``cuda_version`` (not on CUDA), ``ledger`` (a single request). Every
+other key is required; ``null`` is allowed only where the type says so (``attacks``,
+``tradeoff``, ``checkpoint_recovery``, ``started_at``, a ``none`` certificate's ``epsilon`` and
+``sensitivity``, config options left unset, ...). ``attacks.attacks`` holds one entry per attack
+that ran, by name (built-in or plug-in).
 :meth:`ReportModel.to_json_dict` writes an optional key only when it was given.
 
 ``extra="forbid"``
 ------------------
 Every model here forbids unknown keys (a typo or an injected field is an error), except
 :class:`Timings`, which accepts additional ``<stage>_s``-style entries as long as they are
-finite numbers ≥ 0 (the producer adds stages as it grows). Openness is confined to the four
-``dict[str, Any]`` sections listed above, each documented where it is declared.
+finite numbers ≥ 0 (the producer adds stages as it grows). Openness is confined to the
+``dict[str, Any]`` sections listed above (and each attack's ``details``), each documented where
+it is declared.
 
 Cross-field checks (pydantic only; the JSON Schema checks shape, types and ranges)
 ----------------------------------------------------------------------------------
-``verdict`` agrees with the error findings; ``certificate.conditional`` agrees with the
-constants' provenance; ``deletion_request.n_records == dataset.forget_size``;
+``verdict`` agrees with the findings (:func:`audit.findings.verdict_of`), and each finding's
+severity with its code; ``certificate.conditional`` agrees with the constants' provenance; a
+``none`` certificate states no ε and is not valid; ``deletion_request.n_records == dataset.forget_size``;
 ``started_at <= created_at``; ROC curves have as many FPR as TPR points; every loss histogram
 has ``len(edges) - 1`` bins; the four ``noisy_*`` utility fields come all or none; a tradeoff
 row has ``test_accuracy_released`` and ``realized_epsilon`` exactly when its σ is finite.
