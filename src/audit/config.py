@@ -112,11 +112,11 @@ class ModelName(Constraint):
     words: str = "a registered model ('logreg', 'mlp' or a plug-in)"
 
     def check(self, field: str, value: Any) -> str:
-        from unlearners.models import available_models, unavailable_models
+        from unlearners.models import MODELS, available_models, unavailable_models
 
         if not isinstance(value, str):
             raise self.fail(field, value)
-        if value not in available_models():
+        if value not in MODELS and value not in available_models():
             broken = unavailable_models()
             if value in broken:
                 raise InvalidInput(field, "a model whose plug-in imports", value, hint=f"Importing failed: {broken[value]}")

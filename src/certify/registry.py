@@ -101,7 +101,8 @@ class Registry(Generic[T]):
         """The entry called ``name``; an unknown or broken one raises :class:`InvalidInput`."""
         if name in self.registered:
             return self.registered[name]
-        target = self.targets().get(name)
+        # built-ins first: scanning the installed distributions' entry points costs milliseconds
+        target = self.builtin.get(name) or self.targets().get(name)
         if target is None:
             raise InvalidInput(self.field, self.allowed(self.names()), name)
         try:

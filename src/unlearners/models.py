@@ -83,6 +83,8 @@ def unavailable_models() -> dict[str, str]:
 
 def build_model(name: str, n_features: int, n_classes: int, **options) -> nn.Module:
     """Build a registered model by name."""
+    if name in MODELS:
+        return MODELS[name](n_features, n_classes, **options)
     builders = available_models()
     if name not in builders:
         broken = unavailable_models()
