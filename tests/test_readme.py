@@ -23,3 +23,14 @@ def test_readme_method_table_has_a_row_for_every_built_in_method():
     readme = (ROOT / "README.md").read_text()
     for name in available_methods():
         assert f"\n| `{name}` | " in readme, f"no README method-table row for {name}"
+
+
+def test_readme_documents_every_audit_run_flag():
+    """The CLI reference names every flag the configuration declaration derives."""
+    from audit.config import FIELDS
+
+    readme = (ROOT / "README.md").read_text()
+    for f in FIELDS:
+        flags = ["--" + key for key in f.constraint.keys] if f.spelling == "keys" else list(f.flags or (f.flag,))
+        for flag in flags:
+            assert f"`{flag}" in readme, f"the README's CLI reference does not mention {flag}"
