@@ -56,12 +56,6 @@ def record(ledger: PrivacyLedger, sigma=Z_EPS1, sensitivity=1.0, **kwargs) -> Re
     return ledger.record(sigma=sigma, sensitivity=sensitivity, **args)
 
 
-# -- orders and single releases --------------------------------------------------------------
-
-
-# -- conversion ------------------------------------------------------------------------------
-
-
 # -- composition -----------------------------------------------------------------------------
 
 
@@ -312,6 +306,7 @@ def test_ledger_bad_inputs(kwargs, field):
         ({"distance": math.inf}, "distance"),
         ({"realized_epsilon": math.nan}, "realized_epsilon"),
         ({"label": 3}, "label"),
+        ({"kind": "gaussian"}, "kind"),
     ],
 )
 def test_record_bad_inputs(kwargs, field):
@@ -323,6 +318,15 @@ def test_record_bad_inputs(kwargs, field):
     assert err.value.field == field
     assert len(ledger.releases) == 1  # nothing half-recorded
     np.testing.assert_array_equal(ledger.cumulative_rdp(), before)
+
+
+def test_rdp_names_are_re_exported():
+    import certify.ledger as ledger_module
+    import certify.rdp as rdp_module
+
+    for name in ("DEFAULT_ORDERS", "basic_composition_epsilon", "gaussian_release_rdp", "rdp_to_epsilon"):
+        assert name in ledger_module.__all__
+        assert getattr(ledger_module, name) is getattr(rdp_module, name)
 
 
 def test_import_does_not_load_torch():
@@ -378,7 +382,47 @@ def test_certificates_without_gaussian_output_noise_make_the_cumulative_epsilon_
     assert r.kind == kind and math.isinf(r.sensitivity) and math.isinf(ledger.cumulative_epsilon())
     assert r.epsilon == (math.inf if epsilon is None else epsilon)
     assert any(f"release 2 ({kind} certificate) has no sensitivity bound" in w for w in ledger.warnings())
+    why = "inside training" if kind == "training-noise" else "no theorem"
+    assert any("release 2" in w and why in w for w in ledger.warnings())
     assert not any("published without noise" in w for w in ledger.warnings())  # not mistaken for one
+
+
+@pytest.mark.parametrize("kind", ["none", "training-noise"])
+def test_a_none_or_training_noise_certificate_records_with_infinite_cumulative_epsilon(kind):
+    # As :func:`certify.certificate.issue` writes them: no sensitivity (None), σ = 0, and for
+    # ``none`` no ε either.
+    cert = Certificate(method="m", kind=kind, epsilon=None if kind == "none" else 2.0, delta=DELTA,
+                       sigma=0.0, sensitivity=None, mechanism="analytic", theorem="t",
+                       valid=kind != "none")
+    ledger = PrivacyLedger(delta=DELTA, budget_epsilon=10.0)
+    r = ledger.record_certificate(cert, forget_total=4, label="ticket-7")
+    assert r.index == 1 and r.kind == kind and r.label == "ticket-7"
+    assert math.isinf(r.cumulative_epsilon) and math.isinf(ledger.cumulative_epsilon())
+    assert ledger.retrain_due and ledger.first_release_over_budget == 1
+    assert any("release 1" in w and f"{kind} certificate" in w and "not finite" in w
+               for w in ledger.warnings())
+    json.dumps(ledger.to_dict())  # still reportable (inf is a float)
+
+
+def test_an_output_noise_certificate_without_sensitivity_is_unbounded():
+    cert = Certificate(method="m", kind="output-noise", epsilon=1.0, delta=DELTA, sigma=Z_EPS1,
+                       sensitivity=None, mechanism="analytic", theorem="t")
+    ledger = PrivacyLedger(delta=DELTA)
+    r = ledger.record_certificate(cert, forget_total=1)
+    assert math.isinf(r.sensitivity) and math.isinf(r.cumulative_epsilon)
+    assert any("release 1 (output-noise certificate) has no sensitivity bound" in w
+               for w in ledger.warnings())
+
+
+def test_a_noiseless_release_after_an_unbounded_one_is_still_reported():
+    ledger = PrivacyLedger(delta=DELTA)
+    ledger.record_certificate(Certificate(method="dpsgd", kind="training-noise", epsilon=1.0, delta=DELTA,
+                                          sigma=0.0, sensitivity=None, mechanism="analytic", theorem="t"),
+                              forget_total=1)
+    record(ledger, sigma=0.0, epsilon=math.inf)
+    found = ledger.warnings()
+    assert any("release 1 (training-noise certificate)" in w for w in found)
+    assert any("release 2 was published without noise" in w for w in found)
 
 
 def test_an_exact_release_costs_nothing():

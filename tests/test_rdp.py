@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from certify.errors import InvalidInput
-from certify.rdp import DEFAULT_ORDERS, basic_composition_epsilon, gaussian_release_rdp, rdp_to_epsilon
+from certify.rdp import (
+    DEFAULT_ORDERS,
+    basic_composition_epsilon,
+    check_orders,
+    gaussian_release_rdp,
+    rdp_to_epsilon,
+)
 from test_ledger import DELTA, Z_EPS1, balle_epsilon, closed_form_rdp, mironov_epsilon
 
 
@@ -43,6 +49,7 @@ def test_release_rdp_edge_cases():
     np.testing.assert_array_equal(gaussian_release_rdp(0.0, 0.0), np.zeros(n))
     np.testing.assert_array_equal(gaussian_release_rdp(math.inf, 5.0), np.zeros(n))
     assert np.all(np.isinf(gaussian_release_rdp(0.0, 1.0)))
+    assert np.all(np.isinf(gaussian_release_rdp(5.0, math.inf)))  # no bound on the distance
 
 
 @pytest.mark.parametrize("z", [0.8, 1.5, Z_EPS1, 10.0, 40.0])
@@ -102,3 +109,20 @@ def test_function_bad_inputs():
         with pytest.raises(InvalidInput) as err:
             call()
         assert err.value.field == field
+
+
+def test_check_orders():
+    np.testing.assert_array_equal(check_orders((1.5, 2, 64)), [1.5, 2.0, 64.0])
+    for bad in ([], [1.0], [2.0, math.nan], [[2.0, 3.0]], "abc", None):
+        with pytest.raises(InvalidInput) as err:
+            check_orders(bad)
+        assert err.value.field == "orders"
+
+
+def test_messages_name_the_field_and_the_allowed_values():
+    with pytest.raises(InvalidInput, match=r"^sigma must be a number >= 0; got -1\.0"):
+        gaussian_release_rdp(-1.0, 1.0)
+    with pytest.raises(InvalidInput, match=r"^deltas must be a number in \[0, 1\]; got 1\.5"):
+        basic_composition_epsilon([1.0], [1.5])
+    with pytest.raises(InvalidInput, match="^sensitivity must be"):
+        gaussian_release_rdp(1.0, True)  # a bool is not a number

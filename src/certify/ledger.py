@@ -21,6 +21,15 @@ sum is converted to (ε, δ) at the ledger's δ with the conversion of Balle et 
 (``opacus.accountants.analysis.rdp``), imported on first use so that ``import certify`` stays
 free of torch.
 
+Only releases under an ``output-noise`` or ``exact`` certificate (:data:`GAUSSIAN_KINDS`) are
+Gaussian releases; an ``exact`` release is the retrained model itself (Δ = 0) and costs nothing.
+A ``training-noise`` release (privacy from noise inside training) or a ``none`` release (no
+theorem) has no Δ the composition can use: the ledger reads the certificate's ``kind``
+(:meth:`PrivacyLedger.record_certificate`), records it with an unbounded Δ, and the cumulative ε
+is infinite from then on, with a warning that names the release, its kind and why.
+
+The Rényi-DP mathematics lives in :mod:`certify.rdp`; its public names are re-exported here.
+
 The operator sets a budget on the cumulative ε. Once the cumulative ε after the latest release
 exceeds it, the budget is spent and a full retrain from scratch is due: the retrained model
 starts a fresh ledger. :meth:`PrivacyLedger.would_exceed` answers the same question *before*
@@ -55,12 +64,12 @@ from certify.errors import (
     require_positive,
     require_probability,
 )
-from certify.rdp import (
+from certify.rdp import (  # the RDP mathematics, re-exported: `from certify.ledger import ...` works
     DEFAULT_ORDERS,
-    _check_orders,
-    _require_nonnegative_or_inf,
-    _require_unit_interval,
+    NONNEGATIVE_OR_INF,
+    UNIT_INTERVAL,
     basic_composition_epsilon,
+    check_orders,
     gaussian_release_rdp,
     rdp_to_epsilon,
 )
@@ -68,12 +77,23 @@ from certify.rdp import (
 __all__ = [
     "COMPOSITION_METHOD",
     "DEFAULT_ORDERS",
+    "GAUSSIAN_KINDS",
     "PrivacyLedger",
     "Release",
     "basic_composition_epsilon",
     "gaussian_release_rdp",
     "rdp_to_epsilon",
 ]
+
+GAUSSIAN_KINDS: tuple[str, ...] = ("output-noise", "exact")
+"""Certificate kinds whose releases are Gaussian output releases the ledger composes."""
+
+_WHY_UNBOUNDED = {
+    "training-noise": "its privacy comes from noise inside training, which the composition of "
+                      "Gaussian output releases does not model",
+    "none": "the method has no theorem, so nothing bounds the distance to the retrained model",
+}
+"""Why a release of each non-Gaussian kind has no sensitivity the composition can use."""
 
 COMPOSITION_METHOD = (
     "Renyi DP composition of Gaussian releases (Mironov 2017), Opacus rdp analysis"
@@ -97,7 +117,8 @@ class Release:
         The per-release certified (ε, δ) against the model retrained on D \\ (Z_1 ∪ … ∪ Z_k),
         as the certificate states them.
     sigma, sensitivity:
-        σ_k and Δ_k of the Gaussian release.
+        σ_k and Δ_k of the Gaussian release; Δ_k is ``inf`` when there is no bound the
+        composition can use (a ``training-noise`` or ``none`` certificate, or no Δ at all).
     noise_multiplier:
         z_k = σ_k/Δ_k; ``inf`` when Δ_k = 0 (nothing to hide), 0 when σ_k = 0 < Δ_k.
     forget_total:
@@ -188,7 +209,7 @@ class PrivacyLedger:
         self._budget = None if budget_epsilon is None else require_positive(
             "budget_epsilon", budget_epsilon
         )
-        self._orders = _check_orders(orders)
+        self._orders = check_orders(orders)
         self._releases: list[Release] = []
         self._rdp = np.zeros(self._orders.size)
         self._void_from: int | None = None  # first release with an invalid certificate
@@ -326,8 +347,8 @@ class PrivacyLedger:
             Naming the offending field, for any value outside the ranges above. Nothing is
             recorded then.
         """
-        eps_k = _require_nonnegative_or_inf("epsilon", epsilon)
-        dlt_k = _require_unit_interval("delta", delta)
+        eps_k = NONNEGATIVE_OR_INF.check("epsilon", epsilon)
+        dlt_k = UNIT_INTERVAL.check("delta", delta)
         total = require_integer("forget_total", forget_total, 0)
         if self._releases and total < self._releases[-1].forget_total:
             raise InvalidInput(
@@ -340,10 +361,11 @@ class PrivacyLedger:
         realized = (
             None
             if realized_epsilon is None
-            else _require_nonnegative_or_inf("realized_epsilon", realized_epsilon)
+            else NONNEGATIVE_OR_INF.check("realized_epsilon", realized_epsilon)
         )
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label", "a string or None", label)
+        kind = Choice(KINDS).check("kind", kind)  # before any state changes: nothing half-recorded
         cum_eps, cum_order, rdp, valid = self._compose(sigma, sensitivity, certificate_valid)
         sig, sens = float(sigma), float(sensitivity)
 
@@ -366,7 +388,7 @@ class PrivacyLedger:
             distance=dist,
             realized_epsilon=realized,
             label=label,
-            kind=Choice(KINDS).check("kind", kind),
+            kind=kind,
         )
         self._releases.append(release)
         return release
@@ -383,16 +405,28 @@ class PrivacyLedger:
         """:meth:`record` with σ, Δ, ε, δ, validity and kind read from a
         :class:`~certify.certificate.Certificate`.
 
-        The kind decides what composes: ``output-noise`` and ``exact`` releases are Gaussian
-        releases (σ, Δ as certified); a ``training-noise`` release (privacy inside training) or
-        a ``none`` release (no theorem) has no Gaussian output guarantee, so it is recorded with
-        an unbounded sensitivity and the cumulative ε becomes infinite, with a warning naming
-        the release and its kind (a ``none`` release also states no per-release ε: inf).
+        The kind decides what composes, never σ or Δ alone:
+
+        * ``output-noise``: a Gaussian release with σ and Δ as certified;
+        * ``exact``: the release is the retrained model, Δ = 0: nothing to hide, it costs nothing;
+        * ``training-noise`` (privacy inside training) and ``none`` (no theorem): no Gaussian
+          output guarantee, so the release is recorded with an unbounded sensitivity and the
+          cumulative ε becomes infinite, with a warning naming the release, its kind and why.
+
+        A missing Δ (``sensitivity`` None) on an ``output-noise`` certificate is likewise an
+        unbounded sensitivity, and a missing ε (a ``none`` certificate states none) is recorded
+        as ``inf``.
         """
-        gaussian = certificate.kind in ("output-noise", "exact")
+        kind = Choice(KINDS).check("kind", getattr(certificate, "kind", None))
+        if kind not in GAUSSIAN_KINDS:
+            sensitivity = math.inf
+        elif kind == "exact":
+            sensitivity = 0.0
+        else:
+            sensitivity = math.inf if certificate.sensitivity is None else certificate.sensitivity
         return self.record(
             sigma=certificate.sigma,
-            sensitivity=certificate.sensitivity if gaussian else math.inf,
+            sensitivity=sensitivity,
             epsilon=certificate.epsilon if certificate.epsilon is not None else math.inf,
             delta=certificate.delta,
             forget_total=forget_total,
@@ -400,7 +434,7 @@ class PrivacyLedger:
             distance=distance,
             realized_epsilon=realized_epsilon,
             label=label,
-            kind=certificate.kind,
+            kind=kind,
         )
 
     # -- reporting -------------------------------------------------------------------------
@@ -420,11 +454,13 @@ class PrivacyLedger:
                 f"cumulative guarantee is void (epsilon = inf) from release {k} on; retrain "
                 "from scratch before serving further requests"
             )
-        first_noiseless = next(
-            (r for r in self._releases if r.sigma == 0.0 and r.sensitivity > 0.0), None
+        first_noiseless = next(  # an unbounded release is reported below, not as noiseless
+            (r for r in self._releases
+             if r.sigma == 0.0 and 0.0 < r.sensitivity and not math.isinf(r.sensitivity)),
+            None,
         )
         unbounded = next((r for r in self._releases if math.isinf(r.sensitivity)), None)
-        if first_noiseless is not None and not math.isinf(first_noiseless.sensitivity):
+        if first_noiseless is not None:
             k = first_noiseless.index
             out.append(
                 f"release {k} was published without noise (sigma = 0) although its sensitivity "
@@ -432,12 +468,12 @@ class PrivacyLedger:
                 f"release {k} on"
             )
         if unbounded is not None:
+            why = _WHY_UNBOUNDED.get(unbounded.kind, "its sensitivity bound is not finite")
             out.append(
-                f"release {unbounded.index} ({unbounded.kind} certificate) has no sensitivity bound (an "
-                "uncertified method, or "
-                "privacy inside training, which the composition of Gaussian output releases does "
-                "not model): the cumulative epsilon is not finite; read each release's own "
-                "certificate instead"
+                f"release {unbounded.index} ({unbounded.kind} certificate) has no sensitivity "
+                f"bound the composition of Gaussian output releases can use ({why}): the "
+                f"cumulative epsilon is not finite from release {unbounded.index} on; read each "
+                "release's own certificate instead"
             )
         first = self.first_release_over_budget
         if first is not None:

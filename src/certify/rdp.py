@@ -20,9 +20,17 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from certify.errors import InvalidInput, Real, require, require_probability
+from certify.errors import InvalidInput, Real, require_probability
 
-__all__ = ["DEFAULT_ORDERS", "basic_composition_epsilon", "gaussian_release_rdp", "rdp_to_epsilon"]
+__all__ = [
+    "DEFAULT_ORDERS",
+    "NONNEGATIVE_OR_INF",
+    "UNIT_INTERVAL",
+    "basic_composition_epsilon",
+    "check_orders",
+    "gaussian_release_rdp",
+    "rdp_to_epsilon",
+]
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
@@ -36,23 +44,16 @@ a wider grid could give a smaller (still valid) ε.
 
 
 # ----------------------------------------------------------------------------------------------
-# validation
+# validation (the family of :mod:`certify.errors`, plus the array checks for orders and RDP)
 
-_NONNEGATIVE_OR_INF = Real(ge=0, allow_inf=True)
-_UNIT_INTERVAL = Real(ge=0, le=1)
-
-
-def _require_nonnegative_or_inf(field: str, value: object) -> float:
-    """``float(value)`` for a number ≥ 0 that may be ``inf`` (not NaN, not a bool), else raise."""
-    return require(_NONNEGATIVE_OR_INF, field, value, "a number >= 0 (inf allowed)")
+NONNEGATIVE_OR_INF = Real(ge=0, allow_inf=True)
+"""A number ≥ 0 that may be ``inf`` (σ, Δ, ε): not NaN, not a bool."""
+UNIT_INTERVAL = Real(ge=0, le=1)
+"""A number in the closed interval [0, 1] (a per-release δ, which may be 0)."""
 
 
-def _require_unit_interval(field: str, value: object) -> float:
-    """``float(value)`` for a number in the closed interval [0, 1], else raise."""
-    return _UNIT_INTERVAL.check(field, value)
-
-
-def _check_orders(orders: object) -> np.ndarray:
+def check_orders(orders: object) -> np.ndarray:
+    """The RDP orders as a float array, each finite and > 1 (at least one), else raise."""
     allowed = "a non-empty sequence of finite RDP orders > 1"
     try:
         arr = np.asarray(orders, dtype=float)
@@ -124,9 +125,9 @@ def gaussian_release_rdp(
     >>> float(gaussian_release_rdp(2.0, 1.0, orders=[2.0])[0])
     0.25
     """
-    sig = _require_nonnegative_or_inf("sigma", sigma)
-    sens = _require_nonnegative_or_inf("sensitivity", sensitivity)
-    alphas = _check_orders(orders)
+    sig = NONNEGATIVE_OR_INF.check("sigma", sigma)
+    sens = NONNEGATIVE_OR_INF.check("sensitivity", sensitivity)
+    alphas = check_orders(orders)
     if math.isinf(sens) or (sig == 0.0 and sens > 0.0):
         # no bound on the distance (an uncertified release, or privacy inside training that
         # output noise does not model), or a noiseless release of differing models
@@ -180,7 +181,7 @@ def rdp_to_epsilon(
     .. [2] I. Mironov, "Rényi Differential Privacy", CSF 2017, Proposition 3.
     .. [3] Opacus, ``opacus.accountants.analysis.rdp.get_privacy_spent``.
     """
-    alphas = _check_orders(orders)
+    alphas = check_orders(orders)
     values = _check_rdp(rdp, alphas.size)
     dlt = require_probability("delta", delta)
     if np.all(values == 0.0):
@@ -230,8 +231,8 @@ def basic_composition_epsilon(
     .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014,
        Theorem 3.16.
     """
-    eps = [_require_nonnegative_or_inf("epsilons", e) for e in epsilons]
-    dls = [_require_unit_interval("deltas", d) for d in deltas]
+    eps = [NONNEGATIVE_OR_INF.check("epsilons", e) for e in epsilons]
+    dls = [UNIT_INTERVAL.check("deltas", d) for d in deltas]
     if len(eps) != len(dls):
         raise InvalidInput("deltas", f"one value per epsilon ({len(eps)})", f"{len(dls)} values")
     return float(math.fsum(eps)) if eps else 0.0, float(math.fsum(dls)) if dls else 0.0
