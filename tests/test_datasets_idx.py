@@ -41,21 +41,24 @@ def test_idx_loader_on_synthetic_files(tmp_path: Path) -> None:
     _tiny_idx(tmp_path)
     data = load_dataset(f"idx:{tmp_path}", seed=0)
     assert data.n_classes == 3
-    assert data.X_test.shape == (20, 20)  # t10k is the test split, flattened 4x5
+    assert data.X_test.shape == (20, 1, 4, 5)  # t10k is the test split, kept as 1 x 4 x 5 images
+    assert data.input_shape == (1, 4, 5) and data.n_features == 20
     sizes = data.preprocessing["split"]["sizes"]
     assert sizes == {"reference": 4, "test": 20, "unseen": 8, "train": 68,
                      "train_before_max_train": 68}
     assert data.source["verified"] is False and len(data.source["sha256"]) == 4
     # default: raw pixels / 255, rows clipped into the unit ball
     assert data.preprocessing["feature_map"]["config"]["pca_components"] is None
-    assert np.linalg.norm(data.X_train.astype(np.float64), axis=1).max() <= 1.0
+    assert np.linalg.norm(data.X_train.reshape(68, -1).astype(np.float64), axis=1).max() <= 1.0
     raw = read_idx(tmp_path / "t10k-images-idx3-ubyte")
-    x = raw.reshape(20, -1)[0] / 255.0
-    np.testing.assert_allclose(data.X_test[0], x / max(1.0, np.linalg.norm(x)), rtol=1e-5)
+    x = raw[0] / 255.0
+    np.testing.assert_allclose(data.X_test[0, 0], x / max(1.0, np.linalg.norm(x)), rtol=1e-5)
+    # PCA projects the flattened images: records become feature vectors
+    assert load_dataset(f"idx:{tmp_path}", feature_map={"pca_components": 3}).X_train.shape == (68, 3)
     with pytest.raises(InvalidInput) as info:
         load_dataset(f"idx:{tmp_path}", test_fraction=0.2)
     assert info.value.field == "test_fraction"
-    assert load_dataset(f"idx:{tmp_path}", max_train=10).X_train.shape == (10, 20)
+    assert load_dataset(f"idx:{tmp_path}", max_train=10).X_train.shape == (10, 1, 4, 5)
 
 
 def test_idx_errors(tmp_path: Path) -> None:
@@ -89,8 +92,8 @@ def test_idx_errors(tmp_path: Path) -> None:
 def test_idx_reads_real_mnist() -> None:
     data = load_dataset(f"idx:{SHARED_MNIST}", max_train=1000)
     assert data.source["name"] == "MNIST" and data.source["verified"] is True
-    assert data.X_train.shape == (1000, 784)
-    assert data.X_test.shape == (10000, 784)
-    assert data.X_unseen.shape == (6000, 784)
+    assert data.X_train.shape == (1000, 1, 28, 28)
+    assert data.X_test.shape == (10000, 1, 28, 28)
+    assert data.X_unseen.shape == (6000, 1, 28, 28)
     assert data.n_classes == 10
     assert data.preprocessing["split"]["sizes"]["train_before_max_train"] == 51000

@@ -186,16 +186,16 @@ def _parse_options(pairs: list[str], field: str = "option") -> dict[str, Any]:
     return options
 
 
-def _read_salt(path: Path) -> bytes:
+def _read_salt(path: Path, field: str = "commitment-salt") -> bytes:
     try:
         text = path.read_text().strip()
         salt = bytes.fromhex(text)
-    except FileNotFoundError:
-        raise InvalidInput("commitment-salt", "an existing file holding the salt in hex", str(path)) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise InvalidInput(field, "a readable file holding the salt in hex", str(path)) from None
     except (ValueError, UnicodeDecodeError):
-        raise InvalidInput("commitment-salt", "a file holding the salt as hexadecimal text", str(path)) from None
+        raise InvalidInput(field, "a file holding the salt as hexadecimal text", str(path)) from None
     if len(salt) < 16:
-        raise InvalidInput("commitment-salt", "at least 16 bytes (32 hex digits)", f"{len(salt)} bytes")
+        raise InvalidInput(field, "at least 16 bytes (32 hex digits)", f"{len(salt)} bytes")
     return salt
 
 
@@ -401,6 +401,22 @@ def verify(
         typer.echo(result.describe())
 
 
+def _read_report(report_json: Path) -> dict[str, Any]:
+    """A report.json, parsed and validated against the schema (InvalidInput otherwise)."""
+    from audit.report.schema import validate_report
+
+    try:
+        data = json.loads(report_json.read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError):
+        raise InvalidInput("report", "an existing report.json", str(report_json)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("report", "a JSON document written by `audit run`", f"{report_json}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("report", "a JSON object written by `audit run`", type(data).__name__)
+    validate_report(data)
+    return data
+
+
 @app.command()
 def report(
     report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
@@ -408,22 +424,38 @@ def report(
 ) -> None:
     """Re-render the HTML page from a report.json (validated against the schema first)."""
     from audit.report.html import write_html
-    from audit.report.schema import validate_report
 
     try:
-        try:
-            data = json.loads(report_json.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InvalidInput("report", "an existing report.json", str(report_json)) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput("report", "a JSON document written by `audit run`", f"{report_json}: {exc}") from None
-        if not isinstance(data, dict):
-            raise InvalidInput("report", "a JSON object written by `audit run`", type(data).__name__)
-        validate_report(data)
-        path = write_html(data, html)
+        path = write_html(_read_report(report_json), html)
     except InvalidInput as exc:
         _fail(str(exc))
     typer.echo(f"written: {path}")
+
+
+commitment_app = typer.Typer(help="Open the deletion commitment of a report.", no_args_is_help=True)
+app.add_typer(commitment_app, name="commitment")
+
+
+@commitment_app.command("verify")
+def commitment_verify(
+    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
+    salt: Annotated[Path, typer.Option(help="The salt file (hex) written next to the report.")],
+    ids: Annotated[Path, typer.Option(help="The ids of the deleted records, one per line.")],
+) -> None:
+    """Check that the salt and the ids open the report's deletion commitment; exit 3 if not."""
+    from audit.commitment import opens
+    from audit.datasets.user import read_ids
+
+    try:
+        data = _read_report(report_json)
+        ok = opens(data, _read_salt(salt, field="salt"), read_ids(str(ids), field="ids"))
+    except InvalidInput as exc:
+        _fail(str(exc))
+    block = data["deletion_request"]
+    if not ok:
+        _fail(f"the commitment does not open: these ids and this salt do not give "
+              f"{block['commitment']}", ExitCode.VERIFY_FAILED)
+    typer.echo(f"the commitment opens: the {block['n_records']} ids are the deleted records ({block['identifier']})")
 
 
 def main() -> None:

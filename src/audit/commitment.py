@@ -1,17 +1,29 @@
 """The deletion request as a salted hash commitment: evidence of *which* records were deleted,
-never the records themselves."""
+never the records themselves.
+
+The commitment is ``sha256(salt || canonical JSON array of the sorted record ids)``: the ids are
+the caller's own (a column or an array) or, without ids, the records' positions in the source.
+Integer ids sort numerically and are written as JSON integers, text ids sort by code point and
+are written as JSON strings (UTF-8, no escaping beyond JSON's own, no spaces). Whoever holds the
+salt and the list of ids opens it (:func:`opens`, ``audit commitment verify``); nobody else
+learns the ids from it.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import secrets
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from certify.errors import InvalidInput
 
-SCHEME = "sha256(salt || JSON array of the sorted source-row identifiers, no spaces)"
+SCHEME = "sha256(salt || JSON array of the sorted record ids, no spaces, UTF-8)"
+ID_TYPES = ("integer", "text")
 
 
 def check_salt(salt: bytes | None) -> bytes:
@@ -24,20 +36,52 @@ def check_salt(salt: bytes | None) -> bytes:
     return bytes(salt)
 
 
-def commitment(source_rows: np.ndarray | None, forget: np.ndarray, salt: bytes) -> dict:
-    """A hiding, binding commitment to the deleted records' identifiers.
+def digest(ids: Iterable[Any], salt: bytes) -> tuple[str, str, int]:
+    """(commitment hex, id type, count) of a set of record ids (all integers or all strings)."""
+    from audit.datasets.user import check_ids
 
-    The identifiers are the records' positions in the dataset's source (stable across splits and
-    seeds). Row numbers are a small space, so the salt must stay secret: whoever holds it can
-    open the commitment (recompute it from the claimed identifiers); nobody else learns them.
+    checked = check_ids(np.asarray(list(ids), dtype=object), "ids")
+    id_type = "integer" if checked.dtype.kind == "i" else "text"
+    values = sorted(int(v) for v in checked.tolist()) if id_type == "integer" else sorted(checked.tolist())
+    message = salt + json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(message).hexdigest(), id_type, len(values)
+
+
+def commitment(ids: np.ndarray, salt: bytes, identifier: str) -> dict:
+    """A hiding, binding commitment to the deleted records' ids.
+
+    ``identifier`` says what an id is (the caller's id column, or the position in the source).
+    Positions are a small space, so the salt must stay secret: whoever holds it can open the
+    commitment (recompute it from the claimed ids); nobody else learns them.
     """
-    rows = source_rows[forget] if source_rows is not None else forget
-    identifiers = sorted(int(r) for r in rows)
-    message = salt + json.dumps(identifiers, separators=(",", ":")).encode()
+    value, id_type, count = digest(ids, salt)
     return {
         "scheme": SCHEME,
-        "identifier": "position of the record in the dataset source (0-based)",
-        "commitment": hashlib.sha256(message).hexdigest(),
-        "n_records": len(identifiers),
+        "identifier": identifier,
+        "identifier_type": id_type,
+        "commitment": value,
+        "n_records": count,
         "salt": "kept by the operator, not in this report",
     }
+
+
+def opens(deletion_request: Any, salt: bytes, ids: Iterable[Any]) -> bool:
+    """Whether ``ids`` and ``salt`` open a report's ``deletion_request`` commitment (the block as
+    a dict, the report as a dict, or the report object ``audit.run`` returned). Ids read from text are compared as the report's
+    ``identifier_type`` says (``"17"`` is the integer 17 for integer ids)."""
+    if hasattr(deletion_request, "to_dict"):  # a report object
+        deletion_request = deletion_request.to_dict()
+    block = deletion_request.get("deletion_request", deletion_request)
+    if not isinstance(block, dict) or "commitment" not in block:
+        raise InvalidInput("report", "a report with a deletion_request commitment", type(block).__name__)
+    salt = check_salt(salt)
+    values = list(ids)
+    if block.get("identifier_type") == "integer":
+        try:
+            values = [int(v) if isinstance(v, str) else v for v in values]
+        except ValueError:
+            return False
+    elif block.get("identifier_type") == "text":
+        values = [str(v) for v in values]
+    value, _, _ = digest(values, salt)
+    return hmac.compare_digest(value, str(block["commitment"]))

@@ -107,20 +107,31 @@ class AttackNames(Constraint):
 
 @dataclass(frozen=True)
 class ModelName(Constraint):
-    """A model known to :mod:`unlearners.models` (built-in or plug-in; a broken one names its error)."""
+    """A model known to :mod:`unlearners.models` (built-in or plug-in; a broken one names its
+    error), ``module:<package.module or file.py>:<factory>`` (imported when the audit runs), or
+    ``caller`` (the module passed to ``audit.run(model=...)``)."""
 
-    words: str = "a registered model ('logreg', 'mlp' or a plug-in)"
+    words: str = ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module or "
+                  "file.py>:<factory>', or 'caller'")
 
     def check(self, field: str, value: Any) -> str:
         from unlearners.models import MODELS, available_models, unavailable_models
 
         if not isinstance(value, str):
             raise self.fail(field, value)
+        if value.startswith("module:"):
+            where, _, attribute = value[len("module:"):].rpartition(":")
+            if not where or not attribute:
+                raise InvalidInput(field, "'module:<package.module or file.py>:<factory>'", value)
+            return value
+        if value == "caller":
+            return value
         if value not in MODELS and value not in available_models():
             broken = unavailable_models()
             if value in broken:
                 raise InvalidInput(field, "a model whose plug-in imports", value, hint=f"Importing failed: {broken[value]}")
-            raise InvalidInput(field, "one of " + ", ".join(repr(m) for m in available_models()), value)
+            raise InvalidInput(field, "one of " + ", ".join(repr(m) for m in available_models())
+                               + ", 'module:<package.module or file.py>:<factory>'", value)
         return value
 
     def invalid(self) -> tuple:
@@ -143,9 +154,10 @@ FIELDS: tuple[Field, ...] = (
     Field("delta", 1e-5, Real(gt=0, lt=1), "Target delta in (0, 1).", "certificate"),
     Field("mechanism", "analytic", Choice(MECHANISMS),
           "Gaussian calibration: analytic (every epsilon) or classic (epsilon <= 1).", "certificate"),
-    Field("dataset", "adult", Text(), "adult | digits | idx:<dir> (MNIST-style IDX) | csv:<file>.", "data"),
-    Field("model", "logreg", ModelName(), "Model: logreg (analytic constants), mlp (estimated) or a plug-in.",
-          "training"),
+    Field("dataset", "adult", Text(), "adult | digits | idx:<dir> (MNIST-style IDX) | cifar10:<dir> | "
+          "csv:<file> (caller: data passed to audit.run).", "data"),
+    Field("model", "logreg", ModelName(), "Model: logreg (analytic constants), mlp, cnn (estimated), a plug-in, "
+          "or module:<package.module or file.py>:<factory> (caller: passed to audit.run).", "training"),
     Field("hidden", (64,), ListOf(Integer(1)), "MLP hidden widths, e.g. 64,64.", "training", spelling="csv"),
     Field("pca_components", None, Optional(Integer(1), "for the dataset's default"),
           "Whitened PCA features (default: the dataset's).", "data"),
@@ -159,6 +171,10 @@ FIELDS: tuple[Field, ...] = (
     Field("forget_class", None, Optional(Integer(0)), "Forget every record of this class.", "forget"),
     Field("forget_groups", None, Optional(Integer(1)), "Forget every record of this many random groups.",
           "forget"),
+    Field("forget_ids", None, Optional(Text()),
+          "File of the ids of the records to forget, one per line (ids of --id-column, else source "
+          "positions; caller: passed to audit.run).", "forget"),
+    Field("id_column", None, Optional(Text()), "CSV or DataFrame column holding each record's id.", "data"),
     Field("group_column", None, Optional(Text()), "CSV column holding user/group ids.", "data"),
     Field("label_column", None, Optional(Text()), "CSV column holding the label.", "data"),
     Field("requests", 1, Integer(1, 10_000),
@@ -200,7 +216,7 @@ FIELDS: tuple[Field, ...] = (
 FIELD = {f.name: f for f in FIELDS}
 
 _CHOSEN_ONE = {
-    "forget": ("forget_count", "forget_fraction", "forget_class", "forget_groups"),
+    "forget": ("forget_count", "forget_fraction", "forget_class", "forget_groups", "forget_ids"),
     "rewind": ("rewind", "rewind_fraction", "sigma_budget"),
 }
 

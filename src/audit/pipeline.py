@@ -8,10 +8,12 @@ its certificate means from the certificate's kind.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,22 +21,25 @@ from torch import Tensor
 
 from audit import findings as rules
 from audit.attacking import AttackSetup, run_attacks, smoothness_of
+from audit.audited_model import CALLER, describe, prepare, resolve
 from audit.commitment import check_salt, commitment
 from audit.config import AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
+from audit.datasets.forget import indices_of_ids
+from audit.datasets.user import from_user_data, read_ids
 from audit.measurements import loss_histograms, model_utility, parameters, realized, tradeoff
 from audit.methods import build_method
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
-from unlearners.models import build_model
-from unlearners.objective import Objective, default_init
+from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
 STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "attacks")
 
 
-def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None) -> schema.ReportModel:
+def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
+        model: Any = None, data: Any = None, forget_ids: Any = None) -> schema.ReportModel:
     """Run one audit and return its report.
 
     Parameters
@@ -48,13 +53,25 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         Secret salt (≥ 16 bytes) of the deletion-request commitment. ``None`` draws 32 random
         bytes; read them back from ``report.commitment_salt`` (never serialised) to open the
         commitment later or to reproduce the report byte for byte.
+    model:
+        The caller's model: an ``nn.Module`` or a factory ``(input_shape, n_classes) -> Module``
+        (:mod:`audit.audited_model`); the configuration records ``model = "caller"``.
+    data:
+        The caller's data: ``(X, y[, ids])`` arrays or tensors of any record shape, a DataFrame
+        (``config.label_column``, ``config.id_column``), a map-style Dataset, or the caller's
+        split ``{"train": ..., "test": ...}`` (:mod:`audit.datasets.user`); the configuration
+        records ``dataset = "caller"``.
+    forget_ids:
+        The ids of the records a person asked to delete (the data's ids, else source
+        positions); every one must be a training record. The commitment is over them; the
+        configuration records ``forget_ids = "caller"``.
 
     Returns
     -------
     AuditReport
         The report (:class:`audit.report.schema.ReportModel`).
     """
-    config.validate()
+    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids)
     started = _now()
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
@@ -64,20 +81,21 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     timings: dict[str, float] = {}
 
     tick("data", 0, 1)
-    data = load_dataset(config.dataset, seed=seeds["data"], max_train=config.max_train, **_dataset_options(config))
-    forget_np = _select_forget(data, config, seeds["forget"])
+    data = _load_data(config, data, seeds["data"])
+    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
+                 if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(data.y_train, device=device)
+    module, model_source = resolve(model, config, data.input_shape, data.n_classes)
+    objective = prepare(module, X, y, data.n_classes, dtype, device)
+    if objective.is_linear:  # the closed forms of linear models read records as feature vectors
+        X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)
     requests = _requests(forget, config.requests, seeds["forget"])
     n = int(X.shape[0])
     tick("data", 1, 1)
 
-    model = build_model(config.model, X.shape[1], data.n_classes,
-                        **({"hidden": config.hidden} if config.model == "mlp" else {}))
-    objective = Objective(model.to(device=device, dtype=dtype))
-
     def init(generator: torch.Generator) -> Tensor:
-        return default_init(objective, generator, dtype).to(device)
+        return init_parameters(objective, generator, dtype).to(device)
 
     theta0 = init(torch.Generator().manual_seed(seeds["init"]))
     method = build_method(config, objective, seeds)
@@ -134,8 +152,9 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     tick("utility", 0, 1)
     keep = torch.ones(n, dtype=torch.bool, device=device)
     keep[forget] = False
-    test = (_tensor(data.X_test, dtype, device), torch.as_tensor(data.y_test, device=device))
-    unseen = (_tensor(data.X_unseen, dtype, device), torch.as_tensor(data.y_unseen, device=device))
+    test = (_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]), torch.as_tensor(data.y_test, device=device))
+    unseen = (_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
+              torch.as_tensor(data.y_unseen, device=device))
     splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": test}
     noise_gen = torch.Generator().manual_seed(seeds["noise"])
     models = {"original": theta_orig, "unlearned": theta_unl, "retrained": theta_ret}
@@ -191,8 +210,8 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
                 "hyperparameters": method.report_hyperparameters()},
         dataset={**data.describe(), "forget_size": int(forget.numel()), "source": data.source,
                  "preprocessing": data.preprocessing},
-        deletion_request=commitment(data.source_rows["train"] if data.source_rows is not None else None,
-                                    forget_np, salt),
+        model=describe(objective, model_source, data.input_shape, theta0, method.model_conditions),
+        deletion_request=commitment(data.train_ids()[forget_np], salt, _identifier(data, config)),
         certificate=schema.Certificate.of(certificate),
         realized=realized_,
         parameters=parameters(objective, theta_orig, theta_unl, theta_ret),
@@ -220,12 +239,53 @@ def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
 
 
+def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any) -> AuditConfig:
+    """The configuration the report records: ``caller`` where the library call passed the model,
+    the data or the forget ids in memory (validated: they cannot be combined with another
+    selection of the same thing)."""
+    config.validate()
+    updates: dict[str, Any] = {}
+    if model is not None:
+        updates["model"] = CALLER
+    if data is not None:
+        updates["dataset"] = CALLER
+    if forget_ids is not None:
+        chosen = [name for name in ("forget_fraction", "forget_class", "forget_groups") if getattr(config, name) is not None]
+        if chosen or config.forget_count not in (None, 1) or config.forget_ids not in (None, CALLER):
+            raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
+                               "forget_class, forget_groups, forget_ids)", chosen or "another selection")
+        updates.update(forget_ids=CALLER, forget_count=None)
+    for field, given in (("dataset", data), ("forget_ids", forget_ids)):
+        if getattr(config, field) == CALLER and given is None and field not in updates:
+            raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
+                               CALLER)
+    return dataclasses.replace(config, **updates) if updates else config
+
+
+def _load_data(config: AuditConfig, data: Any, seed: int) -> AuditData:
+    options = _dataset_options(config)
+    if data is None:
+        return load_dataset(config.dataset, seed=seed, max_train=config.max_train, **options)
+    return from_user_data(data, seed=seed, max_train=config.max_train, **options)
+
+
+def _identifier(data: AuditData, config: AuditConfig) -> str:
+    if data.record_ids is None:
+        return ("position of the record in the caller's data (0-based; training records first for a split)"
+                if config.dataset == CALLER else "position of the record in the dataset source (0-based)")
+    if config.id_column is not None:
+        return f"the record's id in column {config.id_column!r}"
+    return "the caller's record id"
+
+
 def _dataset_options(config: AuditConfig) -> dict:
     opts = {}
     if config.label_column is not None:
         opts["label_column"] = config.label_column
     if config.group_column is not None:
         opts["group_column"] = config.group_column
+    if config.id_column is not None:
+        opts["id_column"] = config.id_column
     feature_map = dict(config.feature_map)
     if config.pca_components is not None:
         feature_map["pca_components"] = int(config.pca_components)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from certify.errors import InvalidInput
@@ -127,6 +127,18 @@ class Certificate:
             if c.name == name:
                 return c
         raise KeyError(name)
+
+    def under(self, conditions: Iterable[Condition]) -> Certificate:
+        """This certificate with conditions of its theorem checked outside the bound (on the
+        model's layers, :mod:`unlearners.modelcheck`): they join ``conditions``, and a failed one
+        withdraws the certificate (``valid`` False) with its detail as the first warning. A
+        certificate of kind ``none`` states nothing to withdraw and is returned unchanged."""
+        extra = list(conditions)
+        if not extra or self.kind == "none":
+            return self
+        failed = [c.detail for c in extra if not c.met]
+        return replace(self, conditions=[*extra, *self.conditions], warnings=[*failed, *self.warnings],
+                       valid=self.valid and not failed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python data (floats may be ``inf``; the report layer encodes them)."""

@@ -6,6 +6,9 @@ what it is and what it can do, and the audit only asks:
 * ``hyperparameters``: a table of :class:`certify.params.Param` (name, default, constraint,
   help, and which audit setting feeds it). The constructor validates options against it once;
   ``audit methods`` lists it; the contract test tries values each constraint refuses.
+* ``model_requirements``: what the theorem assumes about the model that the module shows
+  (smooth layers, no batch statistics or randomness); checked once at construction
+  (:mod:`unlearners.modelcheck`), and a failed one withdraws every certificate;
 * ``capabilities``: a :class:`Capabilities` record (a knob for the tradeoff curve and its σ
   budget search, checkpoint recovery, batched training of many models, a deletable set that
   must be known before training, a certificate that depends on which records are deleted).
@@ -43,6 +46,7 @@ from certify.certificate import Certificate
 from certify.errors import InvalidInput, require_choice, require_positive, require_probability
 from certify.mechanisms import MECHANISMS
 from certify.params import Param, validate
+from unlearners.modelcheck import check_model
 from unlearners.objective import Objective
 
 
@@ -121,6 +125,9 @@ class Unlearner(ABC):
     deviations: ClassVar[tuple[str, ...]] = ()
     hyperparameters: ClassVar[tuple[Param, ...]] = ()
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: What the theorem assumes about the model that can be checked on its modules
+    #: (:data:`unlearners.modelcheck.REQUIREMENTS`); a method without a theorem assumes nothing.
+    model_requirements: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Batched training re-implements the algorithm it batches: a subclass that changes the
@@ -139,6 +146,9 @@ class Unlearner(ABC):
         self.X_: Tensor | None = None
         self.y_: Tensor | None = None
         self._check_options()
+        #: The model checked against ``model_requirements`` once, before any work: every
+        #: certificate carries these conditions, and a failed one withdraws it.
+        self.model_conditions = check_model(objective.model, type(self).model_requirements, self.name)
 
     def _check_options(self) -> None:
         """Constraints that tie several options together (``rewind <= steps``); raise
@@ -198,7 +208,7 @@ class Unlearner(ABC):
         epsilon = require_positive("epsilon", epsilon)
         delta = require_probability("delta", delta)
         mechanism = require_choice("mechanism", mechanism, MECHANISMS)
-        return self._certify(idx, epsilon, delta, mechanism, **self._knob_arguments(knob))
+        return self._certify(idx, epsilon, delta, mechanism, **self._knob_arguments(knob)).under(self.model_conditions)
 
     def serve_requests(self, requests: Sequence[Tensor | Sequence[int]], epsilon: float, delta: float,
                        mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
@@ -217,7 +227,8 @@ class Unlearner(ABC):
         epsilon = require_positive("epsilon", epsilon)
         delta = require_probability("delta", delta)
         mechanism = require_choice("mechanism", mechanism, MECHANISMS)
-        return self._serve(checked, epsilon, delta, mechanism)
+        return [(theta, certificate.under(self.model_conditions))
+                for theta, certificate in self._serve(checked, epsilon, delta, mechanism)]
 
     @abstractmethod
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:

@@ -46,6 +46,7 @@ from unlearners.linalg import (
     lissa,
     stochastic_operator,
 )
+from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
 
@@ -132,6 +133,7 @@ class ConstrainedNewtonStep(Unlearner):
         "(Eq. 11, corrected), 4.2)"
     )
     certified = True
+    model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss has an L-Lipschitz gradient (Assumption 3.1) and an M-Lipschitz "
         "Hessian (Assumption 3.2)",

@@ -37,6 +37,7 @@ from certify.certificate import Certificate, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_probability
 from certify.params import Param
 from unlearners.base import Unlearner
+from unlearners.modelcheck import STATELESS
 from unlearners.objective import Objective
 
 ACCOUNTANTS = ("prv", "rdp")
@@ -95,6 +96,7 @@ class DPSGD(Unlearner):
     paper = ("Abadi et al., 'Deep Learning with Differential Privacy' (CCS 2016), Algorithm 1, via Opacus; "
              "group privacy: Vadhan 2017, Lemma 2.2, and Mironov 2017, 'Renyi Differential Privacy', Proposition 2")
     certified = True
+    model_requirements = frozenset({STATELESS})
     assumptions = (
         "add/remove adjacency: D \\ Z is D with the m deleted records removed",
         "Opacus's accountant bounds the Poisson-subsampled Gaussian mechanism correctly (PRV: an upper "
@@ -125,6 +127,7 @@ class DPSGD(Unlearner):
 
     def __init__(self, objective: Objective, **options: Any):
         super().__init__(objective, **options)
+        _check_opacus_supports(objective.model)
         self._epsilon_cache: dict[float, tuple[float, str]] = {}
         self._calibrated: dict[tuple, float] = {}
 
@@ -180,7 +183,9 @@ class DPSGD(Unlearner):
         from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
         theta0 = self.theta0_
-        net = copy.deepcopy(self.objective.model).to(device=theta0.device, dtype=theta0.dtype)
+        # Opacus trains in training mode (the objective evaluates in evaluation mode: the two differ
+        # only for dropout, which the model check reports, as BatchNorm is refused up front)
+        net = copy.deepcopy(self.objective.model).to(device=theta0.device, dtype=theta0.dtype).train()
         start = self.objective.unflatten(theta0)
         with torch.no_grad():  # θ_0 into the module: runs are reproducible from (seed, θ_0)
             for name, p in net.named_parameters():
@@ -321,3 +326,17 @@ class DPSGD(Unlearner):
     def _check_fitted(self) -> None:
         if getattr(self, "history_", None) is None:
             raise RuntimeError("DPSGD.fit must be called first")
+
+
+def _check_opacus_supports(model: torch.nn.Module) -> None:
+    """Opacus's own ``ModuleValidator`` on the model, before any work: a layer it cannot train
+    with per-sample clipping (BatchNorm mixes the records of a batch) is one sentence naming it."""
+    from opacus.validators import ModuleValidator
+
+    probe = copy.deepcopy(model).train()
+    errors = [e for e in ModuleValidator.validate(probe, strict=False) if "training mode" not in str(e)]
+    if errors:
+        first = str(errors[0]).split(". ")[0]
+        raise InvalidInput("model", "a module whose layers Opacus can train with per-sample gradient clipping "
+                           "(DP-SGD), e.g. GroupNorm instead of BatchNorm", f"{len(errors)} unsupported: {first}",
+                           hint="opacus.validators.ModuleValidator.fix(model) replaces them.")

@@ -59,6 +59,7 @@ from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optiona
 from certify.params import Param
 from unlearners.base import Capabilities, Unlearner, record_indices
 from unlearners.linalg import dense_solve, power_iteration
+from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_loss
 from unlearners.smoothness import model_constants
 
@@ -94,6 +95,7 @@ class HessianFree(Unlearner):
     paper = ("Qiao, Zhang, Tang & Wei, 'Efficient Online Unlearning via Hessian-Free Recollection of "
              "Individual Data Statistics', arXiv:2404.01712 (2024): Eqs. 3-10, Lemmas 1-2, Theorems 1-2")
     certified = True
+    model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "A is mini-batch SGD with per-sample clipping and eta_t = eta q^t; the reference is the "
         "coupled retrain (same start, same batches with the forgotten records dropped)",

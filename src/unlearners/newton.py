@@ -77,6 +77,7 @@ from certify.mechanisms import MECHANISMS
 from certify.params import Param
 from unlearners.base import Capabilities, Unlearner
 from unlearners.linalg import dense_solve
+from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective
 
 #: Guo et al.'s reference code draws b with ``--std 10`` by default; used when the paper's
@@ -115,6 +116,7 @@ class NewtonRemoval(Unlearner):
         "Models', ICML 2020 (Newton update removal, Theorem 1, Corollary 1, Theorems 2-3)"
     )
     certified = True
+    model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "binary logistic regression (one linear layer, one logit); every parameter, bias "
         "included, is L2-regularised with lambda*|D|/2*||theta||^2",

@@ -77,6 +77,7 @@ from unlearners.linalg import (
     newton_minimize,
     stochastic_operator,
 )
+from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_grad
 
 SOLVERS = ("dense", "cg", "lissa")
@@ -158,6 +159,7 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
     paper = ("Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
              "(arXiv 2407.08169; Algorithm 1, eq. 10, Lemma 1, App. E eq. 56)")
     certified = True
+    model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "binary logistic regression with the regulariser (l2/2)||theta||^2, l2 > 0: the loss is an "
         "exponential family in linear logits, so the Fisher equals the Hessian (no zero-loss assumption)",

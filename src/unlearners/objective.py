@@ -15,6 +15,8 @@ import math
 
 import torch
 from torch import Tensor, nn
+
+from certify.errors import InvalidInput
 from torch.func import functional_call, grad, jvp, vmap
 
 
@@ -26,20 +28,27 @@ class Objective:
     model:
         An ``nn.Module`` whose parameters define the layout of θ. Its own parameter values
         are ignored: θ is always passed explicitly.
+    n_outputs:
+        Output units of the model (1 for a binary model, C otherwise); ``None`` reads them from
+        the last ``nn.Linear`` layer.
 
     Notes
     -----
     The per-sample loss f_z is unregularised; methods that need a regulariser add it
     themselves, so the constants of every theorem refer to the same f_z.
+
+    The model is put in evaluation mode: the objective is a pure function of θ, so dropout is
+    off and normalisation layers use their (untrained) running statistics. Methods whose
+    theorem cannot cover such layers refuse their certificate (:mod:`unlearners.modelcheck`).
     """
 
-    def __init__(self, model: nn.Module):
-        self.model = model
+    def __init__(self, model: nn.Module, n_outputs: int | None = None):
+        self.model = model.eval()
         self.names = [name for name, _ in model.named_parameters()]
         self.shapes = [p.shape for _, p in model.named_parameters()]
         self.numels = [p.numel() for _, p in model.named_parameters()]
         self.dim = int(sum(self.numels))
-        self.n_outputs = int(_output_units(model))
+        self.n_outputs = int(_output_units(model) if n_outputs is None else n_outputs)
         linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
         #: True for a single linear layer (logistic regression): closed-form constants apply.
         self.is_linear = len(linears) == 1 and self.dim == sum(p.numel() for p in linears[0].parameters())
@@ -119,7 +128,8 @@ def regularized_grad(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, 
 def _output_units(model: nn.Module) -> int:
     last = [m for m in model.modules() if isinstance(m, nn.Linear)]
     if not last:
-        raise ValueError("the model must end with an nn.Linear layer")
+        raise InvalidInput("model", "a model whose last nn.Linear layer gives its outputs, or n_outputs",
+                           type(model).__name__)
     return last[-1].out_features
 
 
@@ -142,3 +152,35 @@ def _fan_in_of_bias(objective: Objective, bias_name: str) -> int:
     weight_name = bias_name.rsplit(".", 1)[0] + ".weight"
     shape = objective.shapes[objective.names.index(weight_name)]
     return int(shape[1])
+
+
+def init_parameters(objective: Objective, generator: torch.Generator, dtype=torch.float64) -> Tensor:
+    """θ_0 as a pure function of ``generator``, for any model.
+
+    A model whose parameters all sit in ``nn.Linear`` layers gets :func:`default_init` (the same
+    U(−1/√k, 1/√k) law as ``nn.Linear.reset_parameters``, drawn from the generator directly).
+    Any other model is copied and each of its modules' own ``reset_parameters`` runs with the
+    global random state seeded from ``generator`` (inside ``torch.random.fork_rng``, so the
+    caller's random state is untouched): Conv, Linear, normalisation and embedding layers all
+    initialise as PyTorch defines them. A module that holds parameters but has no
+    ``reset_parameters`` cannot be re-initialised: :class:`InvalidInput` names it.
+    """
+    import copy
+
+    holders = [m for m in objective.model.modules() if any(True for _ in m.parameters(recurse=False))]
+    if holders and all(isinstance(m, nn.Linear) for m in holders):
+        return default_init(objective, generator, dtype)
+    for name, m in objective.model.named_modules():
+        if any(True for _ in m.parameters(recurse=False)) and not callable(getattr(m, "reset_parameters", None)):
+            raise InvalidInput("model", "modules that can re-initialise their parameters (reset_parameters), "
+                               "or a factory that builds the model", f"{name or 'the model'} "
+                               f"({type(m).__name__}) has parameters but no reset_parameters")
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        fresh = copy.deepcopy(objective.model).to(device="cpu")
+        for m in fresh.modules():
+            if any(True for _ in m.parameters(recurse=False)):
+                m.reset_parameters()
+        theta = torch.cat([p.detach().reshape(-1) for _, p in fresh.named_parameters()])
+    return theta.to(dtype)

@@ -38,6 +38,7 @@ from certify.certificate import Certificate, issue
 from certify.errors import Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
 from unlearners.base import Capabilities, Knob, Unlearner
+from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.smoothness import model_constants, step_size
 from unlearners.training import batched_gradient_descent, gradient_descent
 
@@ -63,6 +64,7 @@ class RewindToDelete(Unlearner):
         "Functions' (Algorithms 1-3, Theorem 3.1, Eq. 3, Corollary 3.2)"
     )
     certified = True
+    model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss f_z is L-smooth and ||grad f_z(theta)|| < G for every theta",
         "A is full-batch gradient descent with constant step eta <= min(1/L, n/(2(n-m)L))",

@@ -52,3 +52,18 @@ def read_maybe_gzip(path: Path) -> bytes:
                 "dataset", "an intact gzip file", str(path), hint=f"Decompression failed: {exc}"
             ) from None
     return raw
+
+
+def one_hot(values: np.ndarray, column: str, max_categories: int = 1000) -> tuple[np.ndarray, list[str], list[str]]:
+    """One-hot columns of a text column (sorted vocabulary): the block, its column names, the
+    vocabulary. More than ``max_categories`` values is an error (an identifier-like column)."""
+    vocab = sorted(set(values.tolist()))
+    if len(vocab) > max_categories:
+        raise InvalidInput(column, f"a categorical column with at most {max_categories} distinct values",
+                           f"{len(vocab)} distinct values", hint="Drop identifier-like columns (or name them "
+                           "as the id column) before loading.")
+    index = {v: i for i, v in enumerate(vocab)}
+    codes = np.fromiter((index[v] for v in values.tolist()), dtype=np.int64, count=len(values))
+    block = np.zeros((len(values), len(vocab)), dtype=np.float64)
+    block[np.arange(len(values)), codes] = 1.0
+    return block, [f"{column}={v}" for v in vocab], vocab

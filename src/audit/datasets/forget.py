@@ -158,3 +158,49 @@ def _int_list(field_name: str, values: Any) -> list[int]:
     if not ints:
         raise InvalidInput(field_name, "a non-empty list of integers", values)
     return sorted(set(ints))
+
+
+def indices_of_ids(data: AuditData, ids: Any, field: str = "forget_ids") -> np.ndarray:
+    """Indices (sorted int64, into the training split) of the records with the caller's ``ids``.
+
+    Every id must name a training record: an id of a held-out record (test, unseen or the
+    reference split) or of no record is an error that names it, never silently dropped. At
+    most ``n_train // 2`` records, as for :func:`select_forget`.
+    """
+    from audit.datasets.user import check_ids
+
+    wanted = check_ids(ids, field)
+    if wanted.size == 0:
+        raise InvalidInput(field, "at least one record id", "no ids")
+    train = data.train_ids()
+    if (train.dtype.kind == "i") != (wanted.dtype.kind == "i"):
+        kind = "integers" if train.dtype.kind == "i" else "strings"
+        raise InvalidInput(field, f"ids of the data's id type ({kind})", f"{wanted.tolist()[0]!r}")
+    position = {v: i for i, v in enumerate(train.tolist())}
+    missing = [v for v in wanted.tolist() if v not in position]
+    if missing:
+        raise InvalidInput(field, "ids of training records", missing[:5],
+                           hint=_where(data, missing[0])
+                           + (f" ({len(missing)} ids are not training records.)" if len(missing) > 1 else ""))
+    n = data.n_train
+    if wanted.size > n // 2:
+        raise InvalidInput(field, f"at most n//2 records ({n // 2} of the {n} training records)",
+                           f"{wanted.size} ids",
+                           hint="Beyond half of the training set a retrain from scratch is the honest answer.")
+    return np.sort(np.asarray([position[v] for v in wanted.tolist()], dtype=np.int64))
+
+
+def _where(data: AuditData, missing: Any) -> str:
+    """Why an id is not a training record: which split holds it, if any."""
+    if data.record_ids is None:
+        return (f"{missing!r} is not the position of a training record; without ids a record's id is its "
+                "position in the source, and the split drew the training records at random.")
+    split = next((s for s in ("reference", "test", "unseen")
+                  if s in data.record_ids and missing in set(data.record_ids[s].tolist())), None)
+    if split is not None:
+        return (f"{missing!r} is in the {split} split, not in training; pass your own split "
+                "({'train': ..., 'test': ...}) to choose which records are trained on.")
+    cut = data.preprocessing.get("split", {}).get("max_train")
+    if cut is not None:
+        return f"{missing!r} is not among the {data.n_train} training records kept by max_train={cut}."
+    return f"{missing!r} is not the id of any record of the data."

@@ -35,7 +35,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "unlearn_audit.datasets"
 
 #: The loader-specific options of :func:`load_dataset` a :class:`Loader` may accept.
-LOADER_OPTIONS = ("label_column", "group_column")
+LOADER_OPTIONS = ("label_column", "group_column", "id_column")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Loader:
     ``prefix``
         ``None`` for a fixed name, else the prefix (``"idx:"``) that selects this loader.
     ``options``
-        Which of ``label_column``, ``group_column`` it accepts; :func:`load_dataset` refuses the
+        Which of ``label_column``, ``group_column``, ``id_column`` it accepts; :func:`load_dataset` refuses the
         others, naming the datasets that do accept them.
     ``order``
         Position in listings and messages (the built-ins use 10 to 40; ties go by name).
@@ -228,6 +228,7 @@ def load_dataset(
     unseen_fraction: float | None = None,
     label_column: str | None = None,
     group_column: str | None = None,
+    id_column: str | None = None,
 ) -> AuditData:
     """Load a dataset by name: ``'adult'``, ``'digits'``, ``'idx:<dir>'`` or ``'csv:<file>'``.
 
@@ -251,6 +252,9 @@ def load_dataset(
         CSV only: the label column (required there).
     group_column:
         CSV or Adult: a column whose values become ``groups_train`` (excluded from features).
+    id_column:
+        CSV only: a column holding each record's id (excluded from features); forget sets and
+        the deletion commitment then use these ids.
     """
     table, broken = _scan()
     choices = "one of " + ", ".join(repr(n) for n in table)
@@ -264,7 +268,7 @@ def load_dataset(
                 "dataset", "a dataset whose loader imports", name,
                 hint=f"Loading its loader failed: {error}",
             )
-    options = {"label_column": label_column, "group_column": group_column}
+    options = {"label_column": label_column, "group_column": group_column, "id_column": id_column}
     for option, value in options.items():
         if value is not None and (loader is None or option not in loader.options):
             accepting = [ld for ld in table.values() if option in ld.options]

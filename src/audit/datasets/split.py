@@ -17,9 +17,11 @@ from audit.datasets.container import AuditData
 from audit.datasets.features import FeatureMap, resolve_feature_map
 from certify.errors import PROBABILITY, Integer, InvalidInput, Real, require
 
-__all__ = ["DEFAULT_FRACTIONS", "build", "check_fraction", "round_count"]
+__all__ = ["DEFAULT_FRACTIONS", "HELD_OUT_FRACTIONS", "build", "check_fraction", "round_count"]
 
 DEFAULT_FRACTIONS = {"reference": 0.05, "test": 0.15, "unseen": 0.10}
+#: With the user's own split: fractions of the held-out records (the test split is the rest).
+HELD_OUT_FRACTIONS = {"reference": 0.05, "unseen": 0.40}
 
 _SEED = Integer(lo=0)
 _FRACTION_OR_ZERO = Real(ge=0, lt=1)
@@ -56,65 +58,90 @@ def build(
     preprocessing: dict[str, Any],
     test_source: str,
     source_records: str = "records",
+    ids: np.ndarray | None = None,
+    ids_test: np.ndarray | None = None,
+    train_rows: np.ndarray | None = None,
 ) -> AuditData:
-    """Split ``X, y`` (raw float64 features, int64 labels) and apply a reference-fitted map.
+    """Split ``X, y`` (raw float64 records of any shape, int64 labels) and apply a
+    reference-fitted map.
 
     ``X_test, y_test`` (both or neither) are the source's own test set, described by
     ``test_source``; ``source_records`` names what ``source_rows`` positions index (e.g.
-    ``"records (adult: adult.data then adult.test)"``). The remaining arguments are those of
+    ``"records (adult: adult.data then adult.test)"``). ``ids`` (and ``ids_test``) are the
+    user's record ids, one per record. ``train_rows`` are the positions of the user's own
+    training records: they are the training split (before ``max_train``), and the other
+    records are split into reference | test | unseen with the fractions taken of them
+    (:data:`HELD_OUT_FRACTIONS` by default). The remaining arguments are those of
     :func:`audit.datasets.load_dataset`, unchecked until here.
+
+    Records with more than one axis (images ``C x H x W``) keep their shape unless the feature
+    map projects them (PCA); the feature map sees them flattened row-major.
     """
     seed_i = _SEED.check("seed", seed)
     fm = resolve_feature_map(feature_map, default_feature_map)
     n = int(X.shape[0])
+    explicit_test = X_test is not None
+    user_split = train_rows is not None
+    defaults = HELD_OUT_FRACTIONS if user_split else DEFAULT_FRACTIONS
     f_ref = check_fraction(
         "reference_fraction",
-        DEFAULT_FRACTIONS["reference"] if reference_fraction is None else reference_fraction,
+        defaults["reference"] if reference_fraction is None else reference_fraction,
         allow_zero=True,
     )
     f_uns = check_fraction(
         "unseen_fraction",
-        DEFAULT_FRACTIONS["unseen"] if unseen_fraction is None else unseen_fraction,
+        defaults["unseen"] if unseen_fraction is None else unseen_fraction,
     )
-    explicit_test = X_test is not None
-    if explicit_test:
+    if explicit_test or user_split:
         if test_fraction is not None:
             raise InvalidInput(
                 "test_fraction",
-                "left unset when the source has its own test set",
+                "left unset when the source has its own test set" if explicit_test else
+                "left unset with the user's own split (the test split is the rest of the held-out records)",
                 test_fraction,
                 hint=f"The test split comes from {test_source}.",
             )
-        f_test = 0.0
+        f_test = 0.0 if explicit_test else 1.0 - f_ref - f_uns
     else:
         f_test = check_fraction(
             "test_fraction",
             DEFAULT_FRACTIONS["test"] if test_fraction is None else test_fraction,
         )
-    if f_ref + f_test + f_uns >= 1.0:
+    if f_ref + f_uns + (0.0 if user_split else f_test) >= 1.0:
         raise InvalidInput(
             "fractions",
+            "reference_fraction + unseen_fraction < 1" if user_split else
             "reference_fraction + test_fraction + unseen_fraction < 1",
             {"reference": f_ref, "test": f_test, "unseen": f_uns},
         )
-    n_ref = round_count(f_ref, n)
-    n_test = round_count(f_test, n) if not explicit_test else 0
-    n_uns = round_count(f_uns, n)
+    rng = np.random.default_rng(seed_i)
+    if user_split:
+        rows = np.asarray(train_rows, dtype=np.int64)
+        pool = np.setdiff1d(np.arange(n, dtype=np.int64), rows)
+        pool = pool[rng.permutation(pool.size)]
+        perm = np.concatenate([pool, rows[rng.permutation(rows.size)]])
+        n_held = int(pool.size)
+    else:
+        perm = rng.permutation(n)
+        n_held = n
+    n_ref = round_count(f_ref, n_held)
+    n_uns = round_count(f_uns, n_held)
+    n_test = 0 if explicit_test else (n_held - n_ref - n_uns if user_split else round_count(f_test, n_held))
     if n_ref < fm.needs_fit_rows:
         raise InvalidInput(
             "reference_fraction",
             f"large enough for at least {fm.needs_fit_rows} reference records for this feature "
-            f"map (it gives {n_ref} of {n})",
+            f"map (it gives {n_ref} of {n_held})",
             reference_fraction if reference_fraction is not None else f_ref,
             hint="Raise reference_fraction, or use a feature map without standardize/PCA.",
         )
     if not explicit_test and n_test < 1:
         raise InvalidInput(
-            "test_fraction", f"large enough for at least 1 test record of {n}", f_test
+            "test_fraction", f"large enough for at least 1 test record of {n_held}", f_test
         )
     if n_uns < 1:
         raise InvalidInput(
-            "unseen_fraction", f"large enough for at least 1 unseen record of {n}", f_uns
+            "unseen_fraction", f"large enough for at least 1 unseen record of {n_held}", f_uns
         )
     n_train_full = n - n_ref - n_test - n_uns
     if n_train_full < 2:
@@ -123,8 +150,6 @@ def build(
             {"reference": f_ref, "test": f_test, "unseen": f_uns},
         )
 
-    rng = np.random.default_rng(seed_i)
-    perm = rng.permutation(n)
     ref_idx = perm[:n_ref]
     test_idx = perm[n_ref : n_ref + n_test]
     uns_idx = perm[n_ref + n_test : n_ref + n_test + n_uns]
@@ -145,10 +170,17 @@ def build(
             max_train if max_train is not None else f"{np.unique(y).size} class(es)",
         )
 
+    record_shape = tuple(int(v) for v in X.shape[1:])
+    flat = len(record_shape) == 1
     if fm.needs_fit_rows:
-        fm.fit(X[ref_idx])
+        fm.fit(X[ref_idx].reshape(n_ref, -1))
     else:
-        fm.n_features_in_ = int(X.shape[1])  # nothing data-dependent to fit
+        fm.n_features_in_ = int(np.prod(record_shape))  # nothing data-dependent to fit
+    keep_shape = not flat and fm.pca_components is None
+
+    def transform(rows: np.ndarray) -> np.ndarray:
+        out = fm.transform(rows.reshape(rows.shape[0], -1))
+        return out.reshape(rows.shape[0], *record_shape) if keep_shape else out
 
     if explicit_test:
         assert X_test is not None and y_test is not None
@@ -169,14 +201,20 @@ def build(
     }
     data_pre["split"] = {
         "seed": seed_i,
-        "method": "numpy.random.default_rng(seed).permutation of all records, then reference | "
-        + ("" if explicit_test else "test | ")
-        + "unseen | train in that order",
+        "method": ("the user's training records are the training split; the other records, permuted by "
+                   "numpy.random.default_rng(seed), give reference | test | unseen in that order"
+                   if user_split else
+                   "numpy.random.default_rng(seed).permutation of all records, then reference | "
+                   + ("" if explicit_test else "test | ")
+                   + "unseen | train in that order"),
+        "user_split": user_split,
         "fractions": {
             "reference": f_ref,
             **({} if explicit_test else {"test": f_test}),
             "unseen": f_uns,
         },
+        "fractions_of": "the held-out records (all but the user's training records)" if user_split
+        else "all records",
         "test_source": test_source,
         "n_records": n,
         "sizes": {
@@ -194,20 +232,31 @@ def build(
         + ("; test positions are into the separate test source" if explicit_test else ""),
     }
     data_pre["feature_map"] = fm.describe()
-    data_pre["feature_names_in"] = list(feature_names_in)
+    if flat:
+        data_pre["feature_names_in"] = list(feature_names_in)
+    else:
+        data_pre["record_shape"] = list(record_shape)
+        data_pre["layout"] = ("records keep their shape; the feature map acts on them flattened row-major"
+                              if keep_shape else "records flattened row-major, then projected by PCA")
     data_pre["dtypes"] = {"X": "float32", "y": "int64", "groups": "int64"}
+    record_ids = None
+    if ids is not None:
+        record_ids = {"train": ids[train_idx], "unseen": ids[uns_idx], "reference": ids[ref_idx],
+                      "test": ids_test if explicit_test else ids[test_idx]}
+        data_pre["ids"] = "every record carries the user's id (AuditData.record_ids)"
 
     return AuditData(
         name=name,
-        X_train=fm.transform(X[train_idx]),
+        X_train=transform(X[train_idx]),
         y_train=y_train,
-        X_test=fm.transform(Xte_raw),
+        X_test=transform(Xte_raw),
         y_test=yte,
-        X_unseen=fm.transform(X[uns_idx]),
+        X_unseen=transform(X[uns_idx]),
         y_unseen=y[uns_idx],
         n_classes=len(classes),
         groups_train=None if groups is None else groups[train_idx],
-        feature_names=out_names,
+        feature_names=out_names if flat or not keep_shape else (),
+        record_ids=record_ids,
         source=source,
         preprocessing=data_pre,
         feature_map=fm,

@@ -276,6 +276,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                                                       key=lambda r: plots.num(r.get("value"))),
         "knob": (tradeoff or {}).get("knob") or {}, "no_theorem": no_theorem, "certified": certified,
         "method": method, "dataset": report.get("dataset") or {}, "seeds": report.get("seeds") or {},
+        "model": report.get("model") or {},
         "environment": env, "packages": env.get("packages") or {},
         "tool": report.get("tool") or {}, "timings": report.get("timings") or {},
         "parameters": report.get("parameters") or {},
@@ -283,6 +284,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "checkpoint": report.get("checkpoint_recovery"),
         "findings": findings, "errors": [f for f in findings if f.get("severity") == "error"],
         "hashes": (_hashes({"dataset": report.get("dataset") or {}})
+                   + _hashes({"model": report.get("model") or {}})
                    + _hashes({"parameters": report.get("parameters") or {}})
                    + _hashes({"deletion_request": report.get("deletion_request") or {}})),
         "command": full, "command_short": short if short != full else None,

@@ -419,7 +419,9 @@ class Dataset(_Section):
     n_test: Count
     n_unseen: Count
     d: PosCount
-    """Feature dimension after preprocessing."""
+    """Values per record after preprocessing (the product of ``input_shape``)."""
+    input_shape: list[PosCount]
+    """The shape of one record: ``[d]`` for features, ``[C, H, W]`` for images."""
     n_classes: Annotated[int, Strict(), Field(ge=2, le=MAX_SAFE_INT)]
     class_balance: ClassBalance
     n_groups: Count | None
@@ -440,11 +442,53 @@ class DeletionRequest(_Section):
     scheme: Text
     """How ``commitment`` is computed from the salt and the identifiers."""
     identifier: Text
-    """What a record identifier is."""
+    """What a record identifier is (the caller's id column, or a position in the source)."""
+    identifier_type: Literal["integer", "text"]
+    """Integer ids sort numerically and are JSON integers; text ids sort by code point."""
     commitment: Sha256
     n_records: PosCount
     salt: Literal["kept by the operator, not in this report"]
     """A fixed sentence: the secret salt itself must never appear in a report."""
+
+
+class Layer(_Section):
+    name: Text
+    type: Text
+    parameters: Count
+    """Parameters held by this layer itself."""
+
+
+class ModelCheck(_Section):
+    """One assumption of the method's theorem checked on the module's layers."""
+
+    name: Text
+    met: Bool
+    detail: Str
+
+
+class Model(_Section):
+    """What was audited: the module, its layers, and SHA-256 digests of its architecture and θ."""
+
+    source: Text
+    """Where the module came from: a built-in name, a factory, or the caller's module."""
+    module_class: Text
+    """The module's class (``package.module.QualifiedName``)."""
+    input_shape: list[PosCount]
+    outputs: PosCount
+    parameters: PosCount
+    """d: the number of trained parameters (the length of θ)."""
+    layer_types: dict[Text, PosCount]
+    """Leaf layers counted by type."""
+    layers: list[Layer]
+    """Leaf layers in order (the first 200)."""
+    layers_not_listed: Count
+    architecture_sha256: Sha256
+    architecture_sha256_of: Text
+    initial_theta_sha256: Sha256
+    """SHA-256 of θ_0 (its bytes, as ``parameters.sha256_*`` digests the trained parameters)."""
+    checks: list[ModelCheck]
+    """The method's assumptions about the model, checked on its layers (empty for a method without
+    a theorem); a failed one withdraws the certificate."""
 
 
 class Constant(_Section):
@@ -957,7 +1001,7 @@ verdict_of = _verdict_of
 
 
 class ReportModel(_Section):
-    """An unlearn-audit report (``report.json``), schema version 1.0."""
+    """An unlearn-audit report (``report.json``), schema version 2.1."""
 
     model_config = ConfigDict(
         extra="forbid", strict=True, use_attribute_docstrings=True,
@@ -978,6 +1022,7 @@ class ReportModel(_Section):
     config: Config
     method: Method
     dataset: Dataset
+    model: Model
     deletion_request: DeletionRequest
     certificate: Certificate
     realized: Realized

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import read_maybe_gzip
+from audit.datasets._common import one_hot, read_maybe_gzip
 from audit.datasets.container import AuditData
 from audit.datasets.registry import Loader
 from audit.datasets.split import build
+from audit.datasets.user import check_ids, parse_ids
 from certify.errors import InvalidInput
 
 CSV_MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
@@ -48,9 +49,11 @@ def load(
     *,
     label_column: str | None = None,
     group_column: str | None = None,
+    id_column: str | None = None,
     **common: Any,
 ) -> AuditData:
-    """The table in ``file_str``; ``label_column`` is required."""
+    """The table in ``file_str``; ``label_column`` is required, ``id_column`` names each record's
+    id (integers when every value is a canonical integer, else text)."""
     path = Path(file_str).expanduser()
     if not path.is_file():
         raise InvalidInput(
@@ -86,6 +89,13 @@ def load(
             + ", ".join(repr(h) for h in header if h != label_column),
             group_column,
         )
+    if id_column is not None and (id_column not in header or id_column in (label_column, group_column)):
+        raise InvalidInput(
+            "id_column",
+            "None or a column of the CSV header other than the label and group: "
+            + ", ".join(repr(h) for h in header if h not in (label_column, group_column)),
+            id_column,
+        )
     rows: list[list[str]] = []
     line_numbers: list[int] = []
     for row in reader:
@@ -114,7 +124,7 @@ def load(
     names: list[str] = []
     kinds: dict[str, Any] = {}
     for h in header:
-        if h in (label_column, group_column):
+        if h in (label_column, group_column, id_column):
             continue
         values = columns[h]
         present = [v for v in values if v.lower() not in CSV_MISSING]
@@ -136,20 +146,9 @@ def load(
             names.append(h)
             kinds[h] = "numeric"
         else:
-            vocab = sorted(set(values))
-            if len(vocab) > CSV_MAX_CATEGORIES:
-                raise InvalidInput(
-                    h,
-                    f"a categorical column with at most {CSV_MAX_CATEGORIES} distinct values",
-                    f"{len(vocab)} distinct values",
-                    hint="Drop identifier-like columns before loading.",
-                )
-            index = {v: i for i, v in enumerate(vocab)}
-            codes = np.fromiter((index[v] for v in values), dtype=np.int64, count=n)
-            onehot = np.zeros((n, len(vocab)), dtype=np.float64)
-            onehot[np.arange(n), codes] = 1.0
-            blocks.append(onehot)
-            names += [f"{h}={v}" for v in vocab]
+            block, labels, vocab = one_hot(np.asarray(values, dtype=object), h, CSV_MAX_CATEGORIES)
+            blocks.append(block)
+            names += labels
             kinds[h] = {"one_hot": vocab}
     if not blocks:
         raise InvalidInput(
@@ -162,6 +161,10 @@ def load(
         gvalues = _sorted_values(columns[group_column])
         gindex = {v: i for i, v in enumerate(gvalues)}
         groups = np.fromiter((gindex[v] for v in columns[group_column]), dtype=np.int64, count=n)
+
+    ids = None
+    if id_column is not None:
+        ids = check_ids(np.asarray(parse_ids(columns[id_column]), dtype=object), id_column)
 
     source = {
         "name": path.name,
@@ -185,6 +188,8 @@ def load(
         },
         "label": {"column": label_column},
     }
+    if id_column is not None:
+        preprocessing["ids"] = {"column": id_column, "type": "integer" if ids.dtype.kind == "i" else "text"}
     if group_column is not None:
         preprocessing["groups"] = {
             "column": group_column,
@@ -206,6 +211,7 @@ def load(
         source=source,
         preprocessing=preprocessing,
         test_source="a random split of the records",
+        ids=ids,
         **common,
     )
 
@@ -214,12 +220,12 @@ LOADER = Loader(
     name="csv:<file>",
     prefix="csv:",
     load=load,
-    description="a CSV table with a header row; label_column= required, group_column= "
+    description="a CSV table with a header row; label_column= required, group_column= and id_column= "
     "optional; numeric columns kept, other columns one-hot; default features: standardise "
     "+ rows clipped to the unit ball",
     source="a file the user gives",
     licence="that of the file",
     citation="that of the file",
-    options=("label_column", "group_column"),
+    options=("label_column", "group_column", "id_column"),
     order=40,
 )

@@ -179,8 +179,10 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
     all_labels, classes = encode_labels(np.concatenate([ytr, yte]), "y")
     y_train_all, y_test = all_labels[: ytr.size], all_labels[ytr.size :]
     rows, cols_ = int(Xtr.shape[1]), int(Xtr.shape[2])
-    X = Xtr.reshape(Xtr.shape[0], -1).astype(np.float64) / 255.0
-    X_test = Xte.reshape(Xte.shape[0], -1).astype(np.float64) / 255.0
+    # images keep their shape (n, 1, rows, cols): a convolutional model sees them as images, a
+    # flat model flattens them (PCA, when asked for, projects the flattened pixels)
+    X = Xtr[:, None, :, :].astype(np.float64) / 255.0
+    X_test = Xte[:, None, :, :].astype(np.float64) / 255.0
     if identified is not None:
         info = KNOWN_IDX[identified]
         source = {
@@ -208,7 +210,7 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
             "format": "IDX (big-endian header, uint8 data)",
             "image_shape": [rows, cols_],
             "records": {"train files": int(Xtr.shape[0]), "t10k files": int(Xte.shape[0])},
-            "scale": "pixels / 255 (to [0, 1]), flattened row-major",
+            "scale": "pixels / 255 (to [0, 1]); records are 1 x rows x cols images",
             "reference_and_unseen": "drawn from the train files",
         },
     }
@@ -237,8 +239,8 @@ LOADER = Loader(
     load=load,
     description="MNIST-style IDX files in <dir>: train-images-idx3-ubyte, "
     "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each "
-    "optionally .gz); t10k gives the test split; pixels/255; default features: raw pixels "
-    "with rows clipped to the unit ball",
+    "optionally .gz); t10k gives the test split; pixels/255 as 1 x rows x cols images; default "
+    "features: raw pixels with each image clipped to the unit ball",
     source="a directory the user gives (MNIST and Fashion-MNIST are recognised by SHA-256)",
     licence="that of the files (MNIST: CC BY-SA 3.0 as commonly redistributed; "
     "Fashion-MNIST: MIT)",
