@@ -30,13 +30,13 @@ def _no_installed_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_registry_and_unknown_name() -> None:
-    assert set(DATASETS) == {"adult", "digits", "idx:<dir>", "csv:<file>"}
+    assert set(DATASETS) == {"adult", "digits", "idx:<dir>", "cifar10:<dir>", "csv:<file>"}
     for entry in list_datasets():
         assert {"name", "description", "source", "licence", "citation"} <= set(entry)
     with pytest.raises(InvalidInput) as info:
         load_dataset("cifar10")
     assert info.value.field == "dataset"
-    assert "'adult', 'digits', 'idx:<dir>', 'csv:<file>'" in str(info.value)
+    assert "'adult', 'digits', 'idx:<dir>', 'cifar10:<dir>', 'csv:<file>'" in str(info.value)
     with pytest.raises(InvalidInput, match="idx:<dir>"):
         load_dataset("mnist")
 
@@ -105,9 +105,9 @@ def test_builtin_loaders_are_one_module_each() -> None:
 
     modules = sorted(m.name for m in pkgutil.iter_modules(loaders.__path__)
                      if not m.name.startswith("_"))
-    assert modules == ["adult", "csv", "digits", "idx"]
+    assert modules == ["adult", "cifar10", "csv", "digits", "idx"]
     table = available_datasets()
-    assert list(table) == ["adult", "digits", "idx:<dir>", "csv:<file>"]
+    assert list(table) == ["adult", "digits", "idx:<dir>", "cifar10:<dir>", "csv:<file>"]
     assert all(isinstance(loader, Loader) for loader in table.values())
     assert unavailable_datasets() == {}
 
@@ -115,7 +115,7 @@ def test_builtin_loaders_are_one_module_each() -> None:
 def test_a_new_dataset_is_one_new_module(drop_in: Path) -> None:
     (drop_in / "tiny.py").write_text(_TINY)
     (drop_in / "_helpers.py").write_text("raise RuntimeError('helpers are not loaders')\n")
-    assert list(available_datasets()) == ["adult", "digits", "tiny", "idx:<dir>", "csv:<file>"]
+    assert list(available_datasets()) == ["adult", "digits", "tiny", "idx:<dir>", "cifar10:<dir>", "csv:<file>"]
     assert DATASETS["tiny"]["licence"] == "CC0"
     assert unavailable_datasets() == {}  # _helpers is skipped, not reported
     data = load_dataset("tiny", seed=1, max_train=20)
@@ -125,8 +125,8 @@ def test_a_new_dataset_is_one_new_module(drop_in: Path) -> None:
     assert info.value.field == "group_column"
     assert "None except for 'adult' and 'csv:<file>'" in str(info.value)
     with pytest.raises(InvalidInput) as info:
-        load_dataset("cifar10")
-    assert "'adult', 'digits', 'tiny', 'idx:<dir>', 'csv:<file>'" in str(info.value)
+        load_dataset("imagenet")
+    assert "'adult', 'digits', 'tiny', 'idx:<dir>', 'cifar10:<dir>', 'csv:<file>'" in str(info.value)
 
 
 def test_a_broken_loader_module_is_reported_not_dropped(drop_in: Path) -> None:
