@@ -48,7 +48,7 @@ PAPER_DISTANCE = 0.171638
 def one_seed(folder: Path, seed: int, dtype: torch.dtype) -> dict:
     data = load_dataset(f"idx:{folder}", seed=seed, max_train=1000,
                         feature_map={"normalize": [0.1307, 0.3081], "row_norm": "none"})
-    X, y = torch.as_tensor(data.X_train, dtype=dtype), torch.as_tensor(data.y_train)
+    X, y = torch.as_tensor(data.X_train, dtype=dtype).reshape(1000, 784), torch.as_tensor(data.y_train)
     objective = Objective(logistic_regression(784, 10).to(dtype))
     theta0 = default_init(objective, torch.Generator().manual_seed(seed), dtype).to(dtype)
     method = HessianFree(objective, epochs=50, eta=0.05, seed=seed)
@@ -83,7 +83,7 @@ def one_seed(folder: Path, seed: int, dtype: torch.dtype) -> dict:
         release.append(t2 - t0)
     return {
         "seed": seed, "precompute_s": precompute, "distances": distances,
-        "test_accuracy": float(objective.accuracy(w, torch.as_tensor(data.X_test, dtype=dtype),
+        "test_accuracy": float(objective.accuracy(w, torch.as_tensor(data.X_test, dtype=dtype).reshape(-1, 784),
                                                   torch.as_tensor(data.y_test))),
         "request_ms": {"median": 1e3 * statistics.median(request),
                        "p95": 1e3 * sorted(request)[int(0.95 * len(request))]},

@@ -321,7 +321,7 @@ def test_mnist_logistic_regression_lands_at_the_papers_distance():
 
     data = load_dataset(f"idx:{SHARED_MNIST}", seed=0, max_train=1000,
                         feature_map={"normalize": [0.1307, 0.3081], "row_norm": "none"})
-    X = torch.as_tensor(data.X_train, dtype=torch.float64)
+    X = torch.as_tensor(data.X_train, dtype=torch.float64).reshape(1000, 784)
     y = torch.as_tensor(data.y_train)
     obj = Objective(logistic_regression(784, 10).double())
     theta0 = default_init(obj, torch.Generator().manual_seed(0), torch.float64)
@@ -330,7 +330,7 @@ def test_mnist_logistic_regression_lands_at_the_papers_distance():
     # the paper's setting (§8.1): full batch, 50 epochs, eta 0.05, q 0.995, C 10, L2 1e-6
     method = HessianFree(obj, epochs=50, eta=0.05, deletable=forget.tolist())
     w = method.fit(X, y, theta0)
-    assert float(obj.accuracy(w, torch.as_tensor(data.X_test, dtype=torch.float64),
+    assert float(obj.accuracy(w, torch.as_tensor(data.X_test, dtype=torch.float64).reshape(-1, 784),
                               torch.as_tensor(data.y_test))) > 0.8
     unlearned = method.unlearn(forget)
     distances = {}
@@ -345,3 +345,23 @@ def test_mnist_logistic_regression_lands_at_the_papers_distance():
     # the distance grows with the deletion rate, and the recollection beats doing nothing
     assert float(torch.linalg.vector_norm(method.unlearn(smaller) - method.retrain(smaller))) < distances["original"]
     assert distances["original"] < 0.6 * float(torch.linalg.vector_norm(w - retrained))
+
+
+# -- stability of the recollection (the step-size blow-up) ------------------------------------
+def test_statistics_that_blow_up_are_refused_with_a_stable_step():
+    # bright inputs (mean 3 in every feature): the batch Hessian's top eigenvalue is large, so
+    # at eta = 1 the recursion (I - eta H) expands while gradient descent itself stays bounded
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(150, 6, generator=gen, dtype=torch.float64) + 3.0
+    y = (X[:, 0] > 3.0).long() + (X[:, 1] > 3.5).long()
+    obj = Objective(logistic_regression(6, 3).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(1), torch.float64)
+    unstable = HessianFree(obj, epochs=40, eta=1.0)
+    with pytest.raises(InvalidInput, match="amplifies the statistics") as info:
+        unstable.fit(X, y, theta0)
+    assert info.value.field == "eta" and "leave eta unset" in str(info.value)
+    assert not hasattr(unstable, "table_")  # nothing half-fitted is left to unlearn with
+    stable = HessianFree(obj, epochs=40)  # eta = 1/M bounds the curvature at every step
+    stable.fit(X, y, theta0)
+    assert stable.largest_statistic_ <= stable.stability_bound_ * (1 + 1e-9)  # non-expansive, as proved
+    assert stable.report_hyperparameters()["largest_statistic"] == stable.largest_statistic_

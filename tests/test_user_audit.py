@@ -79,7 +79,13 @@ def test_a_user_cnn_on_images_with_forget_ids(digits, method, options):
     checks = {c["name"]: c["met"] for c in m["checks"]}
     if report.certificate.kind in ("output-noise", "exact") and method != "retrain":
         assert checks == {"model is smooth": True, "model is stateless": True}
-    assert d["utility"]["retrained"]["test"]["accuracy"] > 0
+    versus = d["utility"]["unlearned_vs_retrained"]
+    assert versus["n"] == d["dataset"]["n_test"]
+    if method == "retrain":  # exact: the same model, record for record
+        assert versus["unlearned_wrong_retrained_right"] == versus["retrained_wrong_unlearned_right"] == 0
+        assert versus["p_value"] == 1.0
+    balance = d["dataset"]["class_balance"]["test"]
+    assert d["utility"]["test_chance_accuracy"] == pytest.approx(max(balance))
 
 
 @pytest.mark.slow

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
-VERDICTS = ("consistent", "not-certified", "violated")
-"""From best to worst; the verdict is the worst effect of any finding."""
+VERDICTS = ("consistent", "unusable", "not-certified", "violated")
+"""From best to worst; the verdict is the worst effect of any finding. ``unusable``: the
+certificate may hold, but the unlearned model failed (it departs from the retrained model, or
+what is released is no better than chance)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the realized epsilon of this deletion exceeds the certified epsilon"),
     FindingCode("certificate-not-issued", "error", "not-certified",
                 "a condition of the theorem failed: no certificate is issued"),
+    FindingCode("utility-departure", "error", "unusable",
+                "the noiseless unlearned model is significantly and substantially less accurate than the "
+                "retrained model: the unlearning failed"),
+    FindingCode("released-at-chance", "error", "unusable",
+                "the released model is no better than always predicting the most frequent class"),
     FindingCode("no-theorem", "warning", "not-certified",
                 "the method has no theorem: there is no certificate, only measurements"),
     FindingCode("not-comparable", "warning", "consistent",
@@ -52,6 +59,11 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
 )}
 
 UTILITY_LOSS_POINTS = 0.02
+#: How far (test-accuracy points) a noiseless unlearned model may fall below the retrained one
+#: before the departure is a failure (when it is also significant by the exact test below).
+DEPARTURE_POINTS = 0.05
+#: A released model within this many points of the majority-class rate is at chance.
+CHANCE_MARGIN = 0.01
 _TOL = 1e-9
 
 
@@ -79,12 +91,13 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
     certified: a method without a theorem gives ``no-theorem``, a failed condition
     ``certificate-not-issued``, and the measurements stand on their own."""
     kind = certificate.kind
+    useful = utility_findings(utility, confidence)
     if kind == "none":
         return [finding("no-theorem", f"no certificate: {certificate.method} has no theorem; "
-                        + certificate.theorem.removeprefix("none: "))] + utility_findings(utility)
+                        + certificate.theorem.removeprefix("none: "))] + useful
     if not certificate.valid:
         return [finding("certificate-not-issued", "No certificate is issued: " + "; ".join(certificate.warnings))] \
-            + utility_findings(utility)
+            + useful
     findings = []
     if kind == "training-noise":
         # The guarantee rests on noise inside training (DP-SGD, Guo et al.'s loss perturbation),
@@ -93,7 +106,7 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
         findings.append(finding("not-comparable", "the certificate adds no output noise (its noise is inside "
                                 "training), so the realized epsilon and the noise-draw attacks do not test it; "
                                 "the measurements are reported for information"))
-        return findings + utility_findings(utility)
+        return findings + useful
     if comparison is not None:
         if comparison.certificate_violated:
             level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
@@ -116,18 +129,42 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
     if certificate.conditional:
         findings.append(finding("conditional-constants",
                                 "The certificate rests on estimated or assumed constants."))
-    return findings + utility_findings(utility)
+    return findings + useful
 
 
-def utility_findings(utility: Any) -> list[dict[str, str]]:
-    test = utility.unlearned.test
-    if test.noisy_accuracy_mean is None:
-        return []
-    drop = test.accuracy - test.noisy_accuracy_mean
-    if drop > UTILITY_LOSS_POINTS:
-        return [finding("utility-loss", f"noise costs {100 * drop:.2f} test-accuracy points "
-                                        "(see the tradeoff curve for larger knob values)")]
-    return []
+def utility_findings(utility: Any, confidence: float | None = None) -> list[dict[str, str]]:
+    """Whether the unlearned model is any use: its noiseless accuracy against the retrained
+    model's (``utility-departure``), the released model against chance (``released-at-chance``),
+    and what the noise costs (``utility-loss``)."""
+    out = []
+    test, versus = utility.unlearned.test, utility.unlearned_vs_retrained
+    level = 0.95 if confidence is None else confidence
+    if versus.accuracy_gap > DEPARTURE_POINTS and versus.p_value < 1 - level:
+        out.append(finding(
+            "utility-departure",
+            f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is {100 * versus.accuracy_gap:.1f} "
+            f"points below the retrained model's {utility.retrained.test.accuracy:.4f} (on the "
+            f"{versus.unlearned_wrong_retrained_right + versus.retrained_wrong_unlearned_right} test records where "
+            f"they disagree, one-sided exact binomial p = {versus.p_value:.2g}): unlearning approximates retraining "
+            f"by a small step, and more than {100 * DEPARTURE_POINTS:.0f} points means it failed (a diverged or "
+            "destroyed model)"))
+    chance = utility.test_chance_accuracy
+    released = test.noisy_accuracy_mean
+    if released is not None and released <= chance + CHANCE_MARGIN:
+        learned = utility.retrained.test.accuracy > chance + CHANCE_MARGIN
+        noise = test.accuracy > chance + CHANCE_MARGIN and released < test.accuracy
+        out.append(finding(
+            "released-at-chance",
+            f"the released model's test accuracy {released:.4f} is no better than always predicting the most "
+            f"frequent class ({chance:.4f}): "
+            + ("the noise that certifies it destroys it" if noise else
+               "the unlearned model itself is at chance" if learned else
+               "no model in this audit learned (the retrained model is at chance too: raise the steps or the "
+               "step size)")))
+    if released is not None and test.accuracy - released > UTILITY_LOSS_POINTS:
+        out.append(finding("utility-loss", f"noise costs {100 * (test.accuracy - released):.2f} test-accuracy points "
+                                           "(see the tradeoff curve for larger knob values)"))
+    return out
 
 
 def ledger_findings(ledger: dict) -> list[dict[str, str]]:

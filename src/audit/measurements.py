@@ -61,6 +61,28 @@ def model_utility(objective: Objective, theta: Tensor, splits: dict, sigma: floa
     return schema.ModelUtility(**out, noise_draws=len(noisy))
 
 
+def unlearned_vs_retrained(objective: Objective, unlearned: Tensor, retrained: Tensor,
+                           test: tuple[Tensor, Tensor]) -> schema.UnlearnedVsRetrained:
+    """The two noiseless models record by record on the test split, with an exact one-sided
+    binomial (McNemar) test of "the unlearned model is the wrong one more often"."""
+    from scipy.stats import binomtest
+
+    X, y = test
+    u_right = objective.predict(unlearned, X) == y
+    r_right = objective.predict(retrained, X) == y
+    b = int((r_right & ~u_right).sum())
+    c = int((u_right & ~r_right).sum())
+    p = float(binomtest(b, b + c, 0.5, alternative="greater").pvalue) if b + c else 1.0
+    return schema.UnlearnedVsRetrained(n=int(y.numel()), unlearned_wrong_retrained_right=b,
+                                       retrained_wrong_unlearned_right=c, accuracy_gap=(b - c) / int(y.numel()),
+                                       p_value=min(1.0, p))
+
+
+def chance_accuracy(y: Tensor) -> float:
+    """The majority-class rate: the accuracy of always predicting the most frequent class."""
+    return float(torch.bincount(y).max()) / int(y.numel())
+
+
 def loss_histograms(objective: Objective, models: dict, splits: dict, bins: int = 40) -> schema.LossHistograms:
     """Per-record loss histograms (shared bin edges) of each noiseless model on each split.
 

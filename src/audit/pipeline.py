@@ -27,7 +27,15 @@ from audit.config import AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.datasets.forget import indices_of_ids
 from audit.datasets.user import from_user_data, read_ids
-from audit.measurements import loss_histograms, model_utility, parameters, realized, tradeoff
+from audit.measurements import (
+    chance_accuracy,
+    loss_histograms,
+    model_utility,
+    parameters,
+    realized,
+    tradeoff,
+    unlearned_vs_retrained,
+)
 from audit.methods import build_method
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from certify.errors import InvalidInput
@@ -162,7 +170,9 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         **{name: model_utility(objective, theta, splits, certificate.sigma, config.noise_draws, noise_gen)
            for name, theta in models.items()},
         loss_histograms=loss_histograms(objective, models, {"forget": splits["forget"],
-                                                            "retain": splits["retain"], "unseen": unseen}))
+                                                            "retain": splits["retain"], "unseen": unseen}),
+        test_chance_accuracy=chance_accuracy(test[1]),
+        unlearned_vs_retrained=unlearned_vs_retrained(objective, theta_unl, theta_ret, test))
     tick("utility", 1, 1)
 
     curve = tradeoff(method, forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,

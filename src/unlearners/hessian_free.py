@@ -71,6 +71,10 @@ CURVATURE_PROBES = 12
 CURVATURE_SAFETY = 1.2
 #: The paper's initial step size (MNIST logistic regression and CNN, CelebA).
 PAPER_ETA = 0.05
+#: The statistics may exceed what non-expansive steps allow (Σ_t η_t C/|B_t|) by this factor
+#: before they count as blown up: a non-convex model expands mildly along negative curvature; an
+#: unstable recursion (η_t λ_max(H̄_t) > 2 for many steps) overshoots by orders of magnitude.
+STABILITY_FACTOR = 10.0
 
 
 class HessianFree(Unlearner):
@@ -258,13 +262,46 @@ class HessianFree(Unlearner):
                 active[hit] = True
             w = w - (eta_t / batch.numel()) * g.sum(0)
         self.precompute_s_ = time.perf_counter() - t0
-        self.table_ = A
         self.theta_ = w
         self.max_grad_norm_ = max_grad
         self.curvature_ = linear_curvature or self._estimated_curvature(probed)
+        self._check_stable(A, X, y)
+        self.table_ = A
         self.online_theta_ = w.clone()
         self.deleted_ = torch.zeros(n, dtype=torch.bool, device=X.device)
         return w.clone()
+
+    def _check_stable(self, A: Tensor, X: Tensor, y: Tensor) -> None:
+        """Refuse statistics that blew up.
+
+        Each a_i is a sum of injections (η_t/|B_t|)ĝ_i, ‖ĝ_i‖ ≤ C, each carried through products
+        of (I − η_s H̄_s). When every η_s λ_max(H̄_s) ≤ 2 (and H̄_s ⪰ 0) these factors do not
+        expand, so ‖a_i‖ ≤ Σ_t η_t C/|B_t|. Gradient descent on a cross-entropy can train
+        at a step where η λ_max(H̄) > 2 (the loss's saturation keeps it bounded: the "edge of
+        stability"), but the statistics are its linearisation and grow like Π|1 − η_t λ_max|:
+        U's vector addition then adds garbage. Above :data:`STABILITY_FACTOR` times the bound the
+        run is refused with the measured numbers and a step size that is stable.
+        """
+        self.stability_bound_ = sum(eta * self.clip / int(b.numel()) for eta, b in zip(self.etas_, self.batches_))
+        largest = float(torch.linalg.vector_norm(A, dim=1).max()) if A.numel() else 0.0
+        self.largest_statistic_ = largest
+        if math.isfinite(largest) and largest <= STABILITY_FACTOR * self.stability_bound_:
+            return
+        batch = self.batches_[0]
+        top, _ = power_iteration(lambda v: self._hvps(self.theta0_, X[batch], y[batch], v[None])[0],
+                                 self.objective.dim, iters=30, generator=torch.Generator().manual_seed(self.seed),
+                                 dtype=self.theta0_.dtype, device=self.theta0_.device)
+        safe = (f"leave eta unset for 1/M = {1.0 / max(self.curvature_['M']):.4g}, which bounds the curvature at "
+                "every step" if self.objective.is_linear else
+                f"take eta below 2/lambda_max = {2.0 / top:.4g} at theta_0 (and check the statistics stay bounded)")
+        raise InvalidInput(
+            "eta", "a step size at which the recollected statistics stay bounded (eta * lambda_max(H_t) <= 2)",
+            self.eta_,
+            hint=f"At eta = {self.eta_:g} the largest statistic is {largest:.3g}, {largest / self.stability_bound_:.3g} "
+                 f"times the {self.stability_bound_:.3g} that non-expansive steps allow (at theta_0, eta * lambda_max of "
+                 f"the first batch Hessian is {self.eta_ * top:.3g}): (I - eta H) amplifies the statistics wherever "
+                 f"eta * lambda_max > 2, while training itself stays bounded. The unlearned model would be garbage; "
+                 f"{safe}.")
 
     @staticmethod
     def _default_eta(curvature: dict | None) -> float:
@@ -514,7 +551,9 @@ class HessianFree(Unlearner):
                "deletable": self._deletable_report()}
         if hasattr(self, "table_"):
             out.update(steps=len(self.batches_), table_bytes=self.table_bytes_,
-                       precompute_s=self.precompute_s_, max_gradient_norm=self.max_grad_norm_)
+                       precompute_s=self.precompute_s_, max_gradient_norm=self.max_grad_norm_,
+                       largest_statistic=self.largest_statistic_,
+                       non_expansive_statistic_bound=self.stability_bound_)
         return out
 
     def _deletable_report(self) -> str | int:

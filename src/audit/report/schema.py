@@ -706,11 +706,27 @@ class LossHistograms(_Section):
         return self
 
 
+class UnlearnedVsRetrained(_Section):
+    """The noiseless unlearned and retrained models on the test split, record by record."""
+
+    n: PosCount
+    unlearned_wrong_retrained_right: Count
+    retrained_wrong_unlearned_right: Count
+    accuracy_gap: Float
+    """Retrained minus unlearned test accuracy (positive: the unlearned model is worse)."""
+    p_value: Probability
+    """One-sided exact binomial test on the records where they disagree (H0: the unlearned model
+    is no more often the wrong one): small means the unlearned model is significantly worse."""
+
+
 class Utility(_Section):
     original: ModelUtility
     unlearned: ModelUtility
     retrained: ModelUtility
     loss_histograms: LossHistograms
+    test_chance_accuracy: Probability
+    """The majority-class rate of the test split: the accuracy of a model that learned nothing."""
+    unlearned_vs_retrained: UnlearnedVsRetrained
 
 
 class TradeoffRow(_Section):
@@ -1017,7 +1033,9 @@ class ReportModel(_Section):
     """When the audit started (null only for reports assembled by hand)."""
     verdict: Verdict
     """``violated`` when a finding shows a violation, ``not-certified`` when no certificate was
-    issued (no theorem, or a failed condition), else ``consistent`` (:func:`audit.findings.verdict_of`)."""
+    issued (no theorem, or a failed condition), ``unusable`` when the unlearned model failed (it
+    departs from the retrained model, or the release is at chance), else ``consistent``
+    (:func:`audit.findings.verdict_of`)."""
     findings: list[Finding]
     config: Config
     method: Method

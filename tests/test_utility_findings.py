@@ -1,0 +1,65 @@
+"""The audit says when the unlearned model is no use, whatever its certificate: a noiseless
+departure from the retrained model, a release at chance, and what the noise costs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from audit.findings import CODES, DEPARTURE_POINTS, VERDICTS, utility_findings, verdict_of
+
+
+def _utility(unlearned=0.90, released=0.89, retrained=0.90, chance=0.5, b=0, c=0, n=1000, p=1.0):
+    split = lambda acc, noisy: NS(test=NS(accuracy=acc, noisy_accuracy_mean=noisy))  # noqa: E731
+    return NS(unlearned=split(unlearned, released), retrained=split(retrained, retrained),
+              test_chance_accuracy=chance,
+              unlearned_vs_retrained=NS(n=n, unlearned_wrong_retrained_right=b, retrained_wrong_unlearned_right=c,
+                                        accuracy_gap=(b - c) / n, p_value=p))
+
+
+def _codes(u, confidence=0.95):
+    return [f["code"] for f in utility_findings(u, confidence)]
+
+
+def test_a_useful_unlearned_model_raises_nothing():
+    assert _codes(_utility()) == []
+
+
+def test_a_diverged_unlearned_model_is_a_departure():
+    u = _utility(unlearned=0.10, released=0.10, retrained=0.70, chance=0.11, b=620, c=20, p=1e-150)
+    found = utility_findings(u, 0.95)
+    assert [f["code"] for f in found] == ["utility-departure", "released-at-chance"]
+    assert "60.0 points below" in found[0]["message"]
+    assert "the unlearned model itself is at chance" in found[1]["message"]
+    assert verdict_of(found) == "unusable"
+
+
+@pytest.mark.parametrize("gap_records, p, flagged", [
+    (40, 0.01, False),   # 4 points: within what approximate unlearning may move
+    (60, 0.20, False),   # 6 points but not significant on the disagreeing records
+    (60, 0.001, True),
+])
+def test_departure_needs_both_size_and_significance(gap_records, p, flagged):
+    u = _utility(unlearned=0.90 - gap_records / 1000, released=0.85, b=gap_records + 10, c=10, p=p)
+    assert ("utility-departure" in _codes(u)) is flagged
+
+
+def test_a_release_the_noise_destroys_is_at_chance():
+    u = _utility(unlearned=0.90, released=0.505, chance=0.5)
+    found = utility_findings(u, 0.95)
+    assert [f["code"] for f in found] == ["released-at-chance", "utility-loss"]
+    assert "the noise that certifies it destroys it" in found[0]["message"]
+    nothing_learned = _utility(unlearned=0.5, released=0.5, retrained=0.505, chance=0.5)
+    assert "no model in this audit learned" in utility_findings(nothing_learned)[0]["message"]
+
+
+def test_no_release_no_release_findings():
+    assert _codes(_utility(released=None)) == []
+
+
+def test_unusable_ranks_between_consistent_and_not_certified():
+    assert VERDICTS == ("consistent", "unusable", "not-certified", "violated")
+    assert CODES["utility-departure"].verdict == CODES["released-at-chance"].verdict == "unusable"
+    assert verdict_of([{"code": "utility-departure"}, {"code": "no-theorem"}]) == "not-certified"
+    assert DEPARTURE_POINTS == 0.05
