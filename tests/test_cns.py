@@ -257,3 +257,20 @@ def test_audit_plugs_in_and_keeps_test_accuracy_within_a_point_of_retraining():
     assert report.verdict == "consistent"
     hnorm = next(c["value"] for c in cert["constants"] if c["name"] == "||H||")
     assert d["method"]["hyperparameters"]["lam"] > hnorm
+
+
+def test_minibatch_training_keeps_the_certificate_it_measures():
+    # Prop. 4.1 is about the end points (inside the ball, residual gradients measured), not about
+    # how A reached them: projected mini-batch SGD, as the paper trains, stays certifiable
+    X, y = synthetic(n=400, d=5, classes=2, seed=2)
+    obj = Objective(build_model("logreg", 5, 2).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(0))
+    cns = ConstrainedNewtonStep(obj, steps=300, l2=5e-2, solver="dense", batch_size=50)
+    full = ConstrainedNewtonStep(obj, steps=300, l2=5e-2, solver="dense")
+    w, w_full = cns.fit(X, y, theta0), full.fit(X, y, theta0)
+    assert not torch.equal(w, w_full)
+    forget = torch.tensor([1, 5, 9, 30])
+    cert = cns.certify(forget, 1.0, 1e-5)
+    assert cert.valid and "full-batch gradient descent" not in {c.name for c in cert.conditions}
+    assert cert.sensitivity >= float(torch.linalg.vector_norm(cns.unlearn(forget) - cns.retrain(forget)))
+    assert cns.report_hyperparameters()["batch_size"] == 50

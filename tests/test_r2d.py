@@ -118,3 +118,27 @@ def test_registry_and_validation():
         RewindToDelete(obj, steps=10, rewind=11)
     with pytest.raises(InvalidInput, match="eta"):
         RewindToDelete(obj, eta=-1.0)
+
+
+# -- the mini-batch variant: measured, never certified ------------------------------------------
+def test_minibatch_r2d_is_measured_not_certified():
+    r2d, theta_T, X, y = _fitted(batch_size=64)
+    full, theta_full, _, _ = _fitted()
+    assert not torch.equal(theta_T, theta_full)  # a different algorithm ...
+    again, theta_again, _, _ = _fitted(batch_size=64)
+    assert torch.equal(theta_T, theta_again)  # ... and a pure function of its seed
+    cert = r2d.certify(FORGET, 1.0, 1e-5)
+    batch = next(c for c in cert.conditions if c.name == "full-batch gradient descent")
+    assert not cert.valid and not batch.met and "batch_size = 64 < n = 600" in batch.detail
+    assert full.certify(FORGET, 1.0, 1e-5).valid
+    assert r2d.checkpoint_recovery(theta_T) == {
+        "applicable": False, "reason": "Algorithm 3 inverts full-batch steps; this run is mini-batch SGD"}
+    # U replays the last K of the retrain's draws over D': K = T is the retrain, bit for bit
+    assert torch.equal(r2d.unlearn(FORGET, rewind=r2d.steps), r2d.retrain(FORGET))
+    assert not torch.equal(r2d.unlearn(FORGET), r2d.retrain(FORGET))
+    # retrain-mode trials: the batched path runs the mini-batch fits one by one, identically
+    starts = torch.stack([default_init(r2d.objective, torch.Generator().manual_seed(s)) for s in (1, 2)])
+    unlearned, retrained = r2d.train_many(starts, FORGET)
+    twin = r2d.replica()
+    twin.fit(X, y, starts[1])
+    assert torch.equal(unlearned[1], twin.unlearn(FORGET)) and torch.equal(retrained[1], twin.retrain(FORGET))

@@ -49,6 +49,7 @@ from unlearners.linalg import (
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
+from unlearners.training import minibatches
 
 SOLVERS = ("lissa", "dense")
 GRADIENTS = ("retain", "forget")
@@ -70,12 +71,15 @@ def project(theta: Tensor, C: float) -> Tensor:
 
 def projected_gradient_descent(objective: Objective, theta0: Tensor, X: Tensor, y: Tensor, *,
                                eta: float, steps: int, C: float, l2: float,
-                               keep: set[int] | frozenset[int] = frozenset()) -> tuple[Tensor, dict[int, Tensor]]:
-    """T steps θ_t = Π_C(θ_{t−1} − η(∇f_D(θ_{t−1}) + l2·θ_{t−1})); returns θ_T and kept iterates."""
+                               keep: set[int] | frozenset[int] = frozenset(),
+                               batches: list[Tensor] | None = None) -> tuple[Tensor, dict[int, Tensor]]:
+    """T steps θ_t = Π_C(θ_{t−1} − η(∇f_D(θ_{t−1}) + l2·θ_{t−1})); returns θ_T and kept iterates.
+    With ``batches`` step t uses the records ``batches[t − 1]`` (projected mini-batch SGD)."""
     theta = theta0.clone()
     kept = {0: theta.clone()} if 0 in keep else {}
     for t in range(1, steps + 1):
-        theta = project(theta - eta * (objective.grad(theta, X, y) + l2 * theta), C)
+        Xb, yb = (X, y) if batches is None else (X[batches[t - 1]], y[batches[t - 1]])
+        theta = project(theta - eta * (objective.grad(theta, Xb, yb) + l2 * theta), C)
         if t in keep:
             kept[t] = theta.clone()
     return theta, kept
@@ -185,6 +189,9 @@ class ConstrainedNewtonStep(Unlearner):
               "user overrides of L, M, lambda_min, G (provenance assumed)", audit="constants"),
         Param("seed", 0, Integer(0), "seed of the estimators and of the LiSSA batches", audit="seed"),
         Param("dense_max_dim", 2048, Integer(1), "largest d for an explicit d x d Hessian"),
+        Param("batch_size", None, Optional(Integer(1), "for full batch"),
+              "mini-batch size of A and the retrain (projected SGD, as the paper trains; Prop. 4.1 holds for "
+              "any end point inside the ball, its residual gradients measured)"),
     )
 
     def _check_options(self) -> None:
@@ -211,7 +218,9 @@ class ConstrainedNewtonStep(Unlearner):
         T = self.steps
         sample_at = sorted({round(i * T / (ESTIMATION_POINTS - 1)) for i in range(ESTIMATION_POINTS)})
         theta, kept = projected_gradient_descent(self.objective, theta0, X, y, eta=self.eta_, steps=T,
-                                                 C=self.C, l2=self.l2, keep=set(sample_at))
+                                                 C=self.C, l2=self.l2, keep=set(sample_at),
+                                                 batches=minibatches(int(X.shape[0]), self.batch_size, T,
+                                                                     self.seed, X.device))
         self.theta_ = theta
         iterates = [kept[t] for t in sample_at]
         self.residual_ = float(torch.linalg.vector_norm(self._grad(theta, X, y)))
@@ -245,7 +254,9 @@ class ConstrainedNewtonStep(Unlearner):
         if key not in self._retrains:
             X_r, y_r = self.retained(forget)
             theta, _ = projected_gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_,
-                                                  steps=self.steps, C=self.C, l2=self.l2)
+                                                  steps=self.steps, C=self.C, l2=self.l2,
+                                                  batches=minibatches(int(X_r.shape[0]), self.batch_size,
+                                                                      self.steps, self.seed, X_r.device))
             self._retrains[key] = (theta, float(torch.linalg.vector_norm(self._grad(theta, X_r, y_r))))
         return self._retrains[key]
 
@@ -511,7 +522,7 @@ class ConstrainedNewtonStep(Unlearner):
                 "hessian_batch": self.hessian_batch,
                 "hessian_scale": self._scale() if hasattr(self, "lam_") else self.hessian_scale,
                 "rho": self.rho, "bound": self.bound, "gradient": self.gradient,
-                "constant_overrides": dict(self.constants), "seed": self.seed}
+                "constant_overrides": dict(self.constants), "seed": self.seed, "batch_size": self.batch_size}
 
 # -- estimator of the Hessian-Lipschitz constant --------------------------------------------------
 def _estimate_hessian_lipschitz(objective: Objective, X: Tensor, y: Tensor, points: list[Tensor],

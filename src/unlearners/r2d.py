@@ -40,7 +40,7 @@ from certify.params import Param
 from unlearners.base import Capabilities, Knob, Unlearner
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.smoothness import model_constants, step_size
-from unlearners.training import batched_gradient_descent, gradient_descent
+from unlearners.training import batched_gradient_descent, full_batch_condition, gradient_descent, minibatches
 
 #: Keep every iterate when the trajectory fits in this many bytes (needed for σ budgets,
 #: tradeoff curves and evenly spaced constant estimation); otherwise only θ_{T−K}.
@@ -86,7 +86,10 @@ class RewindToDelete(Unlearner):
         Param("horizon", 6.0, Real(gt=0), "eta*L*T when eta is None", audit="horizon"),
         Param("constants", {}, MappingOf(Real(gt=0), keys=("L", "G")),
               "user overrides of the smoothness L and gradient bound G (provenance assumed)", audit="constants"),
-        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the constant estimators", audit="seed"),
+        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the constant estimators (and of the mini-batches)",
+              audit="seed"),
+        Param("batch_size", None, Optional(Integer(1), "for full batch, the certified path"),
+              "mini-batch size of A, U and the retrain: an uncertified variant (Theorem 3.1 is full-batch)"),
     )
     capabilities = Capabilities(
         knob=Knob("rewind", "K", "a longer replay (larger K) needs less noise and costs more compute; "
@@ -111,7 +114,8 @@ class RewindToDelete(Unlearner):
         self.full_trajectory_ = bytes_needed <= TRAJECTORY_BYTES
         keep = range(T + 1) if self.full_trajectory_ else {0, T - self.rewind, T}
         theta_T, self.checkpoints_ = gradient_descent(
-            self.objective, theta0, X, y, eta=self.eta_, steps=T, keep=keep
+            self.objective, theta0, X, y, eta=self.eta_, steps=T, keep=keep,
+            batches=minibatches(int(X.shape[0]), self.batch_size, T, self.seed, X.device),
         )
         sample_at = sorted({round(i * T / 7) for i in range(8)} & set(self.checkpoints_))
         self.constants_ = model_constants(
@@ -124,29 +128,43 @@ class RewindToDelete(Unlearner):
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
 
     def report_hyperparameters(self) -> dict:
-        return {"steps": self.steps, "rewind": self.rewind, "eta": getattr(self, "eta_", self.eta),
+        return {"steps": self.steps, "rewind": self.rewind, "batch_size": self.batch_size,
+                "eta": getattr(self, "eta_", self.eta),
                 "eta_requested": self.eta, "horizon": self.horizon,
                 "constant_overrides": dict(self.constants)}
 
     # -- Algorithm 2 -------------------------------------------------------------------
     def _unlearn(self, forget: Tensor, rewind: int | None = None) -> Tensor:
-        """Algorithm 2: rewind to θ_{T−K}, then K full-batch GD steps on D' = D \\ Z."""
+        """Algorithm 2: rewind to θ_{T−K}, then K full-batch GD steps on D' = D \\ Z (mini-batch
+        variant: the last K of the retrain's T seeded draws over D', so K = T is the retrain)."""
         K = self._rewind(rewind)
         start = self.checkpoint(self.steps - K)
         X_r, y_r = self.retained(forget)
-        theta, _ = gradient_descent(self.objective, start, X_r, y_r, eta=self.eta_, steps=K)
+        schedule = minibatches(int(X_r.shape[0]), self.batch_size, self.steps, self.seed, X_r.device)
+        theta, _ = gradient_descent(self.objective, start, X_r, y_r, eta=self.eta_, steps=K,
+                                    batches=None if schedule is None else schedule[self.steps - K:])
         return theta
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D'): the same T steps from the same θ_0 on the retained data."""
         X_r, y_r = self.retained(forget)
-        theta, _ = gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_, steps=self.steps)
+        theta, _ = gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_, steps=self.steps,
+                                    batches=minibatches(int(X_r.shape[0]), self.batch_size, self.steps,
+                                                        self.seed, X_r.device))
         return theta
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
         """Algorithms 1–2 and the retrain for N initial points at once: T − K steps on D (only
-        θ_{T−K} is needed), then K steps on D'; and T steps on D' for the retrain world."""
+        θ_{T−K} is needed), then K steps on D'; and T steps on D' for the retrain world. The
+        mini-batch variant runs the N fits one after another."""
         forget = self.forget_indices(forget)
+        if minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+            worlds = []
+            for theta0 in thetas0:
+                twin = self.replica()
+                twin.fit(self.X_, self.y_, theta0)
+                worlds.append((twin.unlearn(forget), twin.retrain(forget)))
+            return torch.stack([u for u, _ in worlds]), torch.stack([r for _, r in worlds])
         obj, eta, T, K = self.objective, float(self.eta_), self.steps, self.rewind
         X_r, y_r = self.retained(forget)
         retrained, _ = batched_gradient_descent(obj, thetas0, X_r, y_r, eta=eta, steps=T, chunk=chunk)
@@ -206,6 +224,8 @@ class RewindToDelete(Unlearner):
 
     def checkpoint_recovery(self, theta_T: Tensor) -> dict[str, Any]:
         """Algorithm 3 checked: recover θ_{T−K} from θ_T, measure the distance to the stored one."""
+        if minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+            return {"applicable": False, "reason": "Algorithm 3 inverts full-batch steps; this run is mini-batch SGD"}
         try:
             recovered, diag = self.recover_checkpoint(theta_T)
         except InvalidInput as exc:  # η ≥ 1/L: Algorithm 3 does not apply
@@ -242,4 +262,5 @@ class RewindToDelete(Unlearner):
                           eta_note=(f" (chosen as horizon/(L*T) with horizon = {self.horizon})"
                                     if self.eta is None else ""))
         return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, assumptions=self.assumptions)
+                     bound=bound, assumptions=self.assumptions,
+                     conditions=[full_batch_condition(self.batch_size, int(self.X_.shape[0]), "Theorem 3.1")])

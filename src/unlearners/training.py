@@ -1,5 +1,6 @@
 """Full-batch gradient descent, the learning algorithm the first-order theorems analyse, for one
-model and for a stack of models at once (vmap)."""
+model and for a stack of models at once (vmap); and its mini-batch variant, which those theorems
+do not cover (:func:`minibatches`, :func:`full_batch_condition`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
+from certify.certificate import Condition
 from certify.errors import InvalidInput
 from unlearners.batched import chunk_size
 from unlearners.objective import Objective
@@ -24,8 +26,10 @@ def gradient_descent(
     steps: int,
     keep: Iterable[int] = (),
     callback: Callable[[int, Tensor], None] | None = None,
+    batches: list[Tensor] | None = None,
 ) -> tuple[Tensor, dict[int, Tensor]]:
-    """Run θ_t = θ_{t−1} − η ∇f_D(θ_{t−1}) for ``steps`` iterations with a constant step size.
+    """Run θ_t = θ_{t−1} − η ∇f_D(θ_{t−1}) for ``steps`` iterations with a constant step size
+    (with ``batches``, step t uses the records ``batches[t − 1]``: mini-batch SGD).
 
     Parameters
     ----------
@@ -49,7 +53,10 @@ def gradient_descent(
     theta = theta0.clone()
     kept: dict[int, Tensor] = {0: theta.clone()} if 0 in wanted else {}
     for t in range(1, steps + 1):
-        theta = theta - eta * objective.grad(theta, X, y)
+        if batches is None:
+            theta = theta - eta * objective.grad(theta, X, y)
+        else:
+            theta = theta - eta * objective.grad(theta, X[batches[t - 1]], y[batches[t - 1]])
         if t in wanted:
             kept[t] = theta.clone()
         if callback is not None:
@@ -92,3 +99,26 @@ def batched_gradient_descent(
         if t in wanted:
             kept[t] = thetas.clone()
     return thetas, kept
+
+
+def minibatches(n: int, batch_size: int | None, steps: int, seed: int, device=None) -> list[Tensor] | None:
+    """The record indices of ``steps`` mini-batches over n records: a fresh permutation per epoch
+    from ``seed``, cut into batches of ``batch_size`` (the last of an epoch may be smaller).
+    ``None`` when ``batch_size`` is None or covers every record (full batch)."""
+    if batch_size is None or batch_size >= n:
+        return None
+    gen = torch.Generator().manual_seed(int(seed))
+    out: list[Tensor] = []
+    while len(out) < steps:
+        out += list(torch.randperm(n, generator=gen).split(int(batch_size)))
+    return [b.to(device) for b in out[:steps]]
+
+
+def full_batch_condition(batch_size: int | None, n: int, theorem: str) -> Condition:
+    """The condition that A (and U) are full-batch gradient descent, as ``theorem`` analyses it;
+    a mini-batch run is measured, never certified."""
+    if batch_size is None or batch_size >= n:
+        return Condition("full-batch gradient descent", True, f"A and U take full-batch steps, as {theorem} assumes")
+    return Condition("full-batch gradient descent", False,
+                     f"batch_size = {batch_size} < n = {n}: A and U are mini-batch SGD, which {theorem} does not "
+                     "cover; this variant is measured, not certified (leave batch_size unset for the certified path)")
