@@ -29,9 +29,9 @@ def test_a_useful_unlearned_model_raises_nothing():
 def test_a_diverged_unlearned_model_is_a_departure():
     u = _utility(unlearned=0.10, released=0.10, retrained=0.70, chance=0.11, b=620, c=20, p=1e-150)
     found = utility_findings(u, 0.95)
-    assert [f["code"] for f in found] == ["utility-departure", "released-at-chance"]
+    assert [f["code"] for f in found] == ["utility-departure", "unlearned-at-chance"]
     assert "60.0 points below" in found[0]["message"]
-    assert "the unlearned model itself is at chance" in found[1]["message"]
+    assert "the unlearning destroyed the model" in found[1]["message"]
     assert verdict_of(found) == "unusable"
 
 
@@ -45,13 +45,26 @@ def test_departure_needs_both_size_and_significance(gap_records, p, flagged):
     assert ("utility-departure" in _codes(u)) is flagged
 
 
-def test_a_release_the_noise_destroys_is_at_chance():
+def test_a_release_the_noise_destroys_is_at_chance_a_warning_not_a_failure():
+    # the method did its job (noiseless = retrained); the requested epsilon makes the release useless
     u = _utility(unlearned=0.90, released=0.505, chance=0.5)
     found = utility_findings(u, 0.95)
     assert [f["code"] for f in found] == ["released-at-chance", "utility-loss"]
     assert "the noise that certifies it destroys it" in found[0]["message"]
+    assert [f["severity"] for f in found] == ["warning", "warning"] and verdict_of(found) == "consistent"
     nothing_learned = _utility(unlearned=0.5, released=0.5, retrained=0.505, chance=0.5)
-    assert "no model in this audit learned" in utility_findings(nothing_learned)[0]["message"]
+    found = utility_findings(nothing_learned)
+    assert [f["code"] for f in found] == ["released-at-chance"] and "no model in this audit learned" in found[0]["message"]
+
+
+@pytest.mark.parametrize("unlearned, retrained, flagged", [
+    (0.505, 0.60, True),    # the retrained model learned, the unlearned one is at chance: U destroyed it
+    (0.515, 0.60, False),   # above chance by more than the margin
+    (0.505, 0.508, False),  # nothing learned at all: a setup problem, not the unlearning's failure
+])
+def test_an_unlearned_model_at_chance_fails_only_when_retraining_learned(unlearned, retrained, flagged):
+    u = _utility(unlearned=unlearned, released=None, retrained=retrained, chance=0.5)
+    assert ("unlearned-at-chance" in _codes(u)) is flagged
 
 
 def test_no_release_no_release_findings():
@@ -60,6 +73,7 @@ def test_no_release_no_release_findings():
 
 def test_unusable_ranks_between_consistent_and_not_certified():
     assert VERDICTS == ("consistent", "unusable", "not-certified", "violated")
-    assert CODES["utility-departure"].verdict == CODES["released-at-chance"].verdict == "unusable"
+    assert CODES["utility-departure"].verdict == CODES["unlearned-at-chance"].verdict == "unusable"
+    assert CODES["released-at-chance"].verdict == "consistent"
     assert verdict_of([{"code": "utility-departure"}, {"code": "no-theorem"}]) == "not-certified"
     assert DEPARTURE_POINTS == 0.05

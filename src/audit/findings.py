@@ -17,7 +17,9 @@ Severity = Literal["error", "warning"]
 VERDICTS = ("consistent", "unusable", "not-certified", "violated")
 """From best to worst; the verdict is the worst effect of any finding. ``unusable``: the
 certificate may hold, but the unlearned model failed (it departs from the retrained model, or
-what is released is no better than chance)."""
+is itself no better than chance). A release that only the certifying noise brings to chance is a
+warning (``released-at-chance``): the method did its job, the requested epsilon is what makes
+the release useless, and the verdict stays about the certificate."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,13 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
     FindingCode("utility-departure", "error", "unusable",
                 "the noiseless unlearned model is significantly and substantially less accurate than the "
                 "retrained model: the unlearning failed"),
-    FindingCode("released-at-chance", "error", "unusable",
-                "the released model is no better than always predicting the most frequent class"),
+    FindingCode("unlearned-at-chance", "error", "unusable",
+                "the noiseless unlearned model is no better than always predicting the most frequent class, "
+                "while the retrained model learned: the unlearning destroyed the model"),
+    FindingCode("released-at-chance", "warning", "consistent",
+                "the released model is no better than always predicting the most frequent class (the "
+                "certifying noise destroys it, or no model learned): the certificate may hold, the release is "
+                "of no use"),
     FindingCode("no-theorem", "warning", "not-certified",
                 "the method has no theorem: there is no certificate, only measurements"),
     FindingCode("not-comparable", "warning", "consistent",
@@ -134,7 +141,8 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
 
 def utility_findings(utility: Any, confidence: float | None = None) -> list[dict[str, str]]:
     """Whether the unlearned model is any use: its noiseless accuracy against the retrained
-    model's (``utility-departure``), the released model against chance (``released-at-chance``),
+    model's (``utility-departure``), the noiseless unlearned model against chance
+    (``unlearned-at-chance``), the released model against chance (``released-at-chance``),
     and what the noise costs (``utility-loss``)."""
     out = []
     test, versus = utility.unlearned.test, utility.unlearned_vs_retrained
@@ -149,18 +157,26 @@ def utility_findings(utility: Any, confidence: float | None = None) -> list[dict
             f"by a small step, and more than {100 * DEPARTURE_POINTS:.0f} points means it failed (a diverged or "
             "destroyed model)"))
     chance = utility.test_chance_accuracy
+    learned = utility.retrained.test.accuracy > chance + CHANCE_MARGIN
+    if learned and test.accuracy <= chance + CHANCE_MARGIN:
+        out.append(finding(
+            "unlearned-at-chance",
+            f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is no better than always predicting "
+            f"the most frequent class ({chance:.4f}), while the retrained model reaches "
+            f"{utility.retrained.test.accuracy:.4f}: the unlearning destroyed the model"))
     released = test.noisy_accuracy_mean
-    if released is not None and released <= chance + CHANCE_MARGIN:
-        learned = utility.retrained.test.accuracy > chance + CHANCE_MARGIN
-        noise = test.accuracy > chance + CHANCE_MARGIN and released < test.accuracy
+    if released is not None and released <= chance + CHANCE_MARGIN and test.accuracy > chance + CHANCE_MARGIN:
         out.append(finding(
             "released-at-chance",
             f"the released model's test accuracy {released:.4f} is no better than always predicting the most "
-            f"frequent class ({chance:.4f}): "
-            + ("the noise that certifies it destroys it" if noise else
-               "the unlearned model itself is at chance" if learned else
-               "no model in this audit learned (the retrained model is at chance too: raise the steps or the "
-               "step size)")))
+            f"frequent class ({chance:.4f}): the noise that certifies it destroys it (a larger epsilon, more "
+            "training records or a larger knob buys utility)"))
+    elif not learned and test.accuracy <= chance + CHANCE_MARGIN:
+        out.append(finding(
+            "released-at-chance",
+            f"no model in this audit learned: the unlearned ({test.accuracy:.4f}) and the retrained "
+            f"({utility.retrained.test.accuracy:.4f}) models are at the most frequent class's rate "
+            f"({chance:.4f}); raise the steps or the step size"))
     if released is not None and test.accuracy - released > UTILITY_LOSS_POINTS:
         out.append(finding("utility-loss", f"noise costs {100 * (test.accuracy - released):.2f} test-accuracy points "
                                            "(see the tradeoff curve for larger knob values)"))

@@ -52,8 +52,8 @@ VERDICTS = {
                  "certificate allows. Treat the unlearning as not certified."),
     "not-certified": ("NOT CERTIFIED", "No certificate was issued: a condition of the theorem failed, "
                       "so no ε guarantee applies to this unlearning."),
-    "unusable": ("UNUSABLE", "The unlearned model failed: it departs from the retrained model, or what is "
-                 "released is no better than chance. Whatever the certificate says, do not ship it."),
+    "unusable": ("UNUSABLE", "The unlearned model failed: it departs from the retrained model, or it is "
+                 "no better than chance. Whatever the certificate says, do not ship it."),
 }
 #: the banner of a method without a theorem (certificate kind ``none``)
 NO_THEOREM = ("NO CERTIFICATE", "No certificate (the method has no theorem): nothing is certified, and "

@@ -1034,7 +1034,7 @@ class ReportModel(_Section):
     verdict: Verdict
     """``violated`` when a finding shows a violation, ``not-certified`` when no certificate was
     issued (no theorem, or a failed condition), ``unusable`` when the unlearned model failed (it
-    departs from the retrained model, or the release is at chance), else ``consistent``
+    departs from the retrained model, or is itself at chance), else ``consistent``
     (:func:`audit.findings.verdict_of`)."""
     findings: list[Finding]
     config: Config
