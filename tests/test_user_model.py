@@ -131,3 +131,34 @@ def test_the_builtin_cnn_refuses_tabular_records():
         build_model("cnn", 14, 2)
     with pytest.raises(InvalidInput, match="at least 16 x 16"):
         build_model("cnn", (1, 8, 8), 10)
+
+
+# -- every method on a CNN, or one sentence why not ------------------------------------------------
+SMALL = {"steps": 6, "epochs": 2, "depth": 20, "rewind": 3, "relearn_steps": 3, "inner_steps": 3}
+
+
+@pytest.mark.parametrize("name", sorted(__import__("unlearners.registry", fromlist=["BUILTIN"]).BUILTIN))
+def test_every_method_runs_on_a_cnn_or_says_why_not(name):
+    from unlearners.registry import get_method
+
+    cls = get_method(name)
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(40, 1, 6, 6, generator=gen, dtype=torch.float64)
+    y = torch.arange(40) % 4
+    obj = Objective(small_cnn().double(), n_outputs=4)
+    declared = {p.name for p in cls.hyperparameters}
+    options = {k: v for k, v in SMALL.items() if k in declared}
+    try:
+        method = cls(obj, **options)
+    except InvalidInput as exc:  # refused before any work, naming the model and the reason
+        assert exc.field == "model" and "logistic regression" in str(exc)
+        assert name in ("newton", "ngd")
+        return
+    if type(method).capabilities.deletable_before_training:
+        method.declare_deletable(torch.tensor([1, 2]))
+    method.fit(X, y, init_parameters(obj, torch.Generator().manual_seed(1)))
+    forget = torch.tensor([1, 2])
+    assert torch.isfinite(method.unlearn(forget)).all() and torch.isfinite(method.retrain(forget)).all()
+    cert = method.certify(forget, 1.0, 1e-5)
+    if cls.model_requirements:
+        assert {c.name for c in cert.conditions} >= {f"model is {r}" for r in cls.model_requirements}

@@ -282,9 +282,7 @@ class HessianFree(Unlearner):
         U's vector addition then adds garbage. Above :data:`STABILITY_FACTOR` times the bound the
         run is refused with the measured numbers and a step size that is stable.
         """
-        self.stability_bound_ = sum(eta * self.clip / int(b.numel()) for eta, b in zip(self.etas_, self.batches_))
-        largest = float(torch.linalg.vector_norm(A, dim=1).max()) if A.numel() else 0.0
-        self.largest_statistic_ = largest
+        largest = self._measure_stability(A)
         if math.isfinite(largest) and largest <= STABILITY_FACTOR * self.stability_bound_:
             return
         batch = self.batches_[0]
@@ -302,6 +300,12 @@ class HessianFree(Unlearner):
                  f"the first batch Hessian is {self.eta_ * top:.3g}): (I - eta H) amplifies the statistics wherever "
                  f"eta * lambda_max > 2, while training itself stays bounded. The unlearned model would be garbage; "
                  f"{safe}.")
+
+    def _measure_stability(self, A: Tensor) -> float:
+        """The largest statistic, and the bound Σ_t η_t C/|B_t| that non-expansive steps obey."""
+        self.stability_bound_ = sum(eta * self.clip / int(b.numel()) for eta, b in zip(self.etas_, self.batches_))
+        self.largest_statistic_ = float(torch.linalg.vector_norm(A, dim=1).max()) if A.numel() else 0.0
+        return self.largest_statistic_
 
     @staticmethod
     def _default_eta(curvature: dict | None) -> float:
