@@ -1,8 +1,9 @@
-"""The privacy ledger: RDP of Gaussian releases, composition, conversion, budget, edge cases.
+"""The privacy ledger: exact composition of Gaussian releases, the RDP cross-check, budget, edge cases.
 
-The expected values are computed here independently of Opacus: the Gaussian RDP in closed form
-(Mironov 2017, Prop. 7) and the RDP-to-(ε, δ) conversion of Balle et al. 2020 (Thm 21), the
-formula Opacus's ``get_privacy_spent`` implements.
+The expected values are computed here independently of certify and Opacus: the exact ε of a
+μ-GDP composition from the normal cdf with a root-finder (Dong, Roth & Su 2022, Cor. 2.13),
+the Gaussian RDP in closed form (Mironov 2017, Prop. 7) and the RDP-to-(ε, δ) conversion of
+Balle et al. 2020 (Thm 21), the formula Opacus's ``get_privacy_spent`` implements.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from certify.certificate import Certificate
 from certify.errors import InvalidInput
 from certify.ledger import COMPOSITION_METHOD, PrivacyLedger, Release
 from certify.rdp import DEFAULT_ORDERS, basic_composition_epsilon, gaussian_release_rdp, rdp_to_epsilon
-from certify.mechanisms import sigma_for
+from certify.mechanisms import epsilon_for, sigma_for
+from scipy.optimize import brentq
+from scipy.stats import norm
 
 DELTA = 1e-5
 Z_EPS1 = 3.73063163482  # σ/Δ of the analytic Gaussian mechanism at ε = 1, δ = 1e-5
@@ -43,6 +46,12 @@ def balle_epsilon(rdp, orders, delta) -> tuple[float, float]:
         for r, a in zip(rdp, orders)
     )
     return best
+
+
+def exact_gdp_epsilon(mu: float, delta: float) -> float:
+    """The ε at which δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) equals δ (plain scipy, no log space)."""
+    curve = lambda eps: norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) - delta  # noqa: E731
+    return 0.0 if curve(0.0) <= 0 else brentq(curve, 0.0, 100.0, xtol=1e-14, rtol=1e-13)
 
 
 def mironov_epsilon(rdp, orders, delta) -> float:
@@ -70,9 +79,14 @@ def test_cumulative_matches_independent_computation():
         total = total + closed_form_rdp(s, d)
         want_eps, want_order = balle_epsilon(total, DEFAULT_ORDERS, DELTA)
         assert r.index == k
-        assert math.isclose(r.cumulative_epsilon, want_eps, rel_tol=1e-9)
+        assert math.isclose(r.rdp_epsilon, want_eps, rel_tol=1e-9)
         assert r.cumulative_order == want_order
-        assert r.cumulative_epsilon <= mironov_epsilon(total, DEFAULT_ORDERS, DELTA)
+        assert r.rdp_epsilon <= mironov_epsilon(total, DEFAULT_ORDERS, DELTA)
+        # the exact composition: independent of certify (scipy's normal cdf and a root-finder)
+        mu = math.sqrt(sum((dd / ss) ** 2 for ss, dd in zip(sigmas[:k], sens[:k])))
+        assert math.isclose(r.cumulative_mu, mu, rel_tol=1e-12)
+        assert math.isclose(r.cumulative_epsilon, exact_gdp_epsilon(mu, DELTA), rel_tol=1e-7)
+        assert r.cumulative_epsilon <= r.rdp_epsilon
         assert math.isclose(r.noise_multiplier, s / d, rel_tol=1e-15)
         np.testing.assert_allclose(ledger.cumulative_rdp(), total, rtol=1e-12)
     assert ledger.cumulative_epsilon() == ledger.releases[-1].cumulative_epsilon
@@ -87,12 +101,19 @@ def test_ten_equal_releases_are_one_gaussian():
         r = record(ledger, sigma=z)
         assert r.cumulative_epsilon > previous
         previous = r.cumulative_epsilon
+        # k releases at σ cost exactly one release at σ/√k: the certificate's own analytic ε
+        assert math.isclose(r.cumulative_epsilon, epsilon_for(z / math.sqrt(k), DELTA, 1.0), rel_tol=1e-9)
+        assert math.isclose(r.cumulative_epsilon, exact_gdp_epsilon(math.sqrt(k) / z, DELTA), rel_tol=1e-7)
         single = rdp_to_epsilon(gaussian_release_rdp(z / math.sqrt(k), 1.0), DEFAULT_ORDERS, DELTA)
-        assert math.isclose(r.cumulative_epsilon, single[0], rel_tol=1e-9)
+        assert math.isclose(r.rdp_epsilon, single[0], rel_tol=1e-9)
     eps = [r.cumulative_epsilon for r in ledger.releases]
+    rdp = [r.rdp_epsilon for r in ledger.releases]
+    assert abs(eps[0] - 1.0) <= 1e-6  # after one release: the single-release epsilon
     # measured values, also quoted in the module docstring and basic_composition_epsilon
+    for k, want in [(2, 1.46516996), (5, 2.44208441), (10, 3.61859157)]:
+        assert math.isclose(eps[k - 1], want, rel_tol=1e-7)
     for k, want in [(1, 1.0925943253), (2, 1.5959344621), (5, 2.6496772381), (10, 3.9146521419)]:
-        assert math.isclose(eps[k - 1], want, rel_tol=1e-9)
+        assert math.isclose(rdp[k - 1], want, rel_tol=1e-9)
 
 
 def test_rdp_beats_basic_composition_from_two_releases():
@@ -107,9 +128,9 @@ def test_rdp_beats_basic_composition_from_two_releases():
         )
         assert math.isclose(basic_eps, k) and math.isclose(basic_delta, k * DELTA)
         if k == 1:
-            assert r.cumulative_epsilon > basic_eps
+            assert r.rdp_epsilon > basic_eps and math.isclose(r.cumulative_epsilon, basic_eps, rel_tol=1e-9)
         else:
-            assert r.cumulative_epsilon < basic_eps
+            assert r.cumulative_epsilon < r.rdp_epsilon < basic_eps
 
 
 # -- budget ----------------------------------------------------------------------------------
@@ -181,13 +202,16 @@ def test_to_dict_is_json_ready():
     assert d["basic_composition"] == {"epsilon": 3.0, "delta": pytest.approx(3e-5)}
     assert d["cumulative_epsilon"] == ledger.cumulative_epsilon()
     assert d["cumulative_order"] == ledger.releases[-1].cumulative_order
+    assert d["rdp_epsilon"] == ledger.releases[-1].rdp_epsilon > d["cumulative_epsilon"]
+    assert d["cumulative_mu"] == pytest.approx(math.sqrt(3) / Z_EPS1)
     assert d["retrain_due"] is False and d["warnings"] == []
     row = d["releases"][2]
     assert row["index"] == 3 and row["distance"] == pytest.approx(0.2)
     assert row["realized_epsilon"] == pytest.approx(0.1) and row["forget_total"] == 3
     assert set(row) == {
         "index", "epsilon", "delta", "sigma", "sensitivity", "noise_multiplier", "forget_total",
-        "certificate_valid", "cumulative_epsilon", "cumulative_order", "budget_spent",
+        "certificate_valid", "cumulative_epsilon", "cumulative_mu", "rdp_epsilon", "cumulative_order",
+        "budget_spent",
         "distance", "realized_epsilon", "label", "kind",
     }
     assert row["kind"] == "output-noise"
@@ -201,7 +225,7 @@ def test_record_certificate():
     ledger = PrivacyLedger(delta=DELTA)
     r = ledger.record_certificate(cert, forget_total=10, label="first")
     assert (r.sigma, r.sensitivity, r.epsilon, r.delta) == (2 * Z_EPS1, 2.0, 1.0, DELTA)
-    assert math.isclose(r.cumulative_epsilon, 1.0925943253, rel_tol=1e-9)
+    assert abs(r.cumulative_epsilon - 1.0) <= 1e-6 and math.isclose(r.rdp_epsilon, 1.0925943253, rel_tol=1e-9)
     cert.valid = False
     assert ledger.record_certificate(cert, forget_total=20).cumulative_epsilon == math.inf
 
@@ -212,7 +236,7 @@ def test_record_certificate():
 def test_zero_sensitivity_costs_nothing():
     ledger = PrivacyLedger(delta=DELTA, budget_epsilon=0.5)
     r = record(ledger, sigma=1.0, sensitivity=0.0, epsilon=0.0, delta=0.0)
-    assert r.cumulative_epsilon == 0.0 and r.cumulative_order is None
+    assert r.cumulative_epsilon == 0.0 and r.cumulative_order is None and r.cumulative_mu == 0.0
     assert r.noise_multiplier == math.inf
     assert not ledger.budget_spent and ledger.warnings() == []
 
@@ -234,6 +258,7 @@ def test_invalid_certificate_voids_the_guarantee():
     assert not r.certificate_valid and r.cumulative_epsilon == math.inf
     r = record(ledger, sigma=100.0)  # a valid release later does not restore it
     assert r.cumulative_epsilon == math.inf and r.cumulative_order is None
+    assert r.rdp_epsilon == r.cumulative_mu == math.inf
     assert np.all(np.isinf(ledger.cumulative_rdp()))
     (msg,) = ledger.warnings()
     assert "release 2" in msg and "not valid" in msg and "void" in msg
@@ -255,7 +280,8 @@ def test_best_order_at_grid_edge_is_flagged():
     wide = PrivacyLedger(delta=DELTA, orders=list(DEFAULT_ORDERS) + [128.0, 256.0, 512.0, 1024.0])
     record(wide, sigma=100.0, epsilon=0.03)
     assert wide.warnings() == []
-    assert wide.cumulative_epsilon() < ledger.cumulative_epsilon()
+    assert wide.releases[-1].rdp_epsilon < ledger.releases[-1].rdp_epsilon
+    assert wide.cumulative_epsilon() == ledger.cumulative_epsilon()  # the exact composition needs no orders
 
 
 # -- bad input -------------------------------------------------------------------------------

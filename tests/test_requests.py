@@ -29,6 +29,15 @@ def _independent_epsilon(noise_multipliers, delta):
     return max(best, 0.0)
 
 
+def _independent_exact_epsilon(mu, delta):
+    """The root of Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ (Dong, Roth & Su 2022, Cor. 2.13), plain scipy."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    return brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta,
+                  0.0, 100.0, xtol=1e-14, rtol=1e-13)
+
+
 @pytest.fixture(scope="module")
 def ten_requests():
     # ten single-record requests on the default data and method, with a budget of 3
@@ -43,9 +52,13 @@ def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_
     assert [r["forget_total"] for r in releases] == list(range(1, 11))
     cumulative = [r["cumulative_epsilon"] for r in releases]
     assert all(b > a for a, b in zip(cumulative, cumulative[1:]))
+    assert abs(cumulative[0] - releases[0]["epsilon"]) <= 1e-6  # one release: its own analytic epsilon
     for k in range(1, 11):
         z = [r["sigma"] / r["sensitivity"] for r in releases[:k]]
-        assert cumulative[k - 1] == pytest.approx(_independent_epsilon(z, 1e-5), rel=1e-9)
+        mu = math.sqrt(sum(1 / zz ** 2 for zz in z))
+        assert cumulative[k - 1] == pytest.approx(_independent_exact_epsilon(mu, 1e-5), rel=1e-7)
+        assert releases[k - 1]["rdp_epsilon"] == pytest.approx(_independent_epsilon(z, 1e-5), rel=1e-9)
+        assert cumulative[k - 1] < releases[k - 1]["rdp_epsilon"]
     # every release on its own is certified at the requested epsilon, and holds
     for r in releases:
         assert r["epsilon"] == 1.0 and r["certificate_valid"] and r["distance"] <= r["sensitivity"]

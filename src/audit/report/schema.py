@@ -599,9 +599,13 @@ class LedgerRelease(_Section):
     """Records deleted by requests 1..k."""
     certificate_valid: Bool
     cumulative_epsilon: ExtNonNeg
-    """Epsilon for an adversary who sees releases 1..k (RDP composition, at the ledger's delta)."""
+    """Epsilon for an adversary who sees releases 1..k (exact composition, at the ledger's delta)."""
+    cumulative_mu: ExtNonNeg
+    """mu = sqrt(sum over releases 1..k of (sensitivity/sigma)^2): the composed Gaussian-DP parameter."""
+    rdp_epsilon: ExtNonNeg
+    """The Renyi-DP cross-check of cumulative_epsilon (valid, never smaller)."""
     cumulative_order: PosFloat | None
-    """The RDP order achieving it (null when it is 0 or infinite)."""
+    """The RDP order achieving rdp_epsilon (null when it is 0 or infinite)."""
     budget_spent: Bool
     distance: ExtNonNeg | None
     """Measured ||theta_k - retrained_k||."""
@@ -633,6 +637,10 @@ class Ledger(_Section):
     delta: OpenUnit
     budget_epsilon: PosFloat | None
     cumulative_epsilon: ExtNonNeg
+    """Exact composition of every release (mu-GDP on the analytic Gaussian curve)."""
+    cumulative_mu: ExtNonNeg
+    rdp_epsilon: ExtNonNeg
+    """The Renyi-DP cross-check."""
     cumulative_order: PosFloat | None
     basic_composition: BasicComposition
     budget_spent: Bool
