@@ -209,7 +209,10 @@ def test_dpsgd_audit_reports_the_group_guarantee():
     assert cert.epsilon == consts["epsilon_group"].value > 1.0 and cert.valid
     assert any("epsilon_group" in w and "m = 3" in w for w in cert.warnings)
     codes = {f.code for f in report.findings}
-    assert "not-comparable" in codes and report.verdict == "consistent"
+    # group privacy certifies the 3 records at an epsilon above the one asked for: not the request
+    assert "not-comparable" in codes and "epsilon-above-request" in codes and report.verdict == "not-certified"
+    above = next(f for f in report.findings if f.code == "epsilon-above-request")
+    assert f"{cert.epsilon:.4g}" in above.message and "requested 1" in above.message
     assert report.method.hyperparameters["epsilon_one_record"] <= 1.0
     report.to_json()  # the report fits the schema
 
@@ -220,3 +223,18 @@ def test_neggrad_audit_is_reported_uncertified():
     assert "no-theorem" in {f.code for f in report.findings}
     assert "certificate-not-issued" not in {f.code for f in report.findings}
     report.to_json()
+
+
+@pytest.mark.parametrize("certified, flagged", [(1.0, False), (1.0 + 1e-12, False), (1.2, True), (None, False)])
+def test_a_certificate_above_the_requested_epsilon_is_a_finding(certified, flagged):
+    from types import SimpleNamespace as NS
+
+    from audit.findings import certificate_findings, verdict_of
+
+    cert = NS(kind="training-noise", valid=True, epsilon=certified, delta=1e-5, method="dpsgd")
+    split = NS(test=NS(accuracy=0.9, noisy_accuracy_mean=None))
+    utility = NS(unlearned=split, retrained=split, test_chance_accuracy=0.5,
+                 unlearned_vs_retrained=NS(accuracy_gap=0.0, p_value=1.0))
+    found = certificate_findings(cert, None, utility, requested_epsilon=1.0)
+    assert ("epsilon-above-request" in {f["code"] for f in found}) is flagged
+    assert verdict_of(found) == ("not-certified" if flagged else "consistent")

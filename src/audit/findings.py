@@ -41,6 +41,8 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the realized epsilon of this deletion exceeds the certified epsilon"),
     FindingCode("certificate-not-issued", "error", "not-certified",
                 "a condition of the theorem failed: no certificate is issued"),
+    FindingCode("epsilon-above-request", "error", "not-certified",
+                "the certificate holds, but at an epsilon above the one requested: the request is not certified"),
     FindingCode("utility-departure", "error", "unusable",
                 "the noiseless unlearned model is significantly and substantially less accurate than the "
                 "retrained model: the unlearning failed"),
@@ -93,10 +95,13 @@ def bound_violated(distance: float, sensitivity: float, where: str = "") -> dict
 
 
 def certificate_findings(certificate: Any, realized: Any, utility: Any, comparison: Any = None,
-                         trial_mode: str = "noise", confidence: float | None = None) -> list[dict[str, str]]:
+                         trial_mode: str = "noise", confidence: float | None = None,
+                         requested_epsilon: float | None = None) -> list[dict[str, str]]:
     """Errors and warnings about the certificate. Nothing can be *violated* when nothing was
     certified: a method without a theorem gives ``no-theorem``, a failed condition
-    ``certificate-not-issued``, and the measurements stand on their own."""
+    ``certificate-not-issued``, and the measurements stand on their own. A valid certificate
+    whose ε is above ``requested_epsilon`` (DP-SGD's group privacy for m records: ε = 1 asked,
+    11.2 certified for 1 % of Adult) does not certify the request: ``epsilon-above-request``."""
     kind = certificate.kind
     useful = utility_findings(utility, confidence)
     if kind == "none":
@@ -106,6 +111,12 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
         return [finding("certificate-not-issued", "No certificate is issued: " + "; ".join(certificate.warnings))] \
             + useful
     findings = []
+    if requested_epsilon is not None and certificate.epsilon is not None \
+            and certificate.epsilon > requested_epsilon * (1 + _TOL):
+        findings.append(finding(
+            "epsilon-above-request",
+            f"the certificate states epsilon {certificate.epsilon:.4g}, above the requested {requested_epsilon:.4g} "
+            f"(at delta {certificate.delta:.3g}): the deletion is certified, but not at the epsilon asked for"))
     if kind == "training-noise":
         # The guarantee rests on noise inside training (DP-SGD, Guo et al.'s loss perturbation),
         # which output-noise trials do not redraw: realized and empirical epsilon of the output

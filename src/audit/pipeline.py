@@ -202,7 +202,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
 
     found = rules.certificate_findings(certificate, realized_, utility,
                                        attack_results.comparison if attack_results else None,
-                                       config.trial_mode, config.confidence)
+                                       config.trial_mode, config.confidence, requested_epsilon=config.epsilon)
     if ledger is not None:
         found += rules.ledger_findings(ledger)
     if skip:
