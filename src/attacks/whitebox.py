@@ -7,6 +7,14 @@ monotone in that projection). The projected scores are N(±||θ_U − θ_R||/2, 
 worlds, so an ε lower bound computed from them must approach, and can never exceed, the
 realized ε of the Gaussian mechanism with sensitivity ||θ_U − θ_R||. If it exceeds the
 *certified* ε, the certificate is wrong (a mis-estimated constant, a broken implementation).
+
+When every trial retrains with its own seeds (``--trial-mode retrain``), the two noiseless
+outcomes are distributions, and the direction is estimated from trials. It must come from trials
+that are never scored: a direction built from the mean of the very trials it scores points
+towards each of them, and on a null (both worlds i.i.d., true ε = 0, 500 trials per world) it
+gave a positive bound in 16 % of repetitions at d = 100 and in every repetition at d ≥ 1,000.
+So the first half of each world's trials builds the direction and only the second half is
+scored (:func:`held_out_split`).
 """
 
 from __future__ import annotations
@@ -46,6 +54,14 @@ def whitebox_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Te
     return (released - midpoint) @ direction
 
 
+def held_out_split(n: int) -> tuple[slice, slice]:
+    """(trials that build the direction, trials that are scored) of a world with n trials."""
+    if n < 2:
+        raise InvalidInput("trials", "at least 2 per world when every trial retrains (half builds the "
+                           "white-box direction, half is scored)", n)
+    return slice(0, n // 2), slice(n // 2, n)
+
+
 class WhiteBox(Attack):
     """The white-box distinguisher as an attack: projection of each release on u."""
 
@@ -55,7 +71,16 @@ class WhiteBox(Attack):
                    "noiseless parameters (white-box, Neyman-Pearson optimal)")
 
     def run(self, inputs: AttackInputs) -> AttackOutcome:
-        direction, midpoint, distance = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
+        nu, nr = inputs.noiseless_unlearned, inputs.noiseless_retrained
+        if nu.ndim == 2:  # every trial retrains: estimate the direction on trials that are not scored
+            (build_u, score_u), (build_r, score_r) = held_out_split(nu.shape[0]), held_out_split(nr.shape[0])
+            direction, midpoint, distance = whitebox_direction(nu[build_u], nr[build_r])
+            su = whitebox_scores(inputs.released_unlearned[score_u], direction, midpoint)
+            sr = whitebox_scores(inputs.released_retrained[score_r], direction, midpoint)
+            return AttackOutcome(to_numpy(su), to_numpy(sr), {
+                "distance": distance, "direction_from_trials": int(build_u.stop + build_r.stop),
+                "scored_trials": int(su.shape[0] + sr.shape[0])})
+        direction, midpoint, distance = whitebox_direction(nu, nr)
         su = whitebox_scores(inputs.released_unlearned, direction, midpoint)
         sr = whitebox_scores(inputs.released_retrained, direction, midpoint)
         return AttackOutcome(to_numpy(su), to_numpy(sr), {"distance": distance})
