@@ -131,8 +131,8 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
             findings.append(finding(
                 "certificate-violated",
                 f"CERTIFICATE VIOLATED: the {comparison.best_attack} attack proves epsilon >= "
-                f"{comparison.best_empirical_epsilon:.4g} at {level} confidence, above the certified "
-                f"epsilon {comparison.certified_epsilon:.4g}"))
+                f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack run), "
+                f"above the certified epsilon {comparison.certified_epsilon:.4g}"))
         elif comparison.realized_below_empirical and trial_mode == "noise":
             findings.append(finding(
                 "empirical-exceeds-realized",

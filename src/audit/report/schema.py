@@ -992,6 +992,9 @@ class Trials(_Section):
     n_per_world: PosCount
     root_seed: Seed
     confidence: OpenUnit
+    """The level at which every attack's bound holds together (so the best one does too)."""
+    per_attack_confidence: OpenUnit
+    """Each attack's own level: 1 - (1 - confidence)/k for k attacks (Bonferroni)."""
     delta: Delta
 
 
