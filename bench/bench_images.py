@@ -1,0 +1,177 @@
+"""Benchmark: seed reproductions on image data, CPU-sized, and the cost of a CNN audit.
+
+Three parts, each printed into one JSON object (``--part`` runs one of them):
+
+``hf_cnn``
+    Hessian-free online unlearning (Qiao et al. 2024, §8.1) on a CNN: the paper's MNIST CNN
+    verification setting (mini-batch 64, 20 epochs, η = 0.05, q = 0.995, C = 10, L2 1e-6, 30 %
+    deleted) scaled from 1,000 to ``--hf-n`` = 400 training images (the statistics of the 120
+    deleted records cost 120 Hessian-vector products over the batch at each of the 140 steps,
+    about 2 minutes a seed on 2 cores; at 1,000 images it is 300 × 320, about 11 minutes), with
+    the built-in smooth CNN (tanh, average pooling, 3,898
+    parameters) instead of the authors' ReLU/max-pool/dropout CNN (21,840 parameters): a ReLU
+    model has no certificate here, and the smooth one is what the toolkit certifies. ‖θ_U − θ_R‖
+    against the paper's coupled retrain, and ‖θ − θ_R‖ (doing nothing), per seed; the paper
+    reports 0.96 at 30 % for its CNN (digest §8.1). The issue names the Fashion-MNIST setting
+    (n = 4,000, η = 0.5, |B| = 256, C = 0.5); Fashion-MNIST is not among the project's data, so
+    ``--fashion DIR`` runs that setting on IDX files you have, scaled to ``--fashion-n`` images.
+``cns_cnn``
+    Certified unlearning for DNNs (Zhang et al. 2024, Table 1) through the command a user types:
+    ``audit run --dataset idx:DIR --model cnn --method cns --max-train 10000 --forget-count 170``
+    (1.7 % forgotten, the paper's 1,000 of 60,000), attacks and curve at their defaults. Forget,
+    retain and test accuracy of the unlearned and the retrained model from the report, their
+    ratio, and the ratios of the paper's MLP numbers (certified 97.60/98.28/97.37 against
+    retrain 97.20/98.27/97.19) for comparison; the wall time and the peak resident memory of the
+    whole command (the issue's target: under 10 minutes on 2 CPU cores).
+
+Usage: python bench/bench_images.py [--mnist DIR] [--part hf_cnn|cns_cnn|all] [--seeds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from audit.datasets import load_dataset, select_forget  # noqa: E402
+from unlearners.hessian_free import HessianFree  # noqa: E402
+from unlearners.models import build_model  # noqa: E402
+from unlearners.objective import Objective, default_init  # noqa: E402
+
+DEFAULT_MNIST = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mnist"
+PAPER_HF_CNN_DISTANCE = 0.96  # Qiao et al. §8.1, MNIST CNN at 30 % deleted (digest §8.1)
+#: Zhang et al. Table 1, MNIST MLP, micro-F1 (= accuracy) on D_u, D_r, D_t (digest §7.1)
+PAPER_CNS = {"certified": {"forget": 97.60, "retain": 98.28, "test": 97.37},
+             "retrain": {"forget": 97.20, "retain": 98.27, "test": 97.19}}
+HF_MNIST = {"batch_size": 64, "epochs": 20, "eta": 0.05, "clip": 10.0, "normalize": [0.1307, 0.3081]}
+#: The paper's MNIST preprocessing and CNN recipe, as far as the audit offers it: pixels normalised
+#: with MNIST's statistics and not clipped to the unit ball (the idx default clips each image,
+#: which leaves pixels below 0.25 and a CNN that learns nothing in 1,000 steps), the paper's
+#: C = 20 for CNNs, projected mini-batch SGD with batch 128 (the paper: Adam, 50 epochs) for
+#: 1,000 steps (about 13 epochs of 10,000 images) at the default step 1/L.
+PAPERLIKE = ["--feature", "normalize=[0.1307,0.3081]", "--feature", "row_norm=none", "-o", "C=20",
+             "-o", "batch_size=128", "--steps", "1000"]
+HF_FASHION = {"batch_size": 256, "epochs": 30, "eta": 0.5, "clip": 0.5, "normalize": [0.5, 0.5]}
+
+
+def hf_one(folder: Path, seed: int, setting: dict, n: int) -> dict:
+    data = load_dataset(f"idx:{folder}", seed=seed, max_train=n,
+                        feature_map={"normalize": setting["normalize"], "row_norm": "none"})
+    X = torch.as_tensor(data.X_train, dtype=torch.float32)
+    y = torch.as_tensor(data.y_train)
+    Xt, yt = torch.as_tensor(data.X_test, dtype=torch.float32), torch.as_tensor(data.y_test)
+    objective = Objective(build_model("cnn", tuple(X.shape[1:]), 10))
+    theta0 = default_init(objective, torch.Generator().manual_seed(seed), torch.float32)
+    forget = torch.as_tensor(select_forget(data, seed=seed, fraction=0.3))
+    method = HessianFree(objective, epochs=setting["epochs"], batch_size=setting["batch_size"],
+                         eta=setting["eta"], clip=setting["clip"], deletable=forget.tolist(), seed=seed)
+    t0 = time.perf_counter()
+    try:
+        w = method.fit(X, y, theta0)
+    except Exception as exc:  # noqa: BLE001 - a refusal (unstable step size) is a result here
+        return {"seed": seed, "refused": str(exc)}
+    precompute = time.perf_counter() - t0
+    unlearned, retrained = method.unlearn(forget), method.retrain(forget)
+    dist = float(torch.linalg.vector_norm(unlearned - retrained))
+    noop = float(torch.linalg.vector_norm(w - retrained))
+    return {
+        "seed": seed, "n_train": int(len(y)), "deleted": int(forget.numel()), "parameters": objective.dim,
+        "precompute_s": precompute,
+        "distance_unlearned_retrained": dist, "distance_noop_retrained": noop, "hf_over_noop": dist / noop,
+        "largest_statistic": method.largest_statistic_, "non_expansive_bound": method.stability_bound_,
+        "test_accuracy": {name: float(objective.accuracy(theta, Xt, yt))
+                          for name, theta in (("original", w), ("unlearned", unlearned), ("retrained", retrained))},
+    }
+
+
+def hf_cnn(args) -> dict:
+    rows = [hf_one(args.mnist, s, HF_MNIST, args.hf_n) for s in range(args.seeds)]
+    done = [r for r in rows if "refused" not in r]
+    out = {"setting": {**HF_MNIST, "n": args.hf_n, "paper_n": 1000, "data": "MNIST", "deleted": "30 %", "decay": 0.995, "l2": 1e-6,
+                       "dtype": "float32", "model": "built-in cnn (tanh, average pooling)",
+                       "paper_model": "ReLU/max-pool/dropout CNN, 21,840 parameters"},
+           "seeds": rows, "paper_distance": PAPER_HF_CNN_DISTANCE}
+    if done:
+        mean = statistics.fmean(r["distance_unlearned_retrained"] for r in done)
+        out.update(mean_distance=mean, ratio_to_paper=mean / PAPER_HF_CNN_DISTANCE,
+                   mean_noop_distance=statistics.fmean(r["distance_noop_retrained"] for r in done),
+                   hf_closer_than_noop=all(r["hf_over_noop"] < 1 for r in done))
+    if args.fashion:
+        setting = {**HF_FASHION, "n": args.fashion_n}
+        out["fashion"] = {"setting": setting,
+                          "seeds": [hf_one(args.fashion, s, setting, args.fashion_n) for s in range(args.seeds)]}
+    return out
+
+
+def cns_cnn(args) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "audit.cli", "run", "--dataset", f"idx:{args.mnist}", "--model", "cnn",
+               "--method", "cns", "--max-train", str(args.cns_n), "--forget-count", str(args.cns_forget),
+               "--dtype", "float32", *(["--attacks", args.cns_attacks] if args.cns_attacks else []),
+               *(PAPERLIKE if args.cns_paperlike else []),
+               "--out", tmp, "-q"]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t0
+        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if not (Path(tmp) / "report.json").exists():
+            return {"command": " ".join(cmd[3:]), "wall_s": wall, "exit_code": proc.returncode, "stderr": proc.stderr[-2000:]}
+        report = json.loads((Path(tmp) / "report.json").read_text())
+    utility = report["utility"]
+    acc = {w: {s: 100 * utility[w][s]["accuracy"] for s in ("forget", "retain", "test")}
+           for w in ("original", "unlearned", "retrained")}
+    ratio = {s: acc["unlearned"][s] / acc["retrained"][s] for s in ("forget", "retain", "test")}
+    paper_ratio = {s: PAPER_CNS["certified"][s] / PAPER_CNS["retrain"][s] for s in ("forget", "retain", "test")}
+    cert = report["certificate"]
+    return {
+        "command": "audit " + " ".join(a for a in cmd[3:] if a not in (tmp, "--out", "-q")), "exit_code": proc.returncode, "verdict": report["verdict"],
+        "wall_s": wall, "peak_rss_mib": peak_kib / 1024, "under_10_minutes": wall < 600,
+        "parameters": report["model"]["parameters"],
+        "seconds": report.get("timings"),
+        "accuracy_percent": acc, "unlearned_over_retrained": ratio,
+        "paper_mlp": PAPER_CNS, "paper_certified_over_retrain": paper_ratio,
+        "distance_unlearned_retrained": report["realized"]["distance_unlearned_retrained"],
+        "certificate": {k: cert.get(k) for k in ("kind", "valid", "conditional", "sensitivity", "sigma")},
+        "findings": [f["code"] for f in report["findings"]],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mnist", type=Path, default=DEFAULT_MNIST)
+    parser.add_argument("--fashion", type=Path, default=None, help="Fashion-MNIST IDX folder (optional)")
+    parser.add_argument("--fashion-n", type=int, default=1000)
+    parser.add_argument("--part", choices=("hf_cnn", "cns_cnn", "all"), default="all")
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--hf-n", type=int, default=400)
+    parser.add_argument("--cns-n", type=int, default=10_000)
+    parser.add_argument("--cns-forget", type=int, default=170)
+    parser.add_argument("--cns-attacks", default=None, help="--attacks for the CNS audit (default: the audit's)")
+    parser.add_argument("--cns-paperlike", action="store_true", help="add the paper's preprocessing and recipe")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    out = {"benchmark": "images", "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+           "machine": platform.machine(), "python": platform.python_version(), "torch": torch.__version__}
+    if args.part in ("hf_cnn", "all"):
+        out["hf_cnn"] = hf_cnn(args)
+    if args.part in ("cns_cnn", "all"):
+        out["cns_cnn"] = cns_cnn(args)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
