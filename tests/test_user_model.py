@@ -162,3 +162,13 @@ def test_every_method_runs_on_a_cnn_or_says_why_not(name):
     cert = method.certify(forget, 1.0, 1e-5)
     if cls.model_requirements:
         assert {c.name for c in cert.conditions} >= {f"model is {r}" for r in cls.model_requirements}
+
+
+def test_the_builtin_cnn_keeps_the_images_scale_unless_told_otherwise():
+    from audit.config import AuditConfig
+    from audit.pipeline import _dataset_options
+
+    assert _dataset_options(AuditConfig(model="cnn"))["feature_map"] == {"row_norm": "none"}
+    told = _dataset_options(AuditConfig(model="cnn", feature_map={"row_norm": "clip", "normalize": [0.5, 0.5]}))
+    assert told["feature_map"] == {"row_norm": "clip", "normalize": [0.5, 0.5]}
+    assert "feature_map" not in _dataset_options(AuditConfig(model="logreg"))
