@@ -40,6 +40,7 @@ from audit.methods import build_method
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
+from unlearners.models import KEEP_IMAGE_SCALE
 from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
@@ -297,11 +298,7 @@ def _dataset_options(config: AuditConfig) -> dict:
     if config.id_column is not None:
         opts["id_column"] = config.id_column
     feature_map = dict(config.feature_map)
-    if config.model in IMAGE_SCALE_MODELS:
-        # Clipping every record to the unit ball (the loaders' default, which gives flat models
-        # their analytic constants) leaves MNIST pixels below 0.25, and the CNN learned nothing in
-        # 100 steps on 10,000 images (11 %, the majority rate); with the pixels' own scale it
-        # reaches 74 % on 2,000. The caller's row_norm, when given, wins.
+    if config.model in KEEP_IMAGE_SCALE:  # the caller's row_norm, when given, wins
         feature_map.setdefault("row_norm", "none")
     if config.pca_components is not None:
         feature_map["pca_components"] = int(config.pca_components)
@@ -309,9 +306,6 @@ def _dataset_options(config: AuditConfig) -> dict:
         opts["feature_map"] = feature_map
     return opts
 
-
-#: Built-in models for which images keep their scale by default (``row_norm="none"``).
-IMAGE_SCALE_MODELS = frozenset({"cnn"})
 
 _FORGET_FIELDS = {"count": "forget_count", "fraction": "forget_fraction",
                   "classes": "forget_class", "n_groups": "forget_groups", "groups": "forget_groups"}

@@ -105,8 +105,9 @@ class Objective:
         """∇f_D(θ): shape (d,).
 
         A non-linear model's gradient over many records is summed over chunks of
-        :data:`GRAD_CHUNK` records: the same value up to summation order, and about 3x faster
-        for a CNN on 10,000 images (the activations of a chunk stay in cache)."""
+        :data:`GRAD_CHUNK` records: the same value up to summation order (7e-7 apart in float32),
+        and 1.6x faster for the built-in CNN on 10,000 MNIST images on 2 cores (1.09 s against
+        0.68 s; the activations of a chunk stay in cache)."""
         n = int(X.shape[0])
         if self.is_linear or n <= GRAD_CHUNK:
             return grad(self.loss)(theta, X, y)
