@@ -158,10 +158,10 @@ def test_declared_capabilities_are_honoured(name, fitted):
             method.unlearn(FORGET, rewind=1)
     if caps.batched_training:
         thetas0 = torch.stack([default_init(method.objective, torch.Generator().manual_seed(s)) for s in (1, 2)])
-        unlearned, retrained = method.train_many(thetas0, FORGET)
+        original, unlearned, retrained = method.train_many(thetas0, FORGET)
         for i in range(2):
             one = method.replica()
-            one.fit(method.X_, method.y_, thetas0[i])
+            torch.testing.assert_close(original[i], one.fit(method.X_, method.y_, thetas0[i]), rtol=0, atol=1e-9)
             torch.testing.assert_close(unlearned[i], one.unlearn(FORGET), rtol=0, atol=1e-9)
             torch.testing.assert_close(retrained[i], one.retrain(FORGET), rtol=0, atol=1e-9)
     if caps.checkpoint_recovery:

@@ -138,7 +138,7 @@ def test_minibatch_r2d_is_measured_not_certified():
     assert not torch.equal(r2d.unlearn(FORGET), r2d.retrain(FORGET))
     # retrain-mode trials: the batched path runs the mini-batch fits one by one, identically
     starts = torch.stack([default_init(r2d.objective, torch.Generator().manual_seed(s)) for s in (1, 2)])
-    unlearned, retrained = r2d.train_many(starts, FORGET)
+    original, unlearned, retrained = r2d.train_many(starts, FORGET)
     twin = r2d.replica()
-    twin.fit(X, y, starts[1])
+    assert torch.equal(original[1], twin.fit(X, y, starts[1]))
     assert torch.equal(unlearned[1], twin.unlearn(FORGET)) and torch.equal(retrained[1], twin.retrain(FORGET))

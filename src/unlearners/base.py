@@ -37,7 +37,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 from torch import Tensor
@@ -76,6 +76,17 @@ class Knob:
     description: str
     refits: bool = False
     sigma_budget: bool = False
+
+
+class Worlds(NamedTuple):
+    """The noiseless models of N runs, stacked (N, d): A(D), U(A(D), D, Z) and A(D \\ Z).
+
+    The original model is the positive control of an audit: attacks that cannot tell A(D)
+    from A(D \\ Z) have no power to judge the unlearned model either."""
+
+    original: Tensor
+    unlearned: Tensor
+    retrained: Tensor
 
 
 @dataclass(frozen=True)
@@ -275,9 +286,10 @@ class Unlearner(ABC):
         """Rebuild the stored state from θ_T alone and compare it with the stored one (report block)."""
         raise NotImplementedError(f"{self.name} declares no checkpoint recovery")
 
-    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
-        """Unlearned and retrained parameters (N, d) of N runs from the initial points ``thetas0``
-        (N, d), on the fitted data, all at once (``Capabilities.batched_training``)."""
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
+        """Original, unlearned and retrained parameters (N, d) of N runs from the initial points
+        ``thetas0`` (N, d), on the fitted data, all at once (``Capabilities.batched_training``);
+        row i equals ``fit``/``unlearn``/``retrain`` of a replica fitted from ``thetas0[i]``."""
         raise NotImplementedError(f"{self.name} declares no batched training")
 
     def declare_deletable(self, forget: Tensor) -> None:

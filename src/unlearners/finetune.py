@@ -22,6 +22,7 @@ from torch import Tensor
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Integer, Optional, Real
 from certify.params import Param
+from unlearners.base import Capabilities, Worlds
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 from unlearners.training import gradient_descent
 
@@ -36,8 +37,8 @@ class GradientDescentBaseline(Retrain):
 
     ``_fit`` and ``_retrain`` are Retrain's (same θ_0, T, η, horizon), so the distance between
     U(A(D), D, Z) and A(D \\ Z) compares like with like; ``_fit`` also keeps A(D) for U.
-    Subclasses implement ``_unlearn`` and set the class attributes. (Retrain's batched training
-    is not inherited: U is not A.)
+    Subclasses implement ``_unlearn`` and set the class attributes; a subclass that batches its
+    U declares ``train_many`` with :meth:`_worlds_many` (Retrain's is not inherited: U is not A).
     """
 
     certified = False
@@ -47,6 +48,15 @@ class GradientDescentBaseline(Retrain):
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta_ = super()._fit(X, y, theta0)
         return self.theta_
+
+    def _worlds_many(self, thetas0: Tensor, forget: Tensor, chunk: int | None, unlearn_many) -> Worlds:
+        """A on D and on D' from every row of ``thetas0``, and ``unlearn_many(originals, forget,
+        chunk)`` as U: the three worlds of N runs, batched."""
+        forget = self.forget_indices(forget)
+        X_r, y_r = self.retained(forget)
+        original = self._descend_many(thetas0, self.X_, self.y_, self.steps, chunk)
+        retrained = self._descend_many(thetas0, X_r, y_r, self.steps, chunk)
+        return Worlds(original, unlearn_many(original, forget, chunk), retrained)
 
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """Never issued: kind ``none``, the convention of every method without a theorem."""
@@ -76,6 +86,7 @@ class FineTune(GradientDescentBaseline):
         "(Qiao et al.: 10 epochs at lr 0.001)",
         "10% of A's steps by default (Qiao et al.: 10 of 40 epochs)",
     )
+    capabilities = Capabilities(batched_training=True)  # train_many below batches its own U
     hyperparameters = GRADIENT_DESCENT_OPTIONS + (
         Param("finetune_steps", None, Optional(Integer(1), "for 10% of steps"), "gradient steps of U on D \\ Z"),
         Param("finetune_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of U"),
@@ -87,9 +98,20 @@ class FineTune(GradientDescentBaseline):
     def _unlearn(self, forget: Tensor) -> Tensor:
         """``finetune_steps`` gradient steps on f_{D\\Z} from A(D)."""
         X_r, y_r = self.retained(forget)
-        eta = self.eta_ if self.finetune_eta is None else self.finetune_eta
-        theta, _ = gradient_descent(self.objective, self.theta_, X_r, y_r, eta=eta, steps=self.finetune_steps)
+        theta, _ = gradient_descent(self.objective, self.theta_, X_r, y_r, eta=self._eta_u(),
+                                    steps=self.finetune_steps)
         return theta
+
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
+        """A, the fine-tuning and the retrain of N runs, batched (the same steps as ``_unlearn``)."""
+        return self._worlds_many(thetas0, forget, chunk, self._finetune_many)
+
+    def _finetune_many(self, originals: Tensor, forget: Tensor, chunk: int | None) -> Tensor:
+        X_r, y_r = self.retained(forget)
+        return self._descend_many(originals, X_r, y_r, self.finetune_steps, chunk, eta=self._eta_u())
+
+    def _eta_u(self) -> float:
+        return self.eta_ if self.finetune_eta is None else self.finetune_eta
 
     def report_hyperparameters(self) -> dict[str, Any]:
         return {**super().report_hyperparameters(), "finetune_steps": self.finetune_steps,

@@ -25,6 +25,7 @@ from torch import Tensor
 
 from certify.errors import Integer, InvalidInput, Optional, Real
 from certify.params import Param
+from unlearners.base import Capabilities, Worlds
 from unlearners.finetune import GradientDescentBaseline, unlearn_steps
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS
@@ -40,6 +41,7 @@ class _DescentAscent:
 
     def __init__(self, objective: Objective, X_forget: Tensor, y_forget: Tensor, alpha: float):
         self.objective, self.X_forget, self.y_forget, self.alpha = objective, X_forget, y_forget, alpha
+        self.model = objective.model  # what the batched path sizes its chunks by
 
     def grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
         ascent = self.objective.grad(theta, self.X_forget, self.y_forget)
@@ -63,6 +65,7 @@ class NegativeGradient(GradientDescentBaseline):
         "full-batch gradient descent at A's constant step size, 10% of A's steps by default "
         "(Qiao et al.: 2 epochs of batch-1 ascent at lr 1e-4)",
     )
+    capabilities = Capabilities(batched_training=True)  # train_many below batches its own U
     hyperparameters = GRADIENT_DESCENT_OPTIONS + (
         Param("neggrad_steps", None, Optional(Integer(1), "for 10% of steps"), "K: steps of U from A(D)"),
         Param("neggrad_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of U"),
@@ -81,11 +84,26 @@ class NegativeGradient(GradientDescentBaseline):
             (field ``neggrad_steps``) when θ stops being finite: the ascent diverged.
         """
         X_r, y_r = self.retained(forget)
-        X_f, y_f = self.X_[forget], self.y_[forget]
-        eta = self.eta_ if self.neggrad_eta is None else self.neggrad_eta
-        theta, _ = gradient_descent(_DescentAscent(self.objective, X_f, y_f, self.ascent_weight), self.theta_,
-                                    X_r, y_r, eta=eta, steps=self.neggrad_steps, callback=self._check_finite)
+        theta, _ = gradient_descent(self._descent_ascent(forget), self.theta_, X_r, y_r, eta=self._eta_u(),
+                                    steps=self.neggrad_steps, callback=self._check_finite)
         return theta
+
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
+        """A, NegGrad+ and the retrain of N runs, batched (the same steps as ``_unlearn``)."""
+        return self._worlds_many(thetas0, forget, chunk, self._neggrad_many)
+
+    def _neggrad_many(self, originals: Tensor, forget: Tensor, chunk: int | None) -> Tensor:
+        X_r, y_r = self.retained(forget)
+        thetas = self._descend_many(originals, X_r, y_r, self.neggrad_steps, chunk, eta=self._eta_u(),
+                                    objective=self._descent_ascent(forget))
+        self._check_finite(self.neggrad_steps, thetas)
+        return thetas
+
+    def _descent_ascent(self, forget: Tensor) -> _DescentAscent:
+        return _DescentAscent(self.objective, self.X_[forget], self.y_[forget], self.ascent_weight)
+
+    def _eta_u(self) -> float:
+        return self.eta_ if self.neggrad_eta is None else self.neggrad_eta
 
     def _check_finite(self, t: int, theta: Tensor) -> None:
         if not bool(torch.isfinite(theta).all()):

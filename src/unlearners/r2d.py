@@ -37,7 +37,7 @@ from certify.bounds import r2d_bound, r2d_rewind_for_sigma, r2d_sensitivity
 from certify.certificate import Certificate, issue
 from certify.errors import Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Knob, Unlearner
+from unlearners.base import Capabilities, Knob, Unlearner, Worlds
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.smoothness import model_constants, step_size
 from unlearners.training import batched_gradient_descent, full_batch_condition, gradient_descent, minibatches
@@ -153,25 +153,24 @@ class RewindToDelete(Unlearner):
                                                         self.seed, X_r.device))
         return theta
 
-    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
-        """Algorithms 1–2 and the retrain for N initial points at once: T − K steps on D (only
-        θ_{T−K} is needed), then K steps on D'; and T steps on D' for the retrain world. The
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
+        """Algorithms 1–2 and the retrain for N initial points at once: T steps on D (keeping
+        θ_{T−K}), then K steps on D' from θ_{T−K}; and T steps on D' for the retrain world. The
         mini-batch variant runs the N fits one after another."""
         forget = self.forget_indices(forget)
         if minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
             worlds = []
             for theta0 in thetas0:
                 twin = self.replica()
-                twin.fit(self.X_, self.y_, theta0)
-                worlds.append((twin.unlearn(forget), twin.retrain(forget)))
-            return torch.stack([u for u, _ in worlds]), torch.stack([r for _, r in worlds])
+                worlds.append((twin.fit(self.X_, self.y_, theta0), twin.unlearn(forget), twin.retrain(forget)))
+            return Worlds(*(torch.stack(column) for column in zip(*worlds)))
         obj, eta, T, K = self.objective, float(self.eta_), self.steps, self.rewind
         X_r, y_r = self.retained(forget)
         retrained, _ = batched_gradient_descent(obj, thetas0, X_r, y_r, eta=eta, steps=T, chunk=chunk)
-        _, kept = batched_gradient_descent(obj, thetas0, self.X_, self.y_, eta=eta, steps=T - K,
-                                           keep={T - K}, chunk=chunk)
+        original, kept = batched_gradient_descent(obj, thetas0, self.X_, self.y_, eta=eta, steps=T,
+                                                  keep={T - K}, chunk=chunk)
         unlearned, _ = batched_gradient_descent(obj, kept[T - K], X_r, y_r, eta=eta, steps=K, chunk=chunk)
-        return unlearned, retrained
+        return Worlds(original, unlearned, retrained)
 
     def checkpoint(self, t: int) -> Tensor:
         """The stored iterate θ_t of the training run."""

@@ -10,7 +10,7 @@ from torch import Tensor
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Integer, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Unlearner
+from unlearners.base import Capabilities, Unlearner, Worlds
 from unlearners.smoothness import step_size
 from unlearners.training import batched_gradient_descent, gradient_descent
 
@@ -54,12 +54,20 @@ class Retrain(Unlearner):
     def _unlearn(self, forget: Tensor) -> Tensor:
         return self._retrain(forget)
 
-    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> tuple[Tensor, Tensor]:
-        """T steps on D' from every initial point; unlearning *is* retraining (one run, both worlds)."""
+    def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
+        """T steps on D and on D' from every initial point; unlearning *is* retraining (one run
+        serves both worlds)."""
         X_r, y_r = self.retained(self.forget_indices(forget))
-        retrained, _ = batched_gradient_descent(self.objective, thetas0, X_r, y_r, eta=float(self.eta_),
-                                                steps=self.steps, chunk=chunk)
-        return retrained.clone(), retrained
+        original = self._descend_many(thetas0, self.X_, self.y_, self.steps, chunk)
+        retrained = self._descend_many(thetas0, X_r, y_r, self.steps, chunk)
+        return Worlds(original, retrained.clone(), retrained)
+
+    def _descend_many(self, thetas0: Tensor, X: Tensor, y: Tensor, steps: int, chunk: int | None,
+                      eta: float | None = None, objective=None) -> Tensor:
+        """``steps`` batched full-batch gradient steps of A's kind from every row of ``thetas0``."""
+        theta, _ = batched_gradient_descent(objective or self.objective, thetas0, X, y,
+                                            eta=float(self.eta_ if eta is None else eta), steps=steps, chunk=chunk)
+        return theta
 
     def pinned_options(self) -> dict[str, Any]:
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
