@@ -1,4 +1,4 @@
-"""Empirical ε from attack scores: a Clopper–Pearson lower bound and a GDP estimate.
+"""Empirical ε from attack scores: a Clopper–Pearson lower bound, and a GDP reading.
 
 The audit plays a distinguishing game between two worlds and records one attack score per
 independent trial in each:
@@ -20,20 +20,16 @@ U). Hence (Eq. (1) of ``anchors-auditing.md`` §2.1)::
 Replacing FPR and FNR by one-sided Clopper–Pearson *upper* confidence bounds, each at level
 1 − α/2, gives a statement that holds with probability ≥ 1 − α (one union bound over the two
 rates; both terms decrease in both rates, so one pair of upper bounds covers the maximum). This
-is :func:`clopper_pearson_epsilon`, the only value in this module called a *bound*.
+is :func:`clopper_pearson_epsilon`, the only value in this module called a *bound* without
+qualification.
 
 Choosing the threshold (and the direction of the test) on the data that are then counted
-inflates the bound. Two valid protocols are offered (``split``):
-
-``"half"``
-    Each world's trials are split at random (seeded) into a calibration and an evaluation half.
-    The direction and threshold that maximise the Clopper–Pearson bound on the calibration half
-    are then evaluated once on the evaluation half (Jagielski et al. 2020, ``fmnist_audit.py``;
-    jax_privacy ``Split(threshold_estimation_frac=0.5)``).
-``"bonferroni"``
-    Every candidate threshold in both directions is evaluated on all trials, with the overall
-    error α shared equally among the 2·m (threshold, direction) tests, so each rate is bounded
-    at level 1 − α/(4m) (jax_privacy ``Bonferroni()``; Nasr et al. 2023).
+inflates the bound. The protocol is a *threshold strategy* (:mod:`attacks.thresholds`):
+:class:`~attacks.thresholds.ParetoBonferroni` (the default: Bonferroni over the tests on the
+Pareto frontier of the empirical ROC, as jax_privacy), :class:`~attacks.thresholds.Split`
+(``"half"``: choose on a calibration half, count on the other),
+:class:`~attacks.thresholds.Bonferroni` (``"bonferroni"``: every threshold of a 200-quantile
+grid) and :class:`~attacks.thresholds.Explicit` (a pre-registered threshold). Measured power and validity are in :func:`clopper_pearson_epsilon`.
 
 Two directions are always considered: "U>R" (say U when the score is above the threshold) and
 "R>U" (say U when the score is at or below it). An attack whose AUC is far below ½ leaks just as
@@ -42,10 +38,13 @@ much as one far above it (``anchors-auditing.md`` §2.12, pitfall 6).
 With n trials per world even a perfect attack cannot certify more than about ln n; that
 *ceiling* (:func:`epsilon_ceiling`) is returned with every bound and must be reported next to it.
 
-:func:`gdp_epsilon_estimate` fits the μ of a Gaussian trade-off curve (μ-GDP, Dong, Roth & Su
-2022) to the empirical ROC curve and converts it to ε at δ, as in Nasr et al. 2023. It is
-usually much closer to the truth than the (ε, δ) bound, but it is an **estimate** valid only under
-the hypothesis that the trade-off curve is Gaussian; it is never a bound.
+:func:`gdp_epsilon_estimate` reads the scores as a μ-GDP trade-off curve (Dong, Roth & Su 2022;
+Nasr et al. 2023), but only where that reading is tested: :func:`gdp_goodness_of_fit` checks that
+the empirical trade-off curve is consistent with a Gaussian one, and the reading is refused for
+scores that fail the test or are discrete (integer relearn steps, randomized response). When it
+is given, it has two numbers: the point fit of μ (an **estimate**) and a Clopper–Pearson lower
+bound on μ, which is a valid lower bound on ε **only under the hypothesis** that the release's
+trade-off curve is Gaussian.
 
 References
 ----------
@@ -62,47 +61,78 @@ References
 .. [6] M. Nasr, J. Hayes, T. Steinke, B. Balle, F. Tramèr, M. Jagielski, N. Carlini and
    A. Terzis, "Tight Auditing of Differentially Private Machine Learning", USENIX Security 2023.
 .. [7] J. Dong, A. Roth and W. Su, "Gaussian Differential Privacy", JRSS-B 84(1), 2022.
+.. [8] D. D. Dorfman and E. Alf, "Maximum-likelihood estimation of parameters of signal-detection
+   theory and determination of confidence intervals — rating-method data", J. Math. Psychol.
+   6(3), 1969 (the binormal model for binned ROC data).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import betaincinv, ndtri
+from scipy.optimize import minimize
+from scipy.special import betaincinv, ndtr, ndtri
+from scipy.stats import chi2
 
+from attacks.thresholds import (
+    DEFAULT_N_THRESHOLDS,
+    DIRECTIONS,
+    STRATEGY_NAMES,
+    Bonferroni,
+    Explicit,
+    ParetoBonferroni,
+    Split,
+    Strategy,
+    ThresholdStrategy,
+    as_strategy,
+    calibration_size,
+    candidate_thresholds,
+    errors,
+    frontier_tests,
+)
 from certify.errors import PROBABILITY, Integer, InvalidInput, Optional, Real
 from certify.mechanisms import epsilon_for
 
 __all__ = [
     "ALTERNATIVES",
+    "DEFAULT_STRATEGY",
     "DIRECTIONS",
+    "GOF_VERDICTS",
     "SPLITS",
+    "Bonferroni",
     "Counts",
     "EpsilonBound",
+    "Explicit",
     "GDPEstimate",
+    "GaussianFit",
+    "ParetoBonferroni",
+    "Split",
+    "ThresholdStrategy",
     "clopper_pearson_epsilon",
     "clopper_pearson_interval",
     "epsilon_ceiling",
     "epsilon_from_rates",
     "gdp_epsilon_estimate",
+    "gdp_goodness_of_fit",
+    "strategy_ceiling",
 ]
 
-SPLITS: tuple[str, ...] = ("half", "bonferroni")
-"""Threshold-selection protocols accepted by :func:`clopper_pearson_epsilon`."""
+SPLITS: tuple[str, ...] = STRATEGY_NAMES
+"""Threshold strategies :func:`clopper_pearson_epsilon` accepts by name."""
 
-DIRECTIONS: tuple[str, ...] = ("U>R", "R>U")
-"""Test directions: "U>R" says U when ``score > threshold``, "R>U" when ``score <= threshold``."""
+DEFAULT_STRATEGY: Strategy = ParetoBonferroni()
+"""The default threshold strategy; why, in :func:`clopper_pearson_epsilon`."""
 
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "less", "greater")
 """Sides of :func:`clopper_pearson_interval`, named as in :func:`scipy.stats.binomtest`."""
 
-DEFAULT_N_THRESHOLDS = 200
-"""Default number of candidate thresholds (as in the ``anchors-auditing.md`` §2.12 tables)."""
-
+GOF_VERDICTS: tuple[str, ...] = ("accepted", "rejected", "discrete", "untestable")
+"""Outcomes of :func:`gdp_goodness_of_fit`; only "accepted" lets the GDP reading through."""
 
 # ----------------------------------------------------------------------------------------------
 # validation helpers
@@ -421,6 +451,58 @@ def epsilon_ceiling(
     return _ceiling(n_u, n_r, dlt, level)
 
 
+def strategy_ceiling(
+    n_trials: int | tuple[int, int],
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    *,
+    split: str | ThresholdStrategy = "pareto-bonferroni",
+) -> float:
+    """The ceiling of a threshold strategy: the bound a perfectly separating attack gets.
+
+    This is ``EpsilonBound.ceiling`` before any score is seen, for sizing an audit: a split
+    evaluates n − ⌊n·f⌋ trials per world at 1 − α/2 per rate; Pareto-Bonferroni all n trials
+    at 1 − α/2 (a perfect separation leaves one test on the frontier); Bonferroni all n at
+    1 − α/(4m) with m = min(grid, n_u + n_r − 1); an explicit threshold all n at 1 − α/2, or
+    1 − α/4 without a direction.
+
+    Parameters
+    ----------
+    n_trials : int or (int, int)
+        Trials per world supplied to the bound.
+    delta, confidence : float
+        As in :func:`clopper_pearson_epsilon`.
+    split : str or ThresholdStrategy, default "pareto-bonferroni"
+        The strategy (a name gets the default grid), as in :func:`clopper_pearson_epsilon`.
+
+    Returns
+    -------
+    float
+        ε_max ≥ 0.
+
+    Examples
+    --------
+    >>> round(strategy_ceiling(1000, 1e-5), 2), round(strategy_ceiling(1000, 1e-5, split="half"), 2)
+    (5.6, 4.91)
+    """
+    n_u, n_r = _trial_counts(n_trials)
+    dlt = _delta(delta)
+    alpha = 1.0 - _confidence(confidence)
+    strategy = as_strategy(split)
+    if isinstance(strategy, Split):
+        f = strategy.calibration_fraction
+        n_u, n_r = n_u - calibration_size(n_u, f), n_r - calibration_size(n_r, f)
+        tests = 1
+    elif isinstance(strategy, Bonferroni):
+        gaps = n_u + n_r - 1
+        tests = 2 * (gaps if strategy.n_thresholds is None else min(strategy.n_thresholds, gaps))
+    elif isinstance(strategy, Explicit):
+        tests = 2 if strategy.direction is None else 1
+    else:
+        tests = 1
+    return _ceiling(n_u, n_r, dlt, 1.0 - alpha / (2.0 * max(tests, 1)))
+
+
 def _ceiling(n_u: int, n_r: int, delta: float, level: float) -> float:
     fpr = _cp_upper(np.zeros(()), n_r, level)
     fnr = _cp_upper(np.zeros(()), n_u, level)
@@ -428,7 +510,7 @@ def _ceiling(n_u: int, n_r: int, delta: float, level: float) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# Thresholds and counts
+# Counts of one test
 
 
 class Counts(NamedTuple):
@@ -444,40 +526,6 @@ class Counts(NamedTuple):
     fn: int
 
 
-def _candidate_thresholds(pooled: np.ndarray, n_thresholds: int | None) -> np.ndarray:
-    """Midpoints between consecutive distinct pooled scores, at most ``n_thresholds`` of them.
-
-    With more gaps than ``n_thresholds`` the gaps are taken evenly spaced in rank, so the
-    thresholds sit at (approximately) evenly spaced quantiles of the pooled scores.
-    """
-    values = np.unique(pooled)
-    if values.size < 2:
-        return np.empty(0)
-    lo, hi = values[:-1], values[1:]
-    mids = lo + (hi - lo) / 2.0
-    mids = np.where(mids >= hi, lo, mids)  # guard against rounding up onto the next score
-    if n_thresholds is not None and mids.size > n_thresholds:
-        idx = np.unique(np.round(np.linspace(0, mids.size - 1, n_thresholds)).astype(np.int64))
-        mids = mids[idx]
-    return mids
-
-
-def _above(sorted_scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Number of scores strictly above each threshold."""
-    return sorted_scores.size - np.searchsorted(sorted_scores, thresholds, side="right")
-
-
-def _errors(
-    su: np.ndarray, sr: np.ndarray, thresholds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(fp, fn) counts, shape (2, m): row 0 direction "U>R", row 1 direction "R>U"."""
-    above_u = _above(su, thresholds)
-    above_r = _above(sr, thresholds)
-    fp = np.stack([above_r, sr.size - above_r])
-    fn = np.stack([su.size - above_u, above_u])
-    return fp, fn
-
-
 def _counts_at(u: np.ndarray, r: np.ndarray, threshold: float, direction: str) -> Counts:
     said_u_u = int(np.count_nonzero(u > threshold))
     said_u_r = int(np.count_nonzero(r > threshold))
@@ -486,24 +534,161 @@ def _counts_at(u: np.ndarray, r: np.ndarray, threshold: float, direction: str) -
     return Counts(tp=said_u_u, fp=said_u_r, tn=r.size - said_u_r, fn=u.size - said_u_u)
 
 
-def _cp_epsilon_grid(
-    su: np.ndarray, sr: np.ndarray, thresholds: np.ndarray, level: float, delta: float
-) -> np.ndarray:
-    """CP ε lower bound of every (direction, threshold), shape (2, m), each rate at ``level``.
-
-    The CP upper bounds are evaluated once per distinct count, so the cost is one sort, a
-    binary search per threshold and at most 4m special-function evaluations.
-    """
-    fp, fn = _errors(su, sr, thresholds)
-    fpr_upper = _cp_upper_unique(fp, sr.size, level)
-    fnr_upper = _cp_upper_unique(fn, su.size, level)
-    return _eps_from_rates(fpr_upper, fnr_upper, delta)
-
-
 def _cp_upper_unique(k: np.ndarray, n: int, level: float) -> np.ndarray:
     """:func:`_cp_upper` evaluated once per distinct count (special functions are the cost)."""
     values, inverse = np.unique(k, return_inverse=True)
     return _cp_upper(values, n, level)[inverse].reshape(k.shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# One test chosen and counted under a threshold strategy
+
+Objective = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""What a protocol maximises: a function of (FPR_u, FNR_u), non-increasing in both (so that
+upper bounds on the rates give a lower bound on it): ε of Eq. (1), or μ of a Gaussian curve."""
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """The test a protocol run ends with, and everything a bound built on it reports."""
+
+    value: float
+    threshold: float
+    direction: str
+    counts: Counts
+    fpr_upper: float
+    fnr_upper: float
+    level: float
+    """One-sided level of each of the two rate bounds."""
+    ceiling_level: float
+    """The level a perfectly separating attack would be counted at under this protocol."""
+    n_evaluated: tuple[int, int]
+    n_thresholds: int
+    n_tests: int
+    seed: int | None
+
+
+def _count(u: np.ndarray, r: np.ndarray, threshold: float, direction: str, level: float,
+           objective: Objective) -> tuple[Counts, float, float, float]:
+    """Counts, CP upper bounds on FPR and FNR at ``level``, and the objective, of one test."""
+    counts = _counts_at(u, r, threshold, direction)
+    fpr_u = float(_cp_upper(np.asarray(counts.fp), r.size, level))
+    fnr_u = float(_cp_upper(np.asarray(counts.fn), u.size, level))
+    return counts, fpr_u, fnr_u, float(objective(np.asarray(fpr_u), np.asarray(fnr_u)))
+
+
+def _grid_or_fallback(cands: np.ndarray, u: np.ndarray, r: np.ndarray) -> np.ndarray:
+    # Every score is the same value: the only tests say always U or always R.
+    return cands if cands.size else np.array([float(np.max(np.concatenate([u, r])))])
+
+
+def _all_tests(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (direction, threshold) of an m-grid, "U>R" first (row-major order of the grid)."""
+    return np.repeat(np.arange(2), m), np.tile(np.arange(m), 2)
+
+
+def _best_test(su: np.ndarray, sr: np.ndarray, cands: np.ndarray,
+               tests: tuple[np.ndarray, np.ndarray], level: float,
+               objective: Objective) -> tuple[float, str, float]:
+    """(value, direction, threshold) of the test maximising ``objective`` with rates at ``level``.
+
+    Ties go to the first test listed, so a protocol is a deterministic function of its data.
+    """
+    d_idx, t_idx = tests
+    fp, fn = errors(su, sr, cands)
+    values = objective(_cp_upper_unique(fp[d_idx, t_idx], sr.size, level),
+                       _cp_upper_unique(fn[d_idx, t_idx], su.size, level))
+    k = int(np.argmax(values))
+    return float(values[k]), DIRECTIONS[int(d_idx[k])], float(cands[t_idx[k]])
+
+
+def _run_union(u: np.ndarray, r: np.ndarray, strategy: Bonferroni | ParetoBonferroni, alpha: float,
+               objective: Objective, fixed: np.ndarray | None) -> _Counted:
+    """Bonferroni over a set of tests on all trials: the grid, or its Pareto frontier."""
+    su, sr = np.sort(u), np.sort(r)
+    if fixed is None:
+        fixed = candidate_thresholds(np.concatenate([u, r]), strategy.n_thresholds)
+    cands = _grid_or_fallback(fixed, u, r)
+    pareto = isinstance(strategy, ParetoBonferroni)
+    tests = frontier_tests(su, sr, cands) if pareto else _all_tests(cands.size)
+    if tests[0].size == 0:  # nothing on the frontier separates the worlds: one useless test
+        tests = (np.zeros(1, np.int64), np.array([cands.size - 1]))
+    n_tests = int(tests[0].size)
+    level = 1.0 - alpha / (2.0 * n_tests)
+    # a perfect separation leaves a single test on the frontier, counted at a single test's level
+    ceiling_level = 1.0 - alpha / 2.0 if pareto else level
+    _, direction, threshold = _best_test(su, sr, cands, tests, level, objective)
+    counts, fpr_u, fnr_u, value = _count(u, r, threshold, direction, level, objective)
+    return _Counted(value, threshold, direction, counts, fpr_u, fnr_u, level, ceiling_level,
+                    (u.size, r.size), int(np.unique(tests[1]).size), n_tests, None)
+
+
+def _split_worlds(u: np.ndarray, r: np.ndarray, fraction: float,
+                  seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(calibration U, calibration R, evaluation U, evaluation R): a seeded random split of each."""
+    for field, arr in (("scores_u", u), ("scores_r", r)):
+        n_cal = calibration_size(arr.size, fraction)
+        if n_cal < 1 or n_cal >= arr.size:
+            raise InvalidInput(
+                field,
+                f"a 1-D array with enough scores for a calibration fraction of {fraction:g} "
+                "(at least one score in each part; 2 for the 50/50 split)",
+                f"{arr.size} score(s)",
+            )
+    rng = np.random.default_rng(seed)
+    pu, pr = rng.permutation(u.size), rng.permutation(r.size)
+    cu, cr = calibration_size(u.size, fraction), calibration_size(r.size, fraction)
+    return u[pu[:cu]], r[pr[:cr]], u[pu[cu:]], r[pr[cr:]]
+
+
+def _run_split(u: np.ndarray, r: np.ndarray, strategy: Split, alpha: float, objective: Objective,
+               fixed: np.ndarray | None, seed: int) -> _Counted:
+    """Choose the test on a calibration part, count it once on the rest at 1 − α/2 per rate.
+
+    The choice maximises the objective on the calibration part with the rates at the stricter
+    Bonferroni level 1 − α/(4m), not at 1 − α/2 and not at the raw rates: those chase tail
+    thresholds whose calibration counts were lucky (winner's curse; the raw ε is +inf at any
+    threshold with zero errors), while the stricter level discounts small counts. On the bare
+    Gaussian mechanism at ε = 1 with 10⁵ trials per world this lifts the worst of 100
+    repetitions from about 0.35 to about 0.44. Any rule is valid: the evaluation part plays no
+    part in the choice.
+    """
+    cal_u, cal_r, ev_u, ev_r = _split_worlds(u, r, strategy.calibration_fraction, seed)
+    if fixed is None:
+        fixed = candidate_thresholds(np.concatenate([cal_u, cal_r]), strategy.n_thresholds)
+    cands = _grid_or_fallback(fixed, u, r)
+    selection_level = 1.0 - alpha / (4.0 * cands.size)
+    _, direction, threshold = _best_test(np.sort(cal_u), np.sort(cal_r), cands,
+                                         _all_tests(cands.size), selection_level, objective)
+    level = 1.0 - alpha / 2.0
+    counts, fpr_u, fnr_u, value = _count(ev_u, ev_r, threshold, direction, level, objective)
+    return _Counted(value, threshold, direction, counts, fpr_u, fnr_u, level, level,
+                    (ev_u.size, ev_r.size), int(cands.size), 1, seed)
+
+
+def _run_explicit(u: np.ndarray, r: np.ndarray, strategy: Explicit, alpha: float,
+                  objective: Objective) -> _Counted:
+    """The pre-registered threshold, in its direction (or both, α shared between them)."""
+    directions = DIRECTIONS if strategy.direction is None else (strategy.direction,)
+    level = 1.0 - alpha / (2.0 * len(directions))
+    best = max((_count(u, r, strategy.threshold, d, level, objective) + (d,) for d in directions),
+               key=lambda c: c[3])  # the first direction on a tie
+    counts, fpr_u, fnr_u, value, direction = best
+    return _Counted(value, strategy.threshold, direction, counts, fpr_u, fnr_u, level, level,
+                    (u.size, r.size), 1, len(directions), None)
+
+
+def _run(u: np.ndarray, r: np.ndarray, strategy: Strategy, alpha: float, objective: Objective, *,
+         fixed: np.ndarray | None, seed: int) -> _Counted:
+    """Choose and count one test of U against R under ``strategy``, at joint level 1 − α."""
+    if isinstance(strategy, Split):
+        return _run_split(u, r, strategy, alpha, objective, fixed, seed)
+    if isinstance(strategy, Explicit):
+        if fixed is not None:
+            raise InvalidInput("thresholds", "omitted with an Explicit strategy (it carries its "
+                               "own threshold)", "an array")
+        return _run_explicit(u, r, strategy, alpha, objective)
+    return _run_union(u, r, strategy, alpha, objective, fixed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -524,31 +709,37 @@ class EpsilonBound:
     direction : {"U>R", "R>U"}
         "U>R": the test says U when ``score > threshold``; "R>U": when ``score <= threshold``.
     counts : Counts
-        (tp, fp, tn, fn) of that test on the evaluated trials (the evaluation half for
-        ``split="half"``, all trials for ``split="bonferroni"``).
+        (tp, fp, tn, fn) of that test on the evaluated trials (the evaluation part for a
+        :class:`Split`, all trials otherwise).
     fpr_upper, fnr_upper : float
         The Clopper–Pearson upper bounds on FPR and FNR that enter Eq. (1).
     rate_confidence : float
-        One-sided level of each of those two bounds: 1 − α/2 (half), 1 − α/(4m) (Bonferroni).
+        One-sided level of each of those two bounds: 1 − α/(2·``n_tests``).
     n_trials : (int, int)
         Trials supplied per world, (n_u, n_r).
     n_evaluated : (int, int)
         Trials per world that ``counts`` are taken on.
     n_thresholds : int
-        Candidate thresholds considered (per direction).
+        Distinct thresholds considered: the grid of a split or of Bonferroni, the thresholds on
+        the Pareto frontier, 1 for an explicit threshold.
     confidence : float
         Joint confidence 1 − α of the bound.
     delta : float
         δ carried through Eq. (1).
     method : str
-        ``"clopper-pearson/half"`` or ``"clopper-pearson/bonferroni"``.
+        ``"clopper-pearson/<strategy name>"``: ``half`` (or ``split`` for another calibration
+        fraction), ``bonferroni``, ``pareto-bonferroni`` or ``explicit``.
     ceiling : float
-        The largest ε_LB the evaluated trial counts could give (perfect separation), with the
-        same per-rate level; see :func:`epsilon_ceiling`.
+        The largest ε_LB this protocol can give with the evaluated trial counts (perfect
+        separation); see :func:`epsilon_ceiling`.
     seed : int or None
-        Seed of the calibration/evaluation split (None for Bonferroni, which does not split).
+        Seed of the calibration/evaluation split (None for the strategies that do not split).
     kind : str
         Always ``"bound"``, as opposed to :class:`GDPEstimate`'s ``"estimate"``.
+    n_tests : int
+        (threshold, direction) tests the error α was shared among: 1 for a split, 2·m for
+        Bonferroni over m thresholds, the frontier size K for Pareto-Bonferroni, 1 or 2 for an
+        explicit threshold (with or without its direction).
     """
 
     epsilon_lower: float
@@ -567,6 +758,7 @@ class EpsilonBound:
     ceiling: float
     seed: int | None
     kind: str = "bound"
+    n_tests: int = 1
 
     def to_dict(self) -> dict:
         """Plain-Python (JSON-ready) dictionary of the fields; ``counts`` keeps its names."""
@@ -591,13 +783,23 @@ def _explicit_thresholds(value: object) -> np.ndarray:
     return np.unique(arr)
 
 
+def _strategy(split: object, n_thresholds: object) -> Strategy:
+    """The strategy of ``split``; a grid size other than the default needs a named strategy."""
+    grid = _n_thresholds(n_thresholds)
+    if not isinstance(split, str) and grid != DEFAULT_N_THRESHOLDS:
+        # the object carries its own grid; silently overriding either one would hide a mistake
+        raise InvalidInput("n_thresholds", "left at its default when split is a strategy "
+                           "object (set the strategy's own n_thresholds)", n_thresholds)
+    return as_strategy(split, grid)
+
+
 def clopper_pearson_epsilon(
     scores_u: np.ndarray,
     scores_r: np.ndarray,
     *,
     delta: float = 0.0,
     confidence: float = 0.95,
-    split: str = "half",
+    split: str | ThresholdStrategy = DEFAULT_STRATEGY,
     n_thresholds: int | None = DEFAULT_N_THRESHOLDS,
     thresholds: np.ndarray | None = None,
     seed: int = 0,
@@ -610,29 +812,55 @@ def clopper_pearson_epsilon(
         ε_LB = max{0, ln((1 − δ − FPR_u)/FNR_u), ln((1 − δ − FNR_u)/FPR_u)}      (Eq. (2))
 
     where FPR_u and FNR_u are one-sided CP upper bounds. **Simultaneous confidence:** the
-    statement "FPR ≤ FPR_u and FNR ≤ FNR_u" must hold jointly for Eq. (2) to bound ε, so
-    each rate is bounded at one-sided level 1 − α/2 (α = 1 − ``confidence``) and the union
-    bound gives the joint level 1 − α; one pair of upper bounds covers both terms of the
-    maximum because both terms decrease in both rates. Threshold selection is then handled by
-    ``split``:
+    statement "FPR ≤ FPR_u and FNR ≤ FNR_u" must hold jointly for Eq. (2) to bound ε, so with
+    K tests counted each rate is bounded at one-sided level 1 − α/(2K) (α = 1 − ``confidence``)
+    and the union bound gives the joint level 1 − α; one pair of upper bounds covers both terms
+    of the maximum because both terms decrease in both rates. Threshold selection is handled by
+    ``split`` (see :mod:`attacks.thresholds`):
 
-    * ``"half"``: each world is split at random (``seed``) into a calibration half
-      (⌊n/2⌋ trials) and an evaluation half (the rest). The direction and threshold are
-      chosen on the calibration half, as those maximising Eq. (2) with the rates bounded at
-      the stricter Bonferroni level 1 − α/(4m). This selection score deliberately is neither
-      the raw point estimate (+inf at any threshold with zero errors, so it favours useless
-      extreme thresholds) nor the plain 1 − α/2 bound: both chase thresholds in the tail
-      whose calibration counts were lucky (winner's curse), and the stricter level discounts
-      small counts. On the bare Gaussian mechanism at ε = 1 with 10⁵ trials per world this
-      lifts the worst of 100 repetitions from about 0.35 to about 0.44. Only that one test is
-      then counted on the evaluation half, at per-rate level 1 − α/2. The bound is valid
-      whatever the selection rule, because the evaluation half plays no part in the choice.
-    * ``"bonferroni"``: all trials are used, every candidate threshold in both directions is a
-      test (2·m tests), and each rate is bounded at 1 − α/(4m), so all 4m one-sided rate
-      statements hold jointly at 1 − α and the maximum over tests is a valid bound. The
-      union bound is exact for thresholds fixed in advance (pass ``thresholds``); the default
-      grid is taken from the pooled scores, as in jax_privacy, whose coverage is checked by
-      simulation (see ``tests/test_epsilon.py``) rather than proven.
+    * :class:`ParetoBonferroni` (default, ``"pareto-bonferroni"``): all trials are used; the
+      tests are those on the Pareto frontier of the empirical ROC curve in both directions (the
+      vertices of its convex hull; every other test is dominated by a mixture of two of them),
+      K of them, each rate bounded at 1 − α/(2K). K is about 15–25 at 1,000 trials per world.
+    * :class:`Split` (``"half"``): each world is split at random (``seed``) into a calibration
+      part (⌊n·f⌋ trials) and an evaluation part (the rest). The test that maximises Eq. (2) on
+      the calibration part, with the rates at the stricter level 1 − α/(4m), is counted once on
+      the evaluation part at 1 − α/2. Valid by construction.
+    * :class:`Bonferroni` (``"bonferroni"``): every threshold of an m-quantile grid in both
+      directions on all trials, 2·m tests, each rate at 1 − α/(4m).
+    * :class:`Explicit`: one pre-registered threshold (and direction), nothing to correct for
+      but the directions.
+
+    The union bound is exact for tests fixed in advance (``thresholds``, :class:`Explicit`).
+    The Bonferroni grid and the Pareto frontier are taken from the scores themselves, as in
+    jax_privacy, so their validity is checked by simulation rather than proven.
+
+    **Why Pareto-Bonferroni is the default** (measured, α = 0.05, 1,000 trials per world, mean
+    over 500 repetitions; the oracle is the single pre-registered threshold with the
+    highest expected bound for the true distributions, counted at 1 − α/2):
+
+    ==========================  ======  ============  ============  =================
+    scores                      oracle  half          bonferroni    pareto-bonferroni
+    ==========================  ======  ============  ============  =================
+    Gaussian, ε = 1, δ = 1e-5   0.125   0.005 (4 %)   0.032 (26 %)  0.129 (103 %)
+    Gaussian, ε = 3, δ = 1e-5   0.898   0.636 (71 %)  0.663 (74 %)  0.872 (97 %)
+    Laplace, ε = 1              0.812   0.718 (88 %)  0.693 (85 %)  0.779 (96 %)
+    Laplace, ε = 3              2.573   2.389 (93 %)  2.371 (92 %)  2.533 (98 %)
+    randomized response, ε = 1  0.876   0.823 (94 %)  0.855 (98 %)  0.875 (100 %)
+    randomized response, ε = 3  2.779   2.684 (97 %)  2.738 (99 %)  2.778 (100 %)
+    ==========================  ======  ============  ============  =================
+
+    In every row it is stronger than the split and the grid, and reaches 96–103 % of the oracle
+    (the split: 4–97 %), because it keeps every trial and pays for K ≈ 15–25 tests instead of
+    2 × 200. Validity (fraction of repetitions where the bound exceeds the true ε, which a
+    valid 95 % bound keeps ≤ 5 %), 1,000 repetitions at 200 and at 1,000 trials per
+    world (two independent sets of seeds): Gaussian ε = 1 and 3 (δ = 1e-5) 0 %; Laplace ε = 1
+    and 3 (δ = 0) ≤ 0.4 %; randomized response ε = 1 and 3 0.6–3.7 % (one test on the frontier,
+    so this is Clopper–Pearson's own slack); identical worlds 0.3–0.4 %; two-sided geometric
+    ε = 0.5, 1, 3, also with 300 against 3,000 trials, ≤ 1.1 %. A planted ε = 3 (Gaussian,
+    δ = 1e-5) is bounded at 0.86 ± 0.13 (mean ± sd over 200 repetitions; the split: 0.62); the
+    mean bound passes 1 from a planted ε ≈ 3.4 (the split: ≈ 4.1), and the bound exceeds 1 in
+    97 % of repetitions at ε = 4 (the split: 42 %; it needs ε ≈ 5 for 95 %).
 
     Parameters
     ----------
@@ -644,155 +872,332 @@ def clopper_pearson_epsilon(
         δ of the audited claim, in [0, 1). Use the certificate's δ.
     confidence : float, default 0.95
         Joint confidence 1 − α of the bound, in (0, 1).
-    split : {"half", "bonferroni"}, default "half"
-        Threshold-selection protocol, see above.
+    split : str or ThresholdStrategy, default ParetoBonferroni()
+        The threshold strategy, or its name: ``"half"``, ``"bonferroni"``,
+        ``"pareto-bonferroni"`` (see :func:`attacks.thresholds.as_strategy`).
     n_thresholds : int or None, default 200
-        Size of the candidate grid: midpoints between consecutive distinct pooled scores (of the
-        calibration half for ``"half"``, of all trials for ``"bonferroni"``), thinned to this
-        many at evenly spaced ranks (so roughly evenly spaced quantiles). ``None`` keeps every
-        gap. More thresholds cost confidence under ``"bonferroni"`` and add selection noise
-        under ``"half"``; a few hundred is the practical optimum. Ignored when ``thresholds``
-        is given.
+        Grid size for a strategy given by name (``"half"``, ``"bonferroni"``): midpoints
+        between consecutive distinct pooled scores (of the calibration part for a split),
+        thinned to this many at evenly spaced ranks. ``None`` keeps every gap. A strategy
+        object carries its own grid, and then this must stay at its default.
     thresholds : array_like, optional
-        Candidate thresholds fixed before seeing the scores (pre-registered). With
-        ``split="bonferroni"`` and a single threshold this is the fixed-test protocol (the only
-        correction left is for the two directions).
+        Candidate thresholds fixed before seeing the scores (pre-registered), replacing the
+        grid of a split, Bonferroni or Pareto-Bonferroni. With ``split="bonferroni"`` and a
+        single threshold this is the fixed-test protocol (only the two directions are
+        corrected for). Not with :class:`Explicit`.
     seed : int, default 0
-        Seed of the random calibration/evaluation split (``split="half"`` only).
+        Seed of the random calibration/evaluation split (:class:`Split` only).
 
     Returns
     -------
     EpsilonBound
         The bound, the chosen threshold and direction, the counts it was computed from, the
-        trial counts, the ceiling that those counts allow, and the settings.
+        trial counts, the number of tests, the ceiling those counts allow, and the settings.
 
     Raises
     ------
     InvalidInput
-        If a score array is not 1-D, is empty (fewer than 2 scores for ``split="half"``) or
-        holds NaN/inf; ``delta`` is outside [0, 1); ``confidence`` is outside (0, 1); ``split``
-        is unknown; ``n_thresholds`` is not an integer ≥ 1 or None; ``thresholds`` is
-        empty or not finite; or ``seed`` is not an integer ≥ 0.
+        If a score array is not 1-D, is empty (too small to split for :class:`Split`) or holds
+        NaN/inf; ``delta`` is outside [0, 1); ``confidence`` is outside (0, 1); ``split`` is
+        unknown; ``n_thresholds`` is not an integer ≥ 1 or None, or is set with a strategy
+        object; ``thresholds`` is empty, not finite, or given with :class:`Explicit`; or
+        ``seed`` is not an integer ≥ 0.
 
     Notes
     -----
     Trials must be independent (one score per independently trained model pair). Several forget
     examples scored on one model are not independent Bernoulli trials (``anchors-auditing.md``
     §2.12, pitfall 4). Even the optimal test on the bare Gaussian mechanism recovers only about
-    half of ε with 10⁵ trials per world under this (ε, δ) estimator (§2.12 self-test table);
+    half of ε with 10⁵ trials per world under this (ε, δ) estimator (§2.12 self-test table), and
+    at 1,000 trials even the oracle threshold certifies only about 0.9 of a planted ε = 3:
     "ε_LB ≪ ε" is expected and is not evidence that the release is more private than claimed.
+    The Gaussian-hypothesis bound of :func:`gdp_epsilon_estimate` is much tighter where its
+    hypothesis holds.
 
     References
     ----------
     .. [1] Clopper & Pearson 1934; Kairouz, Oh & Viswanath, ICML 2015, Theorem 2.1.
     .. [2] Jagielski, Ullman & Oprea, NeurIPS 2020 (held-out threshold: ``fmnist_audit.py``).
     .. [3] Nasr, Song, Thakurta, Papernot & Carlini, IEEE S&P 2021 (two-sided Eq. (1) + CP).
-    .. [4] Nasr et al., USENIX Security 2023 (Bonferroni over thresholds, as in jax_privacy
-       ``auditing.py``).
+    .. [4] Nasr et al., USENIX Security 2023 (Bonferroni over thresholds); jax_privacy
+       ``auditing.py`` (Bonferroni over the Pareto frontier of the ROC, its default).
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> b = clopper_pearson_epsilon(rng.normal(3.0, 1.0, 2000), rng.normal(0.0, 1.0, 2000))
-    >>> b.direction, 0 < b.epsilon_lower < b.ceiling
-    ('U>R', True)
+    >>> b.direction, b.method, 0 < b.epsilon_lower < b.ceiling
+    ('U>R', 'clopper-pearson/pareto-bonferroni', True)
     """
     u = _scores(scores_u, "scores_u")
     r = _scores(scores_r, "scores_r")
     dlt = _delta(delta)
     conf = _confidence(confidence)
-    if not isinstance(split, str) or split not in SPLITS:
-        raise InvalidInput("split", f"one of {SPLITS}", split)
-    m_req = _n_thresholds(n_thresholds)
+    strategy = _strategy(split, n_thresholds)
     fixed = None if thresholds is None else _explicit_thresholds(thresholds)
-    alpha = 1.0 - conf
+    seed = Integer(0).check("seed", seed)
 
-    if split == "half":
-        seed = Integer(0).check("seed", seed)
-        for field, arr in (("scores_u", u), ("scores_r", r)):
-            if arr.size < 2:
-                raise InvalidInput(
-                    field,
-                    'a 1-D array with at least 2 scores for split="half"',
-                    f"{arr.size} score(s)",
-                )
-        rng = np.random.default_rng(int(seed))
-        pu = rng.permutation(u.size)
-        pr = rng.permutation(r.size)
-        cal_u, ev_u = u[pu[: u.size // 2]], u[pu[u.size // 2 :]]
-        cal_r, ev_r = r[pr[: r.size // 2]], r[pr[r.size // 2 :]]
-        level = 1.0 - alpha / 2.0
-        if fixed is not None:
-            cands = fixed
-        else:
-            cands = _candidate_thresholds(np.concatenate([cal_u, cal_r]), m_req)
-        su, sr = np.sort(cal_u), np.sort(cal_r)
-        eval_u, eval_r = ev_u, ev_r
-        used_seed: int | None = int(seed)
-    else:
-        if fixed is not None:
-            cands = fixed
-        else:
-            cands = _candidate_thresholds(np.concatenate([u, r]), m_req)
-        su, sr = np.sort(u), np.sort(r)
-        eval_u, eval_r = u, r
-        used_seed = None
+    def objective(fpr: np.ndarray, fnr: np.ndarray) -> np.ndarray:
+        return _eps_from_rates(fpr, fnr, dlt)
 
-    if cands.size == 0:
-        # Every score is the same value: the only tests say always U or always R.
-        cands = np.array([float(np.max(np.concatenate([u, r])))])
-    m = int(cands.size)
-    bonferroni_level = 1.0 - alpha / (4.0 * m)
-    if split == "bonferroni":
-        level = bonferroni_level
-
-    # Selection score: the CP bound at the Bonferroni level. For "bonferroni" this is the bound
-    # itself; for "half" it is computed on the calibration half only, where the stricter level
-    # discounts thresholds whose calibration counts are small (the winner's curse of picking the
-    # maximum over many noisy tail thresholds).
-    grid = _cp_epsilon_grid(su, sr, cands, bonferroni_level, dlt)
-    d_idx, t_idx = np.unravel_index(int(np.argmax(grid)), grid.shape)
-    threshold = float(cands[t_idx])
-    direction = DIRECTIONS[d_idx]
-
-    counts = _counts_at(eval_u, eval_r, threshold, direction)
-    n_u_ev, n_r_ev = eval_u.size, eval_r.size
-    fpr_u = float(_cp_upper(np.asarray(counts.fp), n_r_ev, level))
-    fnr_u = float(_cp_upper(np.asarray(counts.fn), n_u_ev, level))
-    eps_lb = float(_eps_from_rates(np.asarray(fpr_u), np.asarray(fnr_u), dlt))
-
+    run = _run(u, r, strategy, 1.0 - conf, objective, fixed=fixed, seed=seed)
     return EpsilonBound(
-        epsilon_lower=eps_lb,
-        threshold=threshold,
-        direction=direction,
-        counts=counts,
-        fpr_upper=fpr_u,
-        fnr_upper=fnr_u,
-        rate_confidence=level,
+        epsilon_lower=run.value,
+        threshold=run.threshold,
+        direction=run.direction,
+        counts=run.counts,
+        fpr_upper=run.fpr_upper,
+        fnr_upper=run.fnr_upper,
+        rate_confidence=run.level,
         n_trials=(int(u.size), int(r.size)),
-        n_evaluated=(int(n_u_ev), int(n_r_ev)),
-        n_thresholds=m,
+        n_evaluated=(int(run.n_evaluated[0]), int(run.n_evaluated[1])),
+        n_thresholds=run.n_thresholds,
         confidence=conf,
         delta=dlt,
-        method=f"clopper-pearson/{split}",
-        ceiling=_ceiling(n_u_ev, n_r_ev, dlt, level),
-        seed=used_seed,
+        method=f"clopper-pearson/{strategy.name}",
+        ceiling=_ceiling(run.n_evaluated[0], run.n_evaluated[1], dlt, run.ceiling_level),
+        seed=run.seed,
+        n_tests=run.n_tests,
     )
 
 
 # ----------------------------------------------------------------------------------------------
-# GDP estimate
+# Is the trade-off curve Gaussian? (goodness of fit)
+
+DEFAULT_GOF_BINS = 10
+"""Bins of :func:`gdp_goodness_of_fit`: pooled deciles, 8 degrees of freedom."""
+
+DEFAULT_GOF_LEVEL = 0.05
+"""Significance level at which :func:`gdp_goodness_of_fit` rejects the Gaussian shape.
+
+The errors are not symmetric: a false rejection only withholds a reading, while a false
+acceptance lets through a bound that is far above the truth (on Laplace scores every repetition
+that passed the test gave a Gaussian-hypothesis bound above the true ε). Hence 5 % rather than
+1 %, at the price of refusing about one Gaussian reading in twenty."""
+
+MIN_GOF_TRIALS = 500
+"""Trials per world below which the Gaussian shape is "untestable" (no GDP reading).
+
+With 200 trials per world the test misses the Laplace mechanism at ε = 1 and 3 in a third to
+half of the repetitions, and every miss gave a bound above the true ε; from 500 it misses
+under 1 %."""
+
+_MIN_PER_BIN = 5  # trials per world per bin on average, the usual floor of a χ² approximation
+
+
+class GaussianFit(NamedTuple):
+    """Outcome of :func:`gdp_goodness_of_fit`.
+
+    ``verdict`` is one of :data:`GOF_VERDICTS`; ``statistic`` (G²), ``df`` and ``p_value`` are
+    NaN, 0 and NaN unless the test ran; ``mu`` is the maximum-likelihood shift of the binormal
+    fit (signed: negative when U scores lower), NaN unless the test ran; ``note`` says why a
+    verdict other than "accepted" was reached.
+    """
+
+    verdict: str
+    statistic: float
+    df: int
+    p_value: float
+    mu: float
+    n_bins: int
+    level: float
+    note: str
+
+
+def _is_discrete(pooled: np.ndarray) -> bool:
+    """Integer-valued, or fewer distinct values than half the scores (ties are the rule)."""
+    n_distinct = np.unique(pooled).size
+    return bool(np.all(pooled == np.round(pooled))) or n_distinct < pooled.size / 2
+
+
+def _rating_counts(u: np.ndarray, r: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of each world in bins cut at the pooled ``n_bins``-quantiles (ties merge bins)."""
+    pooled = np.sort(np.concatenate([u, r]))
+    ranks = np.ceil(np.arange(1, n_bins) * pooled.size / n_bins).astype(np.int64) - 1
+    edges = np.unique(pooled[ranks])
+    edges = edges[edges < pooled[-1]]  # an edge at the maximum would leave the last bin empty
+    bins = edges.size + 1
+    return (np.bincount(np.searchsorted(edges, u, side="left"), minlength=bins),
+            np.bincount(np.searchsorted(edges, r, side="left"), minlength=bins))
+
+
+def _interval_probs(cuts: np.ndarray) -> np.ndarray:
+    """Φ(c_j) − Φ(c_{j−1}) for the bins between ±∞ and ``cuts``, accurate in both tails."""
+    lo = np.concatenate([[-np.inf], cuts])
+    hi = np.concatenate([cuts, [np.inf]])
+    p = np.where(lo > 0, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+    return np.maximum(p, 1e-300)
+
+
+def _binormal_nll(theta: np.ndarray, cu: np.ndarray, cr: np.ndarray) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of the equal-variance binormal model and its gradient.
+
+    θ = (c₁, ln(c₂ − c₁), …, ln(c_{k−1} − c_{k−2}), μ): the cut points on the latent scale,
+    increasing by construction, and the shift. World R is N(0, 1), world U is N(μ, 1).
+    """
+    k = cu.size
+    steps = np.exp(theta[1:k - 1])
+    cuts = theta[0] + np.concatenate([[0.0], np.cumsum(steps)])
+    mu = theta[k - 1]
+    pr, pu = _interval_probs(cuts), _interval_probs(cuts - mu)
+    nll = -float(np.sum(cr * np.log(pr)) + np.sum(cu * np.log(pu)))
+    dens_r = np.exp(-0.5 * cuts**2) / math.sqrt(2 * math.pi)
+    dens_u = np.exp(-0.5 * (cuts - mu) ** 2) / math.sqrt(2 * math.pi)
+    wr, wu = cr / pr, cu / pu
+    # a cut is the upper edge of bin j and the lower edge of bin j + 1
+    grad_cuts = -(dens_r * (wr[:-1] - wr[1:]) + dens_u * (wu[:-1] - wu[1:]))
+    grad_mu = float(np.sum(dens_u * (wu[:-1] - wu[1:])))
+    tail = np.cumsum(grad_cuts[::-1])[::-1]  # cut i moves with θ_m for every m ≤ i
+    grad = np.concatenate([[tail[0]], steps * tail[1:], [grad_mu]])
+    return nll, grad
+
+
+def _fit_binormal(cu: np.ndarray, cr: np.ndarray) -> tuple[float, float]:
+    """(minimal negative log-likelihood, μ̂) of the equal-variance binormal model."""
+    # start from the R-world cumulative probits and the mean probit gap between the worlds
+    fr = np.clip(np.cumsum(cr)[:-1] / cr.sum(), 0.5 / cr.sum(), 1 - 0.5 / cr.sum())
+    fu = np.clip(np.cumsum(cu)[:-1] / cu.sum(), 0.5 / cu.sum(), 1 - 0.5 / cu.sum())
+    cuts = np.maximum.accumulate(ndtri(fr))
+    steps = np.maximum(np.diff(cuts), 1e-3)
+    theta0 = np.concatenate([[cuts[0]], np.log(steps), [float(np.mean(ndtri(fr) - ndtri(fu)))]])
+    res = minimize(_binormal_nll, theta0, args=(cu, cr), jac=True, method="BFGS")
+    return float(res.fun), float(res.x[-1])
+
+
+def _multinomial_nll(counts: np.ndarray) -> float:
+    """Negative log-likelihood of the saturated model (each bin its own probability)."""
+    c = counts[counts > 0]
+    return -float(np.sum(c * np.log(c / counts.sum())))
+
+
+def gdp_goodness_of_fit(
+    scores_u: np.ndarray,
+    scores_r: np.ndarray,
+    *,
+    n_bins: int = DEFAULT_GOF_BINS,
+    level: float = DEFAULT_GOF_LEVEL,
+) -> GaussianFit:
+    """Test whether the empirical trade-off curve of the scores is a Gaussian one (G_μ).
+
+    A trade-off curve is Gaussian exactly when, after some increasing transform of the score,
+    world R is N(0, 1) and world U is N(μ, 1): the *equal-variance binormal* model of signal
+    detection theory (slope 1 in probit space; Dong, Roth & Su 2022, Eq. (6)). The test is the
+    classical one for binned ROC data (Dorfman & Alf 1969): cut the pooled scores at their
+    ``n_bins``-quantiles, fit the k − 1 latent cut points and μ by maximum likelihood to the two
+    worlds' bin counts, and compare with the saturated model by the likelihood-ratio statistic
+    G² = 2·(ℓ_saturated − ℓ_binormal), asymptotically χ² with 2(k − 1) − k = k − 2 degrees of
+    freedom. The fitted transform is free, so any increasing transform of Gaussian scores
+    passes, and only the *shape* of the curve is tested.
+
+    No test is run, and the verdict is not "accepted", when the shape cannot be tested:
+
+    * ``"discrete"``: the scores are integer-valued (relearn steps) or take fewer distinct
+      values than half their number (randomized response, heavily tied scores). The trade-off
+      curve of a discrete score is a polygon, never the strictly convex G_μ, and a μ fitted
+      through its few vertices extrapolates a Gaussian tail that is not there (binary
+      randomized response at ε = 1 reads as μ = 1.23, i.e. ε = 5.6 at δ = 1e-5);
+    * ``"untestable"``: fewer than :data:`MIN_GOF_TRIALS` (500) trials in a world, where the
+      test is too weak to see a Laplace-shaped curve, fewer than three bins, or fewer than
+      three bins holding trials of both worlds (nearly separated worlds: any curve fits).
+
+    A test can only see the curve where there are data. The GDP reading at δ = 1e-5
+    extrapolates it far into the tail, so passing this test makes the Gaussian hypothesis
+    plausible, not true.
+
+    Parameters
+    ----------
+    scores_u, scores_r : array_like, shape (n_u,), (n_r,)
+        Attack scores in worlds U and R; finite, non-empty.
+    n_bins : int, default 10
+        Number of pooled-quantile bins, ≥ 3. Ten deciles leave 8 degrees of freedom and at
+        least 50 trials per bin from 250 per world.
+    level : float, default 0.05
+        The shape is rejected when the p-value is below this, in (0, 1).
+
+    Returns
+    -------
+    GaussianFit
+        Verdict, G², degrees of freedom, p-value, the fitted μ, the bins used, and a note.
+
+    Raises
+    ------
+    InvalidInput
+        Bad scores, ``n_bins`` not an integer ≥ 3, ``level`` outside (0, 1).
+
+    Notes
+    -----
+    Measured at 1,000 trials per world (1,000 repetitions, level 0.05): the bare Gaussian
+    mechanism is accepted in 93.5–94.6 % of repetitions (μ from 0.14 to 1.67, i.e. ε = 0.5 to 8
+    at δ = 1e-5); the Laplace mechanism is rejected in 100 % of repetitions at ε = 1 and 3
+    and 93.9 % at ε = 5 (nearly separated worlds leave little of the curve to test). With 500
+    trials per world: Laplace ε = 1 and 3 rejected in 99.3–99.7 %, Gaussian accepted in 93 %.
+
+    References
+    ----------
+    .. [1] D. D. Dorfman and E. Alf, J. Math. Psychol. 6(3), 1969.
+    .. [2] J. Dong, A. Roth and W. Su, JRSS-B 84(1), 2022, Eq. (6) (G_μ is the binormal ROC).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> gdp_goodness_of_fit(rng.normal(1, 1, 2000), rng.normal(0, 1, 2000)).verdict
+    'accepted'
+    >>> gdp_goodness_of_fit(rng.laplace(1, 1 / 3, 2000), rng.laplace(0, 1 / 3, 2000)).verdict
+    'rejected'
+    """
+    u = _scores(scores_u, "scores_u")
+    r = _scores(scores_r, "scores_r")
+    k_req = Integer(3).check("n_bins", n_bins)
+    lvl = PROBABILITY.check("level", level)
+
+    def refused(verdict: str, note: str) -> GaussianFit:
+        return GaussianFit(verdict, math.nan, 0, math.nan, math.nan, 0, lvl, note)
+
+    pooled = np.concatenate([u, r])
+    if _is_discrete(pooled):
+        kind = "integer-valued" if np.all(pooled == np.round(pooled)) else "heavily tied"
+        return refused("discrete", (
+            f"the scores are {kind} ({np.unique(pooled).size} distinct values among "
+            f"{pooled.size}): the trade-off curve of a discrete score is a polygon, not a "
+            "Gaussian curve"))
+    need = max(MIN_GOF_TRIALS, _MIN_PER_BIN * k_req)
+    if min(u.size, r.size) < need:
+        return refused("untestable", (
+            f"too few trials to test the Gaussian shape (at least {need} per world)"))
+    cu, cr = _rating_counts(u, r, k_req)
+    shared = int(np.count_nonzero((cu > 0) & (cr > 0)))
+    if cu.size < 3 or shared < 3:
+        return refused("untestable", (
+            f"only {shared} of {cu.size} score bins hold trials of both worlds: nearly "
+            "separated worlds fit any trade-off curve, so the Gaussian shape cannot be tested"))
+    nll, mu = _fit_binormal(cu, cr)
+    g2 = max(0.0, 2.0 * (nll - _multinomial_nll(cu) - _multinomial_nll(cr)))
+    df = cu.size - 2
+    p = float(chi2.sf(g2, df))
+    if p < lvl:
+        return GaussianFit("rejected", g2, df, p, mu, int(cu.size), lvl, (
+            f"the trade-off curve is not Gaussian-shaped (G² = {g2:.1f} on {df} df, "
+            f"p = {p:.2g} < {lvl:g})"))
+    return GaussianFit("accepted", g2, df, p, mu, int(cu.size), lvl, "")
+
+
+# ----------------------------------------------------------------------------------------------
+# GDP reading: point estimate and lower bound under the Gaussian hypothesis
+
+GAUSSIAN_HYPOTHESIS = "bound under the Gaussian (mu-GDP) hypothesis"
+"""``GDPEstimate.lower_kind``: what the GDP lower bound is, and on what it rests."""
 
 
 @dataclass(frozen=True)
 class GDPEstimate:
-    """A μ-GDP fit to the empirical ROC curve and the ε it implies. **Not a bound.**
+    """The μ-GDP reading of the scores: a point fit (**not a bound**) and a conditional bound.
 
     Attributes
     ----------
     mu : float
         Fitted μ ≥ 0 of the Gaussian trade-off curve G_μ; NaN when no threshold was usable
-        (``n_points == 0``, see ``note``).
+        (``n_points == 0``) or the reading was refused (``gof`` is not "accepted"); see
+        ``note``.
     epsilon_estimate : float
         ε at which the μ-GDP privacy curve reaches ``delta`` (the analytic-Gaussian curve with
         σ = 1/μ, Δ = 1); ``inf`` when ``delta == 0`` and μ > 0, 0 when μ = 0, NaN with μ.
@@ -808,11 +1213,35 @@ class GDPEstimate:
     n_trials : (int, int)
         Trials per world, (n_u, n_r).
     note : str
-        Empty, or why no estimate could be formed.
+        Empty, or why no estimate could be formed or the reading was refused.
     method : str
         Description of the fit.
     kind : str
-        Always ``"estimate"``: valid only if the trade-off curve really is Gaussian.
+        Always ``"estimate"``: the point fit is valid only if the trade-off curve really is
+        Gaussian, and even then it is not a bound.
+    gof : str
+        Verdict of :func:`gdp_goodness_of_fit`: "accepted" (the reading is given), "rejected",
+        "discrete" or "untestable" (refused: every μ and ε here is NaN).
+    gof_statistic, gof_df, gof_p_value : float, int, float
+        The likelihood-ratio statistic G², its degrees of freedom and p-value (NaN, 0, NaN
+        when no test could be run).
+    gof_level : float
+        Level below which the p-value rejects the Gaussian shape.
+    mu_lower : float
+        Clopper–Pearson lower bound on μ: the largest Φ⁻¹(1 − FPR_u) − Φ⁻¹(FNR_u) over the
+        tests of the threshold strategy, with the rates bounded as for the ε bound. If the
+        release is μ*-GDP, then μ* ≥ ``mu_lower`` with probability ≥ ``confidence``. NaN when
+        refused.
+    epsilon_lower : float
+        ε at ``delta`` of G_{mu_lower}: a lower bound on the release's ε **only under the
+        hypothesis** that its trade-off curve is Gaussian (``lower_kind``); ``inf`` when
+        ``delta == 0`` and ``mu_lower > 0``. NaN when refused.
+    confidence : float
+        Confidence of ``mu_lower``.
+    lower_method : str
+        ``"clopper-pearson/<strategy name> on mu"``.
+    lower_kind : str
+        Always :data:`GAUSSIAN_HYPOTHESIS`.
     """
 
     mu: float
@@ -825,6 +1254,16 @@ class GDPEstimate:
     note: str = ""
     method: str = "gdp-fit (Nasr et al. 2023): assumes a Gaussian trade-off curve; not a bound"
     kind: str = "estimate"
+    gof: str = "untestable"
+    gof_statistic: float = math.nan
+    gof_df: int = 0
+    gof_p_value: float = math.nan
+    gof_level: float = DEFAULT_GOF_LEVEL
+    mu_lower: float = math.nan
+    epsilon_lower: float = math.nan
+    confidence: float = 0.95
+    lower_method: str = ""
+    lower_kind: str = GAUSSIAN_HYPOTHESIS
 
     def to_dict(self) -> dict:
         """Plain-Python (JSON-ready) dictionary of the fields."""
@@ -839,6 +1278,47 @@ def _min_count(value: object, n_u: int, n_r: int) -> int:
     return Integer(1).check("min_count", value)
 
 
+def _gdp_epsilon(mu: float, delta: float) -> float:
+    """ε at ``delta`` of the μ-GDP curve (σ = 1/μ, Δ = 1); NaN stays NaN."""
+    if math.isnan(mu):
+        return math.nan
+    if mu == 0.0:
+        return 0.0
+    if delta == 0.0:
+        return math.inf  # a Gaussian trade-off curve is not (ε, 0)-DP for any finite ε
+    return float(epsilon_for(1.0 / mu, delta, 1.0))
+
+
+def _mu_from_rates(fpr: np.ndarray, fnr: np.ndarray) -> np.ndarray:
+    """max(0, Φ⁻¹(1 − FPR) − Φ⁻¹(FNR)): the smallest μ whose curve G_μ admits these rates.
+
+    μ-GDP means FNR ≥ Φ(Φ⁻¹(1 − FPR) − μ) for every test (Dong, Roth & Su 2022, Eq. (6)); the
+    expression is non-increasing in both rates, so upper bounds on them bound μ from below.
+    """
+    with np.errstate(invalid="ignore"):
+        mu = -ndtri(np.asarray(fpr, dtype=float)) - ndtri(np.asarray(fnr, dtype=float))
+    return np.maximum(0.0, np.nan_to_num(mu, nan=0.0, neginf=0.0))
+
+
+def _gdp_point_fit(u: np.ndarray, r: np.ndarray, n_thresholds: int | None,
+                   k_min: int) -> tuple[float, int]:
+    """(signed μ̂, points used) of the inverse-variance weighted probit fit; μ̂ NaN if none."""
+    cands = candidate_thresholds(np.concatenate([u, r]), n_thresholds)
+    fp_all, fn_all = errors(np.sort(u), np.sort(r), cands)
+    fp, fn = fp_all[0].astype(float), fn_all[0].astype(float)  # direction "U>R"
+    tp, tn = u.size - fn, r.size - fp
+    ok = np.minimum(np.minimum(tp, fp), np.minimum(tn, fn)) >= k_min
+    if not np.any(ok):
+        return math.nan, 0
+    tpr, fpr = tp[ok] / u.size, fp[ok] / r.size
+    z1, z0 = ndtri(tpr), ndtri(fpr)
+    phi1 = np.exp(-0.5 * z1 * z1) / math.sqrt(2.0 * math.pi)
+    phi0 = np.exp(-0.5 * z0 * z0) / math.sqrt(2.0 * math.pi)
+    var = tpr * (1.0 - tpr) / (u.size * phi1**2) + fpr * (1.0 - fpr) / (r.size * phi0**2)
+    w = 1.0 / var
+    return float(np.sum(w * (z1 - z0)) / np.sum(w)), int(np.count_nonzero(ok))
+
+
 def gdp_epsilon_estimate(
     scores_u: np.ndarray,
     scores_r: np.ndarray,
@@ -846,29 +1326,48 @@ def gdp_epsilon_estimate(
     *,
     n_thresholds: int | None = DEFAULT_N_THRESHOLDS,
     min_count: int | None = None,
+    confidence: float = 0.95,
+    split: str | ThresholdStrategy = DEFAULT_STRATEGY,
+    seed: int = 0,
+    n_bins: int = DEFAULT_GOF_BINS,
+    gof_level: float = DEFAULT_GOF_LEVEL,
 ) -> GDPEstimate:
-    """Estimate ε by fitting a μ-GDP trade-off curve to the scores (Nasr et al. 2023). NOT a bound.
+    """Read the scores as a μ-GDP trade-off curve, where that reading is tested.
 
-    Under μ-GDP the optimal test's ROC curve is Φ⁻¹(TPR) = Φ⁻¹(FPR) + μ at every threshold
-    (Dong, Roth & Su 2022, Eq. (6): G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)); for scores that are
-    N(0, 1) in one world and N(μ, 1) in the other, ``Φ⁻¹(TPR(t)) − Φ⁻¹(FPR(t)) = μ`` exactly.
-    The per-threshold differences d_t = Φ⁻¹(TPR̂_t) − Φ⁻¹(FPR̂_t) are therefore averaged with
-    inverse-variance weights (delta method:
+    **Gate.** :func:`gdp_goodness_of_fit` first tests whether the empirical trade-off curve is
+    Gaussian-shaped. Unless its verdict is "accepted", the reading is refused: μ, ε and their
+    bounds are NaN and ``note`` says why (the test rejected the shape, the scores are discrete,
+    or there is too little overlap or data to test it). Applied without this gate, the fit
+    overshoots the truth several-fold on integer relearn steps, randomized response and
+    Laplace-noise scores, whose curves are not Gaussian.
+
+    **Point estimate** (``mu``, ``epsilon_estimate``; NOT a bound). Under μ-GDP the optimal
+    test's ROC curve is Φ⁻¹(TPR) = Φ⁻¹(FPR) + μ at every threshold (Dong, Roth & Su 2022,
+    Eq. (6): G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)). The per-threshold differences
+    d_t = Φ⁻¹(TPR̂_t) − Φ⁻¹(FPR̂_t) are averaged with inverse-variance weights (delta method:
     Var d_t ≈ TPR(1−TPR)/(n_u φ(Φ⁻¹ TPR)²) + FPR(1−FPR)/(n_r φ(Φ⁻¹ FPR)²)), over thresholds with
     at least ``min_count`` trials in each confusion cell (the jax_privacy ``min_count``
-    convention for raw counts). μ is the absolute value; its sign gives the direction. The
-    fitted μ is converted with the exact analytic-Gaussian curve: ε is the root of
-    δ_μ(ε) = δ, i.e. :func:`certify.mechanisms.epsilon_for` with σ = 1/μ and Δ = 1 (μ-GDP is
-    the Gaussian mechanism with μ = Δ/σ).
+    convention). μ is the absolute value; its sign gives the direction. It is converted with the
+    exact analytic-Gaussian curve: ε is the root of δ_μ(ε) = δ, i.e.
+    :func:`certify.mechanisms.epsilon_for` with σ = 1/μ and Δ = 1.
 
-    This reproduces the *purpose* of Nasr et al.'s estimator (a tight ε from few trials, see
-    ``anchors-auditing.md`` §2.12, where the GDP value is within 10 % of ε at 10⁴–10⁵ trials
-    while the CP bound recovers about half). jax_privacy's ``epsilon_from_gdp`` uses CP upper
-    bounds with Bonferroni and the best threshold instead, which makes μ a lower bound *if*
-    the mechanism is μ-GDP; this function returns the point fit. Either way, when the
-    trade-off curve is not Gaussian-shaped (e.g. Laplace noise, or a nonlinear attack score)
-    the result is not a lower bound on anything. Report it labelled "estimate", next to, never
-    instead of, :func:`clopper_pearson_epsilon`.
+    **Lower bound under the Gaussian hypothesis** (``mu_lower``, ``epsilon_lower``). For every
+    test, μ-GDP implies μ ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR); with Clopper–Pearson upper bounds on both
+    rates, chosen and corrected by the threshold strategy ``split`` exactly as
+    :func:`clopper_pearson_epsilon` does, the maximum over the counted tests is a lower bound on
+    μ at ``confidence`` (jax_privacy ``epsilon_from_gdp``, Nasr et al. 2023). Its ε at δ bounds
+    the release's ε **if** the release's trade-off curve is Gaussian; labelled
+    :data:`GAUSSIAN_HYPOTHESIS`, it is reported only when the shape test accepts, which can
+    only lower the chance of reporting a value above the truth. Measured on Gaussian scores
+    (1,000 repetitions at 1,000 trials per world, α = 0.05): ``mu_lower`` exceeded the true μ
+    in at most 1 repetition in 1,000 (ε = 0.5, 1, 3, 8), the shape test accepting 93.5–94.6 %
+    of them. With the split or the 200-threshold grid instead of the frontier it is lower
+    (mean ε_LB at ε = 3: 1.88 and 1.81 against 2.13; at ε = 1: 0.02 and 0.09 against 0.32). For a planted ε = 3 (δ = 1e-5, μ = 0.719) it gives ε_LB = 2.12 ± 0.23
+    (mean ± sd over 200 repetitions, minimum 1.62; refused by the shape test in 10 of the 200)
+    where the (ε, δ) Clopper–Pearson bound gives 0.86 ± 0.13. Where the hypothesis is false
+    and the test cannot see it, the bound is not a bound: on Laplace scores that passed the
+    test (a third to a half of the repetitions at 200 trials per world, hence
+    :data:`MIN_GOF_TRIALS`; 6 % at ε = 5 with 1,000) it exceeded the true ε every time.
 
     Parameters
     ----------
@@ -877,27 +1376,36 @@ def gdp_epsilon_estimate(
     delta : float
         δ at which to express ε, in [0, 1).
     n_thresholds : int or None, default 200
-        Thresholds (midpoints between pooled distinct scores at evenly spaced ranks) to fit
-        over; None uses every gap.
+        Thresholds (midpoints between pooled distinct scores at evenly spaced ranks) for the
+        point fit; None uses every gap.
     min_count : int or None, default None
-        Minimum of (tp, fp, tn, fn) for a threshold to enter the fit. None: 50 (jax_privacy's
-        default) when each world has ≥ 1 000 trials, otherwise 5 % of the smaller world (at
-        least 1), so that small audits still get an estimate.
+        Minimum of (tp, fp, tn, fn) for a threshold to enter the point fit. None: 50
+        (jax_privacy's default) when each world has ≥ 1 000 trials, otherwise 5 % of the smaller
+        world (at least 1), so that small audits still get an estimate.
+    confidence : float, default 0.95
+        Confidence of ``mu_lower``, in (0, 1).
+    split : str or ThresholdStrategy, default ParetoBonferroni()
+        Threshold strategy of the lower bound (as in :func:`clopper_pearson_epsilon`; a name
+        gets the default 200-threshold grid).
+    seed : int, default 0
+        Seed of a :class:`Split`.
+    n_bins, gof_level : int, float
+        Bins and level of the shape test (:func:`gdp_goodness_of_fit`).
 
     Returns
     -------
     GDPEstimate
-        ``mu``, ``epsilon_estimate``, the direction, the number of fitted thresholds, and
-        ``kind="estimate"``. When no threshold has ``min_count`` trials in every cell (too few
-        trials, or the worlds are perfectly separated so that every threshold has an empty
-        cell) μ and ε are NaN, ``n_points == 0`` and ``note`` says why: the fit is undefined,
-        and no number is better than an invented one.
+        The point fit (``kind="estimate"``), the shape test, and the lower bound
+        (``lower_kind`` = :data:`GAUSSIAN_HYPOTHESIS`). When no threshold has ``min_count``
+        trials in every cell the point fit is NaN with ``n_points == 0``: undefined, and no
+        number is better than an invented one.
 
     Raises
     ------
     InvalidInput
         Bad scores, ``delta`` outside [0, 1), ``n_thresholds`` not an integer ≥ 1 or None,
-        ``min_count`` not an integer ≥ 1 or None.
+        ``min_count`` not an integer ≥ 1 or None, ``confidence`` outside (0, 1), an unknown
+        ``split``, ``seed`` not an integer ≥ 0, or bad ``n_bins``/``gof_level``.
 
     References
     ----------
@@ -912,56 +1420,34 @@ def gdp_epsilon_estimate(
     --------
     >>> rng = np.random.default_rng(0)
     >>> g = gdp_epsilon_estimate(rng.normal(1.0, 1.0, 20000), rng.normal(0.0, 1.0, 20000), 1e-5)
-    >>> g.kind, round(g.mu, 1)
-    ('estimate', 1.0)
+    >>> g.kind, g.gof, round(g.mu, 1), 0.9 < g.mu_lower < g.mu
+    ('estimate', 'accepted', 1.0, True)
     """
     u = _scores(scores_u, "scores_u")
     r = _scores(scores_r, "scores_r")
     dlt = _delta(delta)
     m = _n_thresholds(n_thresholds)
     k_min = _min_count(min_count, u.size, r.size)
+    conf = _confidence(confidence)
+    strategy = as_strategy(split)
+    seed = Integer(0).check("seed", seed)
+    fit = gdp_goodness_of_fit(u, r, n_bins=n_bins, level=gof_level)
 
-    cands = _candidate_thresholds(np.concatenate([u, r]), m)
-    su, sr = np.sort(u), np.sort(r)
-    tp = _above(su, cands).astype(float)
-    fp = _above(sr, cands).astype(float)
-    fn, tn = u.size - tp, r.size - fp
-    ok = np.minimum(np.minimum(tp, fp), np.minimum(tn, fn)) >= k_min
-    n_trials = (int(u.size), int(r.size))
-    if not np.any(ok):
-        return GDPEstimate(
-            mu=math.nan,
-            epsilon_estimate=math.nan,
-            delta=dlt,
-            direction="U>R",
-            n_points=0,
-            min_count=k_min,
-            n_trials=n_trials,
-            note=(
-                f"no threshold has at least {k_min} trials in each of TP, FP, TN and FN "
-                "(too few trials, or perfectly separated worlds): the fit is undefined"
-            ),
-        )
-    tpr, fpr = tp[ok] / u.size, fp[ok] / r.size
-    z1, z0 = ndtri(tpr), ndtri(fpr)
-    phi1 = np.exp(-0.5 * z1 * z1) / math.sqrt(2.0 * math.pi)
-    phi0 = np.exp(-0.5 * z0 * z0) / math.sqrt(2.0 * math.pi)
-    var = tpr * (1.0 - tpr) / (u.size * phi1**2) + fpr * (1.0 - fpr) / (r.size * phi0**2)
-    w = 1.0 / var
-    mu_signed = float(np.sum(w * (z1 - z0)) / np.sum(w))
+    mu_signed, n_points = _gdp_point_fit(u, r, m, k_min)
+    notes = []
+    if n_points == 0:
+        notes.append(f"no threshold has at least {k_min} trials in each of TP, FP, TN and FN "
+                     "(too few trials, or perfectly separated worlds): the fit is undefined")
+    sign = mu_signed if not math.isnan(mu_signed) else fit.mu
+    common = dict(delta=dlt, direction="R>U" if sign < 0 else "U>R", n_points=n_points,
+                  min_count=k_min, n_trials=(int(u.size), int(r.size)), gof=fit.verdict,
+                  gof_statistic=fit.statistic, gof_df=fit.df, gof_p_value=fit.p_value,
+                  gof_level=fit.level, confidence=conf,
+                  lower_method=f"clopper-pearson/{strategy.name} on mu")
+    if fit.verdict != "accepted":
+        notes.append(f"GDP reading refused: {fit.note}")
+        return GDPEstimate(mu=math.nan, epsilon_estimate=math.nan, note="; ".join(notes), **common)
+    mu_lower = _run(u, r, strategy, 1.0 - conf, _mu_from_rates, fixed=None, seed=seed).value
     mu = abs(mu_signed)
-    if mu == 0.0:
-        eps = 0.0
-    elif dlt == 0.0:
-        eps = math.inf  # a Gaussian trade-off curve is not (ε, 0)-DP for any finite ε
-    else:
-        eps = float(epsilon_for(1.0 / mu, dlt, 1.0))
-    return GDPEstimate(
-        mu=mu,
-        epsilon_estimate=eps,
-        delta=dlt,
-        direction="U>R" if mu_signed >= 0.0 else "R>U",
-        n_points=int(np.count_nonzero(ok)),
-        min_count=k_min,
-        n_trials=n_trials,
-    )
+    return GDPEstimate(mu=mu, epsilon_estimate=_gdp_epsilon(mu, dlt), note="; ".join(notes),
+                       mu_lower=mu_lower, epsilon_lower=_gdp_epsilon(mu_lower, dlt), **common)
