@@ -14,7 +14,7 @@ from certify.registry import Registry
 
 ENTRY_POINT_GROUP = "unlearn_audit.attacks"
 
-#: name -> "module:Class" of every built-in attack, in the default order of ``--attacks``.
+#: name -> "module:Class" of the built-in attacks run by default, in the default order of ``--attacks``.
 BUILTIN: dict[str, str] = {
     "mia": "attacks.mia:MembershipInference",
     "ulira": "attacks.lira:ULiRA",
@@ -22,8 +22,19 @@ BUILTIN: dict[str, str] = {
     "whitebox": "attacks.whitebox:WhiteBox",
 }
 
+#: name -> "module:Class" of the built-in attacks that run only when named in ``--attacks``
+#: (listed after the defaults): each extra attack costs every bound confidence (Bonferroni), and
+#: these add power only in some games (the LiRA/RMIA variants reuse U-LiRA's shadow models; the
+#: competition metric is an estimate, reported beside its own Clopper-Pearson bound).
+OPTIONAL: dict[str, str] = {
+    "lira-offline": "attacks.lira:LiRAOffline",
+    "rmia": "attacks.rmia:RMIA",
+    "rmia-offline": "attacks.rmia:RMIAOffline",
+    "competition": "attacks.competition:CompetitionMetric",
+}
+
 ATTACKS: Registry = Registry(
-    Attack, ENTRY_POINT_GROUP, BUILTIN, "attacks", noun="attack",
+    Attack, ENTRY_POINT_GROUP, {**BUILTIN, **OPTIONAL}, "attacks", noun="attack",
     allowed=lambda names: "a comma-separated subset of " + ", ".join(names) + " (or 'none')")
 
 register = ATTACKS.register
