@@ -107,7 +107,7 @@ def test_a_toy_method_and_a_toy_attack_run_a_full_audit(extended):
     assert set(report.attacks.comparison.empirical_epsilon_lower) == {"toy-norm", "whitebox"}
     # the diameter certificate holds and is useless: the noise it needs leaves a model at chance
     assert report.verdict == "consistent" and report.tradeoff is None
-    assert {f.code for f in report.findings} == {"released-at-chance", "utility-loss"}
+    assert {f.code for f in report.findings} == {"released-at-chance", "utility-loss", "no-power"}
     # the report, its JSON Schema check and the page pick the new attack up without edits
     data = json.loads(report.to_json())
     assert validate_report(data).attacks.attacks["toy-norm"].details == toy.details

@@ -26,7 +26,7 @@ from audit.report.html import CSP, command_line, render_html, write_html
 
 DATA = Path(__file__).parent / "data"
 SRC = Path(__file__).resolve().parents[1] / "src"
-SECTIONS = ("verdict", "epsilon", "roc", "losses", "relearn", "tradeoff", "utility", "certificate",
+SECTIONS = ("verdict", "epsilon", "roc", "fdp", "losses", "relearn", "tradeoff", "utility", "certificate",
             "findings", "reproduce")
 
 
@@ -75,7 +75,7 @@ def tags(html: str) -> list[str]:
 def test_every_section_is_present(page):
     for section in SECTIONS:
         assert f'<section id="{section}"' in page, section
-    assert page.count('<svg class="plot"') == 5  # ε chart, ROC, losses, relearn, tradeoff
+    assert page.count('<svg class="plot"') == 6  # ε chart, ROC, trade-off (f-DP), losses, relearn, tradeoff
     for heading in ("ROC curves (log–log)", "Loss distributions", "Relearn time", "K–σ–ε tradeoff",
                     "Utility", "Constants", "How to reproduce", "Seeds", "Versions", "Hashes"):
         assert heading in page, heading
@@ -103,7 +103,8 @@ def test_verdict_banner_violated(page_violated, violated):
             assert finding["code"] in banner
     assert "does NOT hold" in banner
     # the violating attack rows are marked
-    assert page_violated.count('<tr class="bad">') == 3  # mia, ulira, whitebox > ε = 1
+    attacks = page_violated[page_violated.index('<section id="roc">'):page_violated.index('<section id="fdp">')]
+    assert attacks.count('<tr class="bad">') == 3  # mia, ulira, whitebox > ε = 1
 
 
 def test_verdict_banner_not_certified(consistent):
@@ -303,7 +304,9 @@ def test_attacks_none_and_empty_sections(consistent):
     assert "This report holds no loss histograms" in html
     assert "Checkpoint recovery check" not in html
     assert '<section id="verdict" class="banner consistent">' in html
-    assert html.count('<svg class="plot"') == 1  # only the ε chart (certified vs realized)
+    # the ε chart (certified vs realized) and the certificate's promised trade-off curve alone
+    assert html.count('<svg class="plot"') == 2
+    assert "no attack was run, so no empirical curve is drawn" in html
 
 
 def test_nonfinite_numbers(violated):
@@ -398,6 +401,7 @@ def test_charts_are_inlinable_svg(violated):
         "losses": plots.loss_histogram_chart(violated["utility"]["loss_histograms"]),
         "relearn": plots.relearn_chart(a["relearn"]["details"]),
         "tradeoff": plots.tradeoff_chart(violated["tradeoff"], 1.0),
+        "fdp": plots.fdp_chart(a["mia"]["bound"]["roc"], "U>R", "mia", 0.27),
     }
     all_ids: list[str] = []
     for name, svg in charts.items():
@@ -433,7 +437,7 @@ def test_chart_text_from_the_report_is_literal():
 
 def test_empty_charts_say_so():
     for svg in (plots.roc_chart({}), plots.loss_histogram_chart(None), plots.relearn_chart(None),
-                plots.tradeoff_chart(None)):
+                plots.tradeoff_chart(None), plots.fdp_chart(None)):
         assert svg.startswith('<svg class="plot"')
     assert plots.epsilon_chart("inf", "nan", None).startswith('<svg class="plot"')
 
@@ -464,3 +468,152 @@ def test_a_method_without_a_theorem_shows_no_certified_epsilon(consistent):
     chart = html[html.index('<section id="epsilon">'):html.index('<section id="roc">')]
     assert "certified ε" not in chart.split("<figcaption>")[0]  # the chart draws no certified bar
     assert '<tr class="bad">' not in html  # no attack row can exceed a certificate that does not exist
+
+
+
+# ----------------------------------------------------------------------------------------
+# the trade-off (f-DP) curve
+
+
+def fdp_section(html: str) -> str:
+    return html[html.index('<section id="fdp">'):html.index('<section id="losses">')]
+
+
+def promised_mu(report: dict) -> float:
+    return report["certificate"]["sensitivity"] / report["certificate"]["sigma"]
+
+
+def test_gaussian_tradeoff_values():
+    from scipy.stats import norm
+
+    for mu in (0.0, 0.27, 1.0, 3.5):
+        for alpha in (1e-6, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.9, 0.999):
+            assert plots.gaussian_tradeoff(alpha, mu) == pytest.approx(norm.cdf(norm.ppf(1 - alpha) - mu),
+                                                                       rel=1e-9, abs=1e-15)
+    assert plots.gaussian_tradeoff(0.0, 1.0) == 1.0 and plots.gaussian_tradeoff(1.0, 1.0) == 0.0
+    assert plots.gaussian_tradeoff(0.3, 0.0) == pytest.approx(0.7)  # μ = 0: the blind guess
+    assert plots.gaussian_tradeoff(0.3, "inf") == 0.0 and math.isnan(plots.gaussian_tradeoff(0.3, -1.0))
+
+
+def test_empirical_tradeoff_is_direction_aware():
+    roc = {"curve": {"fpr": [0.0, 0.1, 0.5, 1.0], "tpr": [0.0, 0.4, 0.9, 1.0]}}
+    assert plots.empirical_tradeoff(roc, "U>R") == ([0.0, 0.1, 0.5, 1.0], [1.0, 0.6, pytest.approx(0.1), 0.0])
+    # R>U says U where U>R says R: the point at each threshold is (1 − FPR, TPR)
+    assert plots.empirical_tradeoff(roc, "R>U") == ([0.0, 0.5, 0.9, 1.0], [1.0, 0.9, 0.4, 0.0])
+    alpha, beta = plots.empirical_tradeoff(roc, "U>R")
+    assert plots.points_below(alpha, beta, 0.0) == 2  # below the diagonal: (0.1, 0.6) and (0.5, 0.1)
+    assert plots.points_below(alpha, beta, 3.0) == 0  # G_3 lies below both
+    assert plots.empirical_tradeoff(None) == ([], [])
+
+
+def test_fdp_chart_with_a_certificate(page_violated, violated):
+    section = fdp_section(page_violated)
+    assert '<svg class="plot" role="img" aria-labelledby="fdp-title"' in section
+    mu = promised_mu(violated)
+    assert f"μ = Δ/σ = {mu:.4g}" in section
+    assert "an empirical curve below the promised curve\n    anywhere is visible evidence against the certificate" \
+        in section.replace("promised curve anywhere", "promised curve\n    anywhere")
+    best = violated["attacks"]["comparison"]["best_attack"]
+    assert f"<b>{best}</b>" in section
+    # the planted violation: the MIA separates the worlds far better than G_μ allows
+    roc = violated["attacks"]["attacks"][best]["bound"]["roc"]
+    alpha, beta = plots.empirical_tradeoff(roc, violated["attacks"]["attacks"][best]["bound"]["direction"])
+    below = plots.points_below(alpha, beta, mu)
+    assert below > 100 and f"Here {below} of {len(alpha)} points lie below it." in section
+    assert '<p class="warn"><strong>Below the promised curve:</strong>' in section
+    # the table (the chart's text alternative): G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) at each α
+    from scipy.stats import norm
+
+    rows = re.findall(r'<td class="num">([^<]+)</td><td class="num">([^<]+)</td>\s*<td class="num">([^<]+)</td>',
+                      section)
+    assert [float(r[0]) for r in rows] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
+    for a, _, promised in rows:
+        assert float(promised) == pytest.approx(norm.cdf(norm.ppf(1 - float(a)) - mu), rel=1e-5)
+    assert section.count('<tr class="bad">') == 6
+
+
+def test_fdp_chart_of_an_honest_run(page, consistent):
+    section = fdp_section(page)
+    assert f"μ = Δ/σ = {promised_mu(consistent):.4g}" in section
+    assert "Here 0 of" in section and 'class="warn"' not in section and '<tr class="bad">' not in section
+
+
+def _without(report: dict, **cert) -> str:
+    r = copy.deepcopy(report)
+    r["certificate"].update(cert)
+    return fdp_section(render_html(r))
+
+
+def test_no_gaussian_curve_without_a_certificate(consistent):
+    promised_colour = plots.BLUE.lower()  # the promised curve is the only blue line of the chart
+    assert promised_colour in fdp_section(render_html(consistent)).lower()
+    cases = {
+        "no certificate was issued": dict(valid=False),
+        "the method has no theorem": dict(kind="none", epsilon=None, sensitivity=None, valid=False),
+        "σ = 0. The release is the retrained model itself": dict(kind="exact", sigma=0.0, sensitivity=0.0),
+        "σ = 0. The privacy comes from noise inside training": dict(kind="training-noise", sigma=0.0,
+                                                                   sensitivity=None),
+        "σ = 0, no noise on the released parameters": dict(sigma=0.0),
+    }
+    for sentence, cert in cases.items():
+        section = _without(consistent, **cert)
+        assert sentence in section, sentence
+        assert '<p class="empty">No Gaussian curve' in section or "No certificate" in section
+        assert "G<sub>μ</sub>(α) = Φ" not in section  # no promise stated
+        assert promised_colour not in section.lower(), sentence  # and none drawn
+        assert '<svg class="plot" role="img" aria-labelledby="fdp-title"' in section  # the attack's curve stays
+        assert "<td class=\"num\">—</td></tr>" in section  # the table's promised column is empty
+
+
+def test_fdp_curve_of_an_attack_in_the_other_direction(violated):
+    """Negated scores: the report's ROC (say U iff score ≥ t) is mirrored and the bound's direction
+    is R>U; the attack's test, and so its trade-off curve, is the same as before."""
+    r = copy.deepcopy(violated)
+    best = r["attacks"]["comparison"]["best_attack"]
+    bound = r["attacks"]["attacks"][best]["bound"]
+    before = plots.empirical_tradeoff(bound["roc"], bound["direction"])
+    curve = bound["roc"]["curve"]
+    bound["direction"] = "R>U"
+    curve["fpr"], curve["tpr"] = [1 - f for f in curve["fpr"]][::-1], [1 - t for t in curve["tpr"]][::-1]
+    after = plots.empirical_tradeoff(bound["roc"], "R>U")
+    assert after[0] == pytest.approx(before[0]) and after[1] == pytest.approx(before[1])
+    section = fdp_section(render_html(r))
+    assert "R&gt;U" in section
+    below = plots.points_below(*before, promised_mu(violated))
+    assert f"Here {below} of {len(before[0])} points lie below it." in section
+
+
+def test_the_trade_off_section_is_in_the_contents(page):
+    assert '<a href="#roc">ROC</a> <a href="#fdp">trade-off curve</a>' in page
+    assert page.index('<section id="roc">') < page.index('<section id="fdp">') < page.index('<section id="losses">')
+
+
+# ----------------------------------------------------------------------------------------
+# the unlearning-competition measurement
+
+
+def test_competition_section(violated):
+    import numpy as np
+
+    from attacks.competition import CAVEATS, competition_metric
+
+    rng = np.random.default_rng(0)
+    res = competition_metric(rng.normal(1.0, 1.0, (64, 5)), rng.normal(size=(64, 5)))
+    details = res.to_dict()
+    details["caveats"] = CAVEATS.format(k=64, delta=1e-5, emax=res.max_epsilon, cap=50.0)
+    r = copy.deepcopy(violated)
+    r["attacks"]["attacks"]["competition"] = dict(copy.deepcopy(r["attacks"]["attacks"]["mia"]),
+                                                  title="Unlearning-competition ε (NeurIPS 2023)", details=details)
+    html = render_html(r)
+    assert '<a href="#competition">competition ε</a>' in html
+    section = html[html.index('<section id="competition">'):html.index('<section id="losses">')]
+    assert f"forget score <b>{details['forget_score']:.4g}</b>" in section
+    assert "<b>estimates, not bounds</b>" in section
+    bound = r["attacks"]["attacks"]["competition"]["bound"]
+    assert f"ε ≥ {bound['epsilon_lower']:.4g}" in section
+    assert section.count("<tr><td class=\"num\">") == len(details["epsilon_histogram"]) == 11  # K = 64: 10 + "≥ 5"
+    assert "≥ 5</td>" in section and "not a bound" in section
+    # the attack's row keeps the headline numbers only (the section has the rest)
+    row = html[html.index('<th scope="row">competition'):]
+    row = row[:row.index("</tr>", row.index('<tr class="desc">'))]
+    assert "forget_score = " in row and "caveats" not in row and "example_epsilons" not in row

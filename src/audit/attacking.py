@@ -2,11 +2,16 @@
 
 World U releases U(A(D), D, Z) + noise; world R releases A(D \\ Z) + noise with the same σ. The
 audit decides which models exist: the trials (:mod:`audit.trials`) and, only when a selected
-attack declares it needs them, shadow models (:mod:`audit.shadows`). Each attack
+attack declares it needs them, shadow models: an independent trial set of the same game (same
+mode, same data, same pinned options), drawn under the role ``"shadows"``. Each attack
 (:mod:`attacks.registry`) returns one score per released model of each world; this module turns
 every attack's scores into the same Clopper–Pearson ε lower bound (δ carried through), ROC curve
 and GDP estimate, and compares them with the certified and realized ε. Nothing here knows an
 attack by name.
+
+Every audit also runs a **positive control**: the same attacks on the original model A(D)
+against the retrained one. Attacks that cannot tell those apart have no power, and a method
+that "passes" them has not shown anything.
 """
 
 from __future__ import annotations
@@ -21,17 +26,19 @@ import torch
 from torch import Tensor
 
 from attacks.base import AttackInputs, to_numpy
-from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate
+from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary
 from audit.report import schema
-from audit.shadows import shadow_models
+from certify.errors import InvalidInput
 from audit.trials import TrialSet, make_trials
 from unlearners.base import Unlearner
 from unlearners.objective import Objective
 
 Tick = Callable[[str, int, int], None]
 _TOL = 1e-9
+#: The most trials per world ``trials_for_ceiling`` may ask for (the configuration's own limit).
+MAX_TRIALS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -56,73 +63,140 @@ class AttackSetup:
     smoothness: Callable[[], float]
 
 
-def _child(seed: int, role: str) -> int:
+def child_seed(seed: int, role: str) -> int:
     """A pure function of (seed, role): the seed of one stage or one attack."""
     state = np.random.SeedSequence([int(seed), zlib.crc32(role.encode())]).generate_state(1, dtype=np.uint64)
     return int(state[0] >> 1)
 
 
-def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], trials: int, mode: str, shadow_models_: int,
+class DegenerateTrials(Exception):
+    """The trials cannot be attacked meaningfully (every release of a world is the same model)."""
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    """How many released models per world, in which mode, and why (recorded in the report)."""
+
+    mode: str
+    reason: str
+    n_trials: int
+    sized_for_ceiling: float | None = None
+
+
+def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan, shadow_models_: int,
                 confidence: float, relearn_max_steps: int, seed: int, tick: Tick) -> schema.Attacks:
-    """Run the selected attacks; return the report's ``attacks`` section."""
+    """Run the selected attacks and their positive control; return the report's ``attacks`` section.
+
+    Raises :class:`DegenerateTrials` when every released model of each world is the same."""
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
     tick("trials", 0, 1)
-    trial_set = make_trials(mode, setup.method, setup.forget, setup.sigma, trials, _child(seed, "trials"),
-                            init=setup.init, theta_unlearned=setup.theta_unlearned,
-                            theta_retrained=setup.theta_retrained)
-    shadows_in = shadows_out = None
-    if "shadows" in needs:
-        shadows_in, shadows_out = shadow_models(setup.method, setup.X, setup.y, setup.forget, setup.init,
-                                                setup.sigma, shadow_models_, _child(seed, "shadows"))
+    trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"))
+    problem = trial_set.degenerate()
+    if problem is not None:
+        raise DegenerateTrials(problem)
+    shadows = (_trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"))
+               if "shadows" in needs else None)
     tick("trials", 1, 1)
-    base = dict(objective=setup.objective, X=setup.X, y=setup.y, forget=setup.forget,
-                X_unseen=setup.X_unseen, y_unseen=setup.y_unseen, theta_original=setup.theta_original,
-                theta_unlearned=setup.theta_unlearned, theta_retrained=setup.theta_retrained,
-                released_unlearned=trial_set.unlearned, released_retrained=trial_set.retrained,
-                noiseless_unlearned=trial_set.theta_unlearned, noiseless_retrained=trial_set.theta_retrained,
-                sigma=setup.sigma, delta=setup.delta,
-                settings={"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps},
-                shadows_in=shadows_in, shadows_out=shadows_out,
-                smoothness=setup.smoothness() if "smoothness" in needs else None)
-    bound_seed = _child(seed, "bound")
+    common = dict(objective=setup.objective, X=setup.X, y=setup.y, forget=setup.forget,
+                  X_unseen=setup.X_unseen, y_unseen=setup.y_unseen, theta_original=setup.theta_original,
+                  theta_retrained=setup.theta_retrained, released_retrained=trial_set.retrained,
+                  noiseless_retrained=trial_set.theta_retrained, sigma=setup.sigma, delta=setup.delta,
+                  settings={"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps},
+                  shadows_out=None if shadows is None else shadows.retrained,
+                  smoothness=setup.smoothness() if "smoothness" in needs else None)
+    game = dict(common, theta_unlearned=setup.theta_unlearned, released_unlearned=trial_set.unlearned,
+                noiseless_unlearned=trial_set.theta_unlearned,
+                shadows_in=None if shadows is None else shadows.unlearned)
+    control = dict(common, theta_unlearned=setup.theta_original, released_unlearned=trial_set.original,
+                   noiseless_unlearned=trial_set.theta_original,
+                   shadows_in=None if shadows is None else shadows.original)
+    bound_seed = child_seed(seed, "bound")
     each = per_attack_confidence(confidence, len(classes))
     results: dict[str, schema.AttackResult] = {}
+    controls: dict[str, schema.AttackResult] = {}
     for i, cls in enumerate(classes):
         tick("attacks", i, len(classes))
-        outcome = cls().run(AttackInputs(seed=_child(seed, cls.name), **base))
+        outcome = cls().run(AttackInputs(seed=child_seed(seed, cls.name), **game))
         results[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, outcome.details,
                                     delta=setup.delta, confidence=each, seed=bound_seed)
+        outcome = cls().run(AttackInputs(seed=child_seed(seed, cls.name + "/control"), **control))
+        controls[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, {},
+                                     delta=setup.delta, confidence=each, seed=bound_seed)
     tick("attacks", len(classes), len(classes))
     return schema.Attacks(
-        trials=_trials(trial_set, seed, confidence, each, setup.delta),
+        trials=_trials(trial_set, plan, seed, confidence, each, setup.delta),
         attacks=results,
         comparison=_comparison(setup, results),
+        positive_control=_positive_control(controls),
     )
 
 
+def _trial_set(setup: AttackSetup, mode: str, n: int, seed: int) -> TrialSet:
+    return make_trials(mode, setup.method, setup.forget, setup.sigma, n, seed, init=setup.init,
+                       theta_unlearned=setup.theta_unlearned, theta_retrained=setup.theta_retrained,
+                       theta_original=setup.theta_original)
+
+
+def _positive_control(controls: dict[str, schema.AttackResult]) -> schema.PositiveControl:
+    bounds = {name: r.bound.epsilon_lower for name, r in controls.items()}
+    best = max(bounds, key=bounds.get) if bounds else None
+    return schema.PositiveControl(
+        epsilon_lower=bounds, auroc={name: r.bound.roc.auroc for name, r in controls.items()},
+        best_attack=best, best_epsilon_lower=bounds[best] if best else 0.0,
+        has_power=bool(best and bounds[best] > 0.0))
+
+
+def trials_for_ceiling(target: float, delta: float, confidence: float) -> int:
+    """The fewest trials per world whose ceiling (a perfectly separating attack under the default
+    threshold strategy, at the per-attack ``confidence``) reaches ``target``: sizing the audit to
+    the largest ε it must be able to prove (1,000 trials reach 5.6 at δ = 1e-5 and 95 %)."""
+    def ceiling(n: int) -> float:
+        return strategy_ceiling(n, delta, confidence)
+
+    lo, hi = 10, 20
+    while ceiling(hi) < target:
+        lo, hi = hi, hi * 2
+        if hi > MAX_TRIALS:
+            raise InvalidInput("target_ceiling", f"a ceiling reachable with at most {MAX_TRIALS:,} trials per world "
+                               f"(that many reach {ceiling(MAX_TRIALS):.2f})", target)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ceiling(mid) < target else (lo, mid)
+    return hi
+
+
+#: Statements each attack makes at its level: the Clopper-Pearson bound, and the GDP lower bound
+#: (valid under the Gaussian hypothesis, reported only where the goodness of fit accepts it).
+STATEMENTS_PER_ATTACK = 2
+
+
 def per_attack_confidence(confidence: float, n_attacks: int) -> float:
-    """The level of each attack's bound so that all of them hold together at ``confidence``.
+    """The level of each bound so that all of them hold together at ``confidence``.
 
     The verdict reads the largest of the attacks' bounds; if each held only at 95 %, the largest
-    would hold at 1 − k·5 % by the union bound (80 % for four attacks). Bonferroni: each bound at
-    1 − (1 − confidence)/k, so the statement "the best attack proves ε ≥ …" holds at
-    ``confidence`` jointly."""
-    return 1.0 - (1.0 - confidence) / max(1, n_attacks)
+    would hold at 1 − k·5 % by the union bound (80 % for four attacks). Bonferroni over the
+    k attacks' two statements each: every bound at 1 − (1 − confidence)/(2k), so "the best
+    attack proves ε ≥ …" holds at ``confidence`` jointly, GDP bounds included."""
+    return 1.0 - (1.0 - confidence) / (STATEMENTS_PER_ATTACK * max(1, n_attacks))
 
 
-def _trials(trial_set: TrialSet, seed: int, confidence: float, each: float, delta: float) -> schema.Trials:
-    return schema.Trials(**trial_set.describe(), n_per_world=trial_set.n_trials, root_seed=seed,
-                         confidence=confidence, per_attack_confidence=each, delta=delta)
+def _trials(trial_set: TrialSet, plan: TrialPlan, seed: int, confidence: float, each: float,
+            delta: float) -> schema.Trials:
+    return schema.Trials(**trial_set.describe(), mode_reason=plan.reason, sized_for_ceiling=plan.sized_for_ceiling,
+                         ceiling=strategy_ceiling(trial_set.n_trials, delta, each),
+                         n_per_world=trial_set.n_trials, root_seed=seed, confidence=confidence,
+                         per_attack_confidence=each, delta=delta)
 
 
 def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int) -> schema.AttackResult:
     su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
     bound = clopper_pearson_epsilon(su, sr, delta=delta, confidence=confidence, seed=seed)
+    gdp = gdp_epsilon_estimate(su, sr, delta, confidence=confidence, seed=seed)
     return schema.AttackResult(
         title=cls.title, description=cls.description,
         bound=schema.EpsilonBound(**bound.to_dict(), roc=RocSummary.from_scores(su, sr).to_dict(),
-                                  gdp_estimate=gdp_epsilon_estimate(su, sr, delta).to_dict()),
+                                  gdp_estimate=gdp.to_dict()),
         details=details,
     )
 
@@ -132,7 +206,15 @@ def _comparison(setup: AttackSetup, results: dict[str, schema.AttackResult]) -> 
     best_name = max(empirical, key=empirical.get) if empirical else None
     best = empirical[best_name] if best_name else 0.0
     certified, realized = setup.certified_epsilon, setup.realized_epsilon
+    gaussian = {name: r.bound.gdp_estimate.epsilon_lower for name, r in results.items()
+                if r.bound.gdp_estimate.gof == "accepted" and math.isfinite(r.bound.gdp_estimate.epsilon_lower)}
+    gaussian_best = max(gaussian, key=gaussian.get) if gaussian else None
     return schema.Comparison(
+        gaussian_epsilon_lower=gaussian,
+        best_gaussian_attack=gaussian_best,
+        best_gaussian_epsilon_lower=gaussian[gaussian_best] if gaussian_best else None,
+        gaussian_above_certified=bool(gaussian_best and certified is not None
+                                      and gaussian[gaussian_best] > certified * (1 + _TOL)),
         certified_epsilon=certified,
         realized_epsilon=realized,
         empirical_epsilon_lower=empirical,

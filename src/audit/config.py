@@ -147,6 +147,10 @@ def _default_attacks() -> tuple[str, ...]:
     return tuple(BUILTIN)
 
 
+#: Default trials per world: noise draws are cheap; a retrain-mode trial is three trainings.
+NOISE_TRIALS, RETRAIN_TRIALS = 1000, 200
+
+
 # -- the declaration -------------------------------------------------------------------------------
 FIELDS: tuple[Field, ...] = (
     Field("method", "r2d", MethodName(), "Unlearning method (see `audit methods`).", "method"),
@@ -204,13 +208,20 @@ FIELDS: tuple[Field, ...] = (
           spelling="pairs", flags=("--option", "-o")),
     Field("attacks", _default_attacks(), AttackNames(),
           "Comma-separated attacks (or none); `audit methods --json` lists them.", "attacks", spelling="csv"),
-    Field("trials", 1000, Integer(10, 10_000_000), "Released models per world scored by the attacks.",
-          "trials"),
-    Field("trial_mode", "noise", Choice(("noise", "retrain")),
-          "noise (fresh noise per trial) or retrain (new initial point per trial).", "trials"),
-    Field("shadow_models", 16, Integer(2, 4096), "Shadow datasets for attacks that need shadow models.",
-          "attacks"),
+    Field("trials", None, Optional(Integer(10, 10_000_000), f"for {NOISE_TRIALS} in noise mode, {RETRAIN_TRIALS} in "
+                                                            "retrain mode"),
+          "Released models per world scored by the attacks.", "trials"),
+    Field("target_ceiling", None, Optional(Real(gt=0, le=15)),
+          "Size the trials so a perfect attack could prove this epsilon (decides the trial count).", "trials"),
+    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain")),
+          "auto (noise if the release adds output noise, else retrain), noise (fresh noise per trial) or "
+          "retrain (training randomness redrawn per trial).", "trials"),
+    Field("shadow_models", 16, Integer(2, 4096),
+          "Shadow models (an independent trial set of the same game) for attacks that need them.", "attacks"),
     Field("confidence", 0.95, Real(gt=0, lt=1), "Confidence of the epsilon lower bounds.", "trials"),
+    Field("one_run_canaries", None, Optional(Integer(10, 1_000_000), "for no one-run audit"),
+          "Canary pairs of the one-run audit (Steinke et al. 2023, adapted to deletion): one held-out mislabelled "
+          "record of each pair is trained on and then deleted.", "attacks"),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
 )
 FIELD = {f.name: f for f in FIELDS}

@@ -63,6 +63,18 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the certificate rests on estimated or assumed constants"),
     FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points"),
     FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully"),
+    FindingCode("degenerate-trials", "error", "consistent",
+                "the trials were refused: every released model of a world is the same, so nothing was measured"),
+    FindingCode("no-power", "warning", "consistent",
+                "the positive control failed: the attacks cannot tell the original model from the retrained one, "
+                "so their verdict on the unlearned model means nothing"),
+    FindingCode("gaussian-above-certificate", "warning", "consistent",
+                "under the Gaussian hypothesis (tested by goodness of fit), an attack's GDP lower bound exceeds the "
+                "certified epsilon; the hypothesis-free bound does not"),
+    FindingCode("one-run-violation", "error", "violated",
+                "the one-run audit proves an epsilon above the one certified for deleting its canaries"),
+    FindingCode("leak-measured", "warning", "not-certified",
+                "an attack proves that the uncertified unlearned model is distinguishable from retraining"),
     FindingCode("budget-spent", "warning", "consistent",
                 "the cumulative epsilon of the releases passed the budget: a retrain is due"),
 )}
@@ -117,12 +129,11 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
             "epsilon-above-request",
             f"the certificate states epsilon {certificate.epsilon:.4g}, above the requested {requested_epsilon:.4g} "
             f"(at delta {certificate.delta:.3g}): the deletion is certified, but not at the epsilon asked for"))
-    if kind == "training-noise":
+    if kind == "training-noise" and (comparison is None or trial_mode == "noise"):
         # The guarantee rests on noise inside training (DP-SGD, Guo et al.'s loss perturbation),
-        # which output-noise trials do not redraw: realized and empirical epsilon of the output
-        # mechanism are not comparable with this certificate, so nothing is flagged as violated.
+        # which output-noise trials do not redraw: only retrain-mode trials test it.
         findings.append(finding("not-comparable", "the certificate adds no output noise (its noise is inside "
-                                "training), so the realized epsilon and the noise-draw attacks do not test it; "
+                                "training), so the realized epsilon and noise-draw attacks do not test it; "
                                 "the measurements are reported for information"))
         return findings + useful
     if comparison is not None:
@@ -133,7 +144,16 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
                 f"CERTIFICATE VIOLATED: the {comparison.best_attack} attack proves epsilon >= "
                 f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack run), "
                 f"above the certified epsilon {comparison.certified_epsilon:.4g}"))
-        elif comparison.realized_below_empirical and trial_mode == "noise":
+        elif comparison.gaussian_above_certified:
+            level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
+            findings.append(finding(
+                "gaussian-above-certificate",
+                f"if the {comparison.best_gaussian_attack} attack's trade-off is Gaussian (its goodness-of-fit test "
+                f"accepted it), its scores prove epsilon >= {comparison.best_gaussian_epsilon_lower:.4g} at {level} "
+                f"confidence, above the certified epsilon {comparison.certified_epsilon:.4g}; the Clopper-Pearson "
+                f"bound, which assumes nothing, is {comparison.best_empirical_epsilon:.4g}: look at this deletion "
+                "closely"))
+        if comparison.realized_below_empirical and trial_mode == "noise" and not comparison.certificate_violated:
             findings.append(finding(
                 "empirical-exceeds-realized",
                 f"the {comparison.best_attack} attack's lower bound {comparison.best_empirical_epsilon:.4g} "
@@ -207,10 +227,41 @@ def ledger_findings(ledger: dict) -> list[dict[str, str]]:
     return out
 
 
-def attacks_skipped(kind: str) -> dict[str, str]:
-    if kind == "training-noise":
-        return finding("attacks-skipped", "the release adds no output noise, so noise-mode trials would all be "
-                                          "the same model; the attacks were skipped (use --trial-mode retrain to "
-                                          "attack the randomness inside training)")
+def measurement_findings(attacks: Any, confidence: float) -> list[dict[str, str]]:
+    """What the attacks' positive control and, for a method without a certificate, the attacks
+    themselves say: ``no-power`` when no attack tells A(D) from A(D \\ Z), ``leak-measured``
+    when an attack proves the uncertified unlearned model distinguishable from retraining."""
+    out = []
+    control, comparison, level = attacks.positive_control, attacks.comparison, f"{100 * confidence:.0f}%"
+    if not control.has_power:
+        aurocs = ", ".join(f"{name} {value:.3f}" for name, value in control.auroc.items())
+        out.append(finding(
+            "no-power", f"no attack proves anything about the original model against the retrained one (every bound "
+            f"is 0 at {level}; AUROC {aurocs}): with these trials and this model the audit cannot see a deletion "
+            "that did nothing, so the unlearned model's empirical epsilon means nothing (more trials, a "
+            "forget set of outlying records, or a model that memorises)"))
+    if comparison.certified_epsilon is None and comparison.best_empirical_epsilon > 0:
+        out.append(finding(
+            "leak-measured", f"the {comparison.best_attack} attack proves epsilon >= "
+            f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack): the unlearned "
+            f"model is distinguishable from retraining (the original model: epsilon >= {control.best_epsilon_lower:.4g})"))
+    return out
+
+
+def one_run_findings(one_run: dict) -> list[dict[str, str]]:
+    if not one_run.get("violation"):
+        return []
+    return [finding("one-run-violation", f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "
+                                         f"{one_run['v']} of {one_run['r']} guesses were right, which proves epsilon "
+                                         f">= {one_run['epsilon_lower']:.4g} at {100 * one_run['confidence']:.0f}% "
+                                         f"confidence, above the certified {one_run['certified_epsilon']:.4g}")]
+
+
+def degenerate_trials(reason: str) -> dict[str, str]:
+    return finding("degenerate-trials", f"the attacks were refused: {reason}; choose trial_mode auto or retrain "
+                                        "(the training randomness), or a method that adds output noise")
+
+
+def attacks_skipped() -> dict[str, str]:
     return finding("attacks-skipped", "no finite noise certifies this run, so there is no released model to "
                                       "attack; the attacks were skipped")

@@ -20,10 +20,19 @@ import torch
 from torch import Tensor
 
 from audit import findings as rules
-from audit.attacking import AttackSetup, run_attacks, smoothness_of
+from audit.attacking import (
+    AttackSetup,
+    DegenerateTrials,
+    TrialPlan,
+    child_seed,
+    per_attack_confidence,
+    run_attacks,
+    smoothness_of,
+    trials_for_ceiling,
+)
 from audit.audited_model import CALLER, describe, prepare, resolve
 from audit.commitment import check_salt, commitment
-from audit.config import AuditConfig
+from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.datasets.forget import indices_of_ids
 from audit.datasets.user import from_user_data, read_ids
@@ -38,6 +47,7 @@ from audit.measurements import (
 )
 from audit.methods import build_method
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
+from audit.trials import choose_mode
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.models import KEEP_IMAGE_SCALE
@@ -155,7 +165,8 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     ledger = None
     if releases is not None:
         t0 = time.perf_counter()
-        ledger = _ledger(method, requests, releases, config, theta_ret, tick)
+        ledger = _ledger(method, requests, releases, config, theta_ret, tick,
+                         child_seed(seeds["attacks"], "consecutive"))
         timings["ledger_s"] = time.perf_counter() - t0
 
     tick("utility", 0, 1)
@@ -180,14 +191,14 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
                      points=config.curve_points, objective=objective, test=test, retrained=theta_ret,
                      refit=fit, gen=noise_gen, tick=tick)
 
-    # Output-noise trials cannot test a guarantee whose noise is inside training (they would all
-    # be the same model), nor a run that no finite noise certifies. Methods without a theorem
-    # are still attacked: their release against the retrained one is what an empirical audit measures.
-    skip = bool(config.attacks) and (
-        (certificate.kind == "training-noise" and certificate.valid and config.trial_mode == "noise")
-        or not math.isfinite(certificate.sigma))
-    attack_results = None
+    # A run that no finite noise certifies has no released model to attack. Everything else is
+    # attacked in the mode an adversary faces (audit.trials.choose_mode): noise draws when the
+    # release adds output noise, the training randomness redrawn per trial otherwise.
+    skip = bool(config.attacks) and not math.isfinite(certificate.sigma)
+    attack_results, refused, plan = None, None, None
     if config.attacks and not skip:
+        mode, reason = choose_mode(config.trial_mode, certificate.sigma, certificate.kind)
+        plan = _trial_plan(config, mode, reason)
         setup = AttackSetup(
             objective=objective, method=method, init=init, X=X, y=y, forget=forget,
             X_unseen=unseen[0], y_unseen=unseen[1], theta_original=theta_orig, theta_unlearned=theta_unl,
@@ -195,19 +206,35 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
             certified_epsilon=certified_epsilon, realized_epsilon=realized_.epsilon,
             smoothness=lambda: smoothness_of(certificate, objective, X, y, theta_orig))
         t0 = time.perf_counter()
-        attack_results = run_attacks(
-            setup, attacks=config.attacks, trials=config.trials, mode=config.trial_mode,
-            shadow_models_=config.shadow_models, confidence=config.confidence,
-            relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"], tick=tick)
+        try:
+            attack_results = run_attacks(
+                setup, attacks=config.attacks, plan=plan, shadow_models_=config.shadow_models,
+                confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"],
+                tick=tick)
+        except DegenerateTrials as exc:
+            refused = str(exc)
         timings["attacks_s"] = time.perf_counter() - t0
+
+    one_run = None
+    if config.one_run_canaries is not None:
+        t0 = time.perf_counter()
+        one_run = _one_run(config, method, X, y, unseen, init, objective.n_outputs, seeds["attacks"])
+        timings["one_run_s"] = time.perf_counter() - t0
 
     found = rules.certificate_findings(certificate, realized_, utility,
                                        attack_results.comparison if attack_results else None,
-                                       config.trial_mode, config.confidence, requested_epsilon=config.epsilon)
+                                       plan.mode if plan else "noise", config.confidence,
+                                       requested_epsilon=config.epsilon)
+    if attack_results is not None:
+        found += rules.measurement_findings(attack_results, config.confidence)
     if ledger is not None:
         found += rules.ledger_findings(ledger)
     if skip:
-        found.append(rules.attacks_skipped(certificate.kind))
+        found.append(rules.attacks_skipped())
+    if refused is not None:
+        found.append(rules.degenerate_trials(refused))
+    if one_run is not None:
+        found += rules.one_run_findings(one_run)
     return schema.ReportModel(
         schema_version=SCHEMA_VERSION,
         tool={"name": TOOL, "version": tool_version()},
@@ -231,6 +258,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         checkpoint_recovery=recovery,
         attacks=attack_results,
         **({"ledger": ledger} if ledger is not None else {}),
+        **({"one_run": one_run} if one_run is not None else {}),
         timings=timings,
         seeds={"root": config.seed, **seeds},
         environment=environment(device),
@@ -238,6 +266,43 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
 
 
 # ----------------------------------------------------------------------------------------
+def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
+    """The trial count: ``trials``, or the fewest that reach ``target_ceiling`` (said in the report)."""
+    if config.target_ceiling is None:
+        if config.trials is not None:
+            return TrialPlan(mode, reason, int(config.trials))
+        default = NOISE_TRIALS if mode == "noise" else RETRAIN_TRIALS
+        return TrialPlan(mode, reason + f"; {default} trials per world, the default of this mode", default)
+    each = per_attack_confidence(config.confidence, len(config.attacks))
+    n = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
+    return TrialPlan(mode, reason, n, float(config.target_ceiling))
+
+
+def _one_run(config: AuditConfig, method: Unlearner, X: Tensor, y: Tensor, unseen: tuple[Tensor, Tensor],
+             init, n_outputs: int, seed: int) -> dict:
+    """The one-run audit on ``one_run_canaries`` pairs of held-out records, mislabelled so that a
+    model that keeps them memorises them (:mod:`audit.onerun`); a certificate that needs infinite
+    noise for the canaries is recorded as skipped."""
+    from audit.onerun import mislabel, one_run_audit
+
+    pairs, available = int(config.one_run_canaries), int(unseen[0].shape[0])
+    if 2 * pairs > available:
+        raise InvalidInput("one_run_canaries", f"at most {available // 2} (two held-out records per pair; "
+                           f"{available} are held out of training)", pairs)
+    game_seed = child_seed(seed, "one-run")
+    canaries_X = unseen[0][: 2 * pairs]
+    canaries_y = mislabel(unseen[1][: 2 * pairs], max(2, int(n_outputs)), game_seed).to(unseen[1].device)
+    try:
+        result = one_run_audit(method, X, y, canaries_X, canaries_y, init, epsilon=config.epsilon,
+                               delta=config.delta, mechanism=config.mechanism, confidence=config.confidence,
+                               seed=game_seed)
+    except InvalidInput as exc:
+        if exc.field in ("one_run_canaries", "canaries_X", "canaries_y"):
+            raise
+        return {"skipped": f"{exc.field}: {exc.allowed} (got {exc.got!r})"}
+    return result.to_dict()
+
+
 def _device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -343,23 +408,35 @@ def _requests(forget: Tensor, n_requests: int, seed: int) -> list[Tensor]:
 
 
 def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig,
-            retrained_all: Tensor, tick) -> dict:
+            retrained_all: Tensor, tick, seed: int) -> dict:
     """Record every release of the sequence with its measured distance to retraining
-    (``retrained_all``, the retrain without every request, is the last release's reference)."""
+    (``retrained_all``, the retrain without every request, is the last release's reference), and
+    attack every pair of consecutive releases (:mod:`attacks.consecutive`)."""
+    from attacks.consecutive import consecutive_release_bounds
     from certify.ledger import PrivacyLedger
 
     book = PrivacyLedger(delta=config.delta, budget_epsilon=config.budget_epsilon)
+    references = []
     for k, (theta, certificate) in enumerate(releases, start=1):
         tick("ledger", k - 1, len(releases))
         union = torch.cat(requests[:k])
         retrained = retrained_all if k == len(releases) else method.retrain(union)
+        references.append(retrained)
         distance = float(torch.linalg.vector_norm(theta - retrained))
         certified = certificate.epsilon if certificate.certified else None
         spent = realized(certificate.sigma, config.delta, distance, certificate.sensitivity, certified)
         book.record_certificate(certificate, forget_total=int(union.numel()), distance=distance,
                                 realized_epsilon=spent.epsilon, label=f"request {k}")
     tick("ledger", len(releases), len(releases))
-    return book.to_dict()
+    ledger = book.to_dict()
+    sigmas = [float(c.sigma) for _, c in releases]
+    if all(math.isfinite(s) for s in sigmas):
+        steps = len(releases) - 1  # every step's bound holds together at the audit's confidence
+        ledger["consecutive"] = consecutive_release_bounds(
+            [theta for theta, _ in releases], references, sigmas, n_trials=NOISE_TRIALS, delta=config.delta,
+            confidence=1.0 - (1.0 - config.confidence) / max(1, steps), seed=seed, split="pareto-bonferroni",
+            draws="projected")
+    return ledger
 
 
 def _now() -> str:

@@ -205,6 +205,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                     if isinstance(g(r, "details", "unlearned"), Mapping)
                     and g(r, "details", "unlearned", "curve_mean_forget_loss")), None)
     tradeoff = report.get("tradeoff")
+    fdp = _fdp(cert, attack_results, comparison.get("best_attack"))
     charts = {
         "epsilon": plots.epsilon_chart(
             certified, realized.get("epsilon"),
@@ -216,6 +217,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "losses": plots.loss_histogram_chart(utility.get("loss_histograms")),
         "relearn": plots.relearn_chart(relearn),
         "tradeoff": plots.tradeoff_chart(tradeoff, certified),
+        "fdp": plots.fdp_chart(fdp["roc"], fdp["direction"], fdp["attack"], fdp["mu"], fdp["chart_reason"]),
     }
     # safe: our own matplotlib output; report strings reach a chart only as tick/legend text,
     # which svg.fonttype = "path" turns into glyph outlines, never into markup
@@ -229,8 +231,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         gdp = b.get("gdp_estimate") or {}
         attack_rows.append({
             "name": name, "title": r.get("title"), "description": r.get("description"),
-            "details": {k: v for k, v in (r.get("details") or {}).items()
-                        if not isinstance(v, (Mapping, list))},
+            "details": _row_details(r.get("details") or {}),
             "epsilon_lower": b.get("epsilon_lower"),
             "ceiling": b.get("ceiling"), "confidence": b.get("confidence"), "delta": b.get("delta"),
             "method": b.get("method"), "direction": b.get("direction"), "counts": b.get("counts"),
@@ -297,6 +298,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "relearn": relearn,
         "histograms": utility.get("loss_histograms"),
         "ledger": report.get("ledger"),
+        "fdp": fdp,
+        "competition": _competition(attack_results),
     }
 
 
@@ -312,6 +315,183 @@ def _get(d: Any, keys: tuple, default: Any = None) -> Any:
     return d
 
 
+# ----------------------------------------------------------------------------------------
+# the trade-off (f-DP) curve and the competition measurement
+
+#: α of the rows of the trade-off table (the chart's text alternative).
+FDP_ALPHAS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5)
+
+_SIGMA_ZERO = {
+    "exact": ("no Gaussian curve: σ = 0 (exact)",
+              "No Gaussian curve: σ = 0. The release is the retrained model itself (an exact certificate), so "
+              "the certificate promises identical worlds (every test on the diagonal), not a Gaussian curve."),
+    "training-noise": ("no Gaussian curve: σ = 0 (training noise)",
+                       "No Gaussian curve: σ = 0. The privacy comes from noise inside training (a training-noise "
+                       "certificate), not from Gaussian noise on the released parameters, so the certificate "
+                       "promises no Gaussian trade-off curve for them."),
+}
+
+
+def _promised_mu(cert: Mapping[str, Any]) -> tuple[float | None, str | None, str | None]:
+    """(μ, None, None) when the certificate promises μ-GDP (Gaussian noise σ on a sensitivity Δ:
+    μ = Δ/σ), else (None, the chart's short reason, the page's sentence)."""
+    if not cert:
+        return None, "no certificate in this report", "No certificate in this report, so no Gaussian curve is promised."
+    if cert.get("kind") == "none":
+        return (None, "no Gaussian curve: no theorem",
+                "No Gaussian curve: the method has no theorem, so the certificate promises nothing.")
+    if not cert.get("valid"):
+        return (None, "no Gaussian curve: no certificate issued",
+                "No Gaussian curve: no certificate was issued (a condition of the theorem failed), so nothing "
+                "is promised.")
+    sigma, sensitivity = plots.num(cert.get("sigma")), plots.num(cert.get("sensitivity"))
+    if sigma == 0:
+        return (None, *_SIGMA_ZERO.get(cert.get("kind"), (
+            "no Gaussian curve: σ = 0",
+            "No Gaussian curve: σ = 0, no noise on the released parameters, so the certificate promises no "
+            "Gaussian trade-off curve.")))
+    if not (math.isfinite(sigma) and sigma > 0):
+        return (None, "no Gaussian curve: σ not finite",
+                f"No Gaussian curve: σ = {fmt(cert.get('sigma'))}, so no finite Gaussian curve is promised.")
+    if not (math.isfinite(sensitivity) and sensitivity >= 0):
+        return (None, "no Gaussian curve: no sensitivity Δ",
+                "No Gaussian curve: the certificate states no finite sensitivity Δ, so μ = Δ/σ is undefined.")
+    return sensitivity / sigma, None, None
+
+
+def _fdp(cert: Mapping[str, Any], attack_results: Mapping[str, Any], best: Any) -> dict[str, Any]:
+    """What the trade-off section shows: the best attack's (FPR, FNR) curve, direction-aware, the
+    certificate's G_μ, how many points lie below it, and a table at :data:`FDP_ALPHAS`."""
+    mu, chart_reason, reason = _promised_mu(cert)
+    result = attack_results.get(best) if isinstance(best, str) else None
+    bound = (result or {}).get("bound") or {}
+    roc = bound.get("roc") if isinstance(bound.get("roc"), Mapping) else None
+    direction = bound.get("direction") or "U>R"
+    alpha, beta = plots.empirical_tradeoff(roc, direction)
+    below = plots.points_below(alpha, beta, mu) if mu is not None else 0
+    rows = []
+    for a in FDP_ALPHAS:
+        reached = [b for x, b in zip(alpha, beta) if x <= a * (1 + 1e-12)]
+        empirical = min(reached) if reached else None
+        promised = plots.gaussian_tradeoff(a, mu) if mu is not None else None
+        rows.append({"alpha": a, "empirical": empirical, "promised": promised,
+                     "below": empirical is not None and promised is not None and empirical < promised - 1e-9})
+    return {"attack": best if alpha else None, "direction": direction, "roc": roc if alpha else None,
+            "n_points": len(alpha), "below": below, "mu": mu, "chart_reason": chart_reason, "reason": reason,
+            "sigma": cert.get("sigma"), "sensitivity": cert.get("sensitivity"),
+            "n_pos": (roc or {}).get("n_pos"), "n_neg": (roc or {}).get("n_neg"), "rows": rows}
+
+
+def _is_competition(details: Any) -> bool:
+    return (isinstance(details, Mapping) and isinstance(details.get("epsilon_histogram"), list)
+            and "forget_score" in details)
+
+
+#: the keys of a competition attack's details shown in its row (its own section shows the rest)
+_COMPETITION_ROW = ("forget_score", "mean_epsilon", "models_per_world")
+
+
+def _row_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    if _is_competition(details):
+        return {k: details[k] for k in _COMPETITION_ROW if k in details}
+    return {k: v for k, v in details.items() if not isinstance(v, (Mapping, list))}
+
+
+def _competition(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every attack that reports the NeurIPS 2023 competition measurement, with its CP bound."""
+    out = []
+    for name in sorted(attack_results):
+        r = attack_results[name] or {}
+        d = r.get("details")
+        if _is_competition(d):
+            out.append({"name": name, "title": r.get("title"), "d": d, "bound": r.get("bound") or {},
+                        "histogram": [h for h in d["epsilon_histogram"] if isinstance(h, Mapping)]})
+    return out
+
+
+#: The trade-off and competition sections, placed after the attacks' ROC section.
+_SECTIONS = """\
+<section id="fdp">
+  <h2>Trade-off (f-DP) curve: the best attack against the certificate's Gaussian curve</h2>
+  <figure>{{ chart }}
+    <figcaption>Each point is one test of the {% if fdp.attack %}best attack, <b>{{ fdp.attack }}</b> (direction
+    {{ fdp.direction }}), at one threshold: its false-positive rate α (a retrained-world release called unlearned)
+    and false-negative rate β (an unlearned-world release called retrained), from {{ fdp.n_pos|fmt }} and
+    {{ fdp.n_neg|fmt }} released models per world; segments between points are the randomised tests in
+    between{% else %}attack with the largest bound; no attack was run, so no empirical curve is drawn{% endif %}.
+    {% if fdp.mu is not none %}The dashed curve is G<sub>μ</sub>(α) = Φ(Φ<sup>−1</sup>(1 − α) − μ), the trade-off
+    the certificate promises: Gaussian noise σ = {{ fdp.sigma|fmt }} on parameters whose distance is at most
+    Δ = {{ fdp.sensitivity|fmt }} makes the release exactly μ-GDP with μ = Δ/σ = {{ fdp.mu|fmt }} (Dong, Roth &amp; Su
+    2022). If the certificate holds, no test lies below that curve: <b>an empirical curve below the promised curve
+    anywhere is visible evidence against the certificate</b> (red points).
+    {% if fdp.attack %}Here {{ fdp.below }} of {{ fdp.n_points }} points lie below it.{% endif %}
+    The points are estimates from finitely many releases, so a point just below the curve can be sampling
+    noise; the Clopper–Pearson bound above is the formal test.{% else %}{{ fdp.reason }}{% endif %}
+    The dotted diagonal is a blind guess.</figcaption>
+  </figure>
+  {% if fdp.mu is none %}<p class="empty">{{ fdp.reason }}</p>{% endif %}
+  {% if fdp.below %}<p class="warn"><strong>Below the promised curve:</strong> {{ fdp.below }} of the
+    {{ fdp.n_points }} tests of {{ fdp.attack }} have a smaller false-negative rate than G<sub>μ</sub> allows at
+    their false-positive rate: visible evidence against the certificate (point estimates).</p>{% endif %}
+  <details><summary>Table of the curves at {{ fdp.rows|length }} false-positive rates</summary>
+  <table>
+    <thead><tr><th>α (false-positive rate)</th><th>best attack: smallest β at FPR ≤ α</th>
+      <th>promised G<sub>μ</sub>(α)</th></tr></thead>
+    <tbody>
+    {% for row in fdp.rows %}
+      <tr{% if row.below %} class="bad"{% endif %}>
+        <td class="num">{{ row.alpha|fmt }}</td><td class="num">{{ row.empirical|fmt }}</td>
+        <td class="num">{{ row.promised|fmt(6) }}</td></tr>
+    {% endfor %}
+    </tbody>
+  </table>
+  <p class="note">The attack's column reads the report's curve points (a downsampled exact curve), so it can
+    only over-state β.</p>
+  </details>
+</section>
+{% for c in competition %}
+<section id="competition{{ '' if loop.first else '-' ~ c.name }}">
+  <h2>Unlearning-competition measurement (NeurIPS 2023): {{ c.name }}</h2>
+  <p>Per forget example, the competition's ε (Triantafillou et al. 2024; google-deepmind/unlearning_evaluation
+    <code>metric.py</code>) from the logit-scaled confidence of {{ c.d.models_per_world|fmt }} released models per
+    world: forget score <b>{{ c.d.forget_score|fmt }}</b> (1: every example below ε = 0.5), mean ε
+    {{ c.d.mean_epsilon|fmt }}, median {{ c.d.median_epsilon|fmt }}, largest {{ c.d.max_epsilon_example|fmt }},
+    over {{ c.d.examples|fmt }} examples at δ = {{ c.d.delta|fmt }}. These are <b>estimates, not bounds</b>. The
+    Clopper–Pearson bound on the same attack's per-model score (the mean confidence over the forget set) is
+    ε ≥ {{ c.bound.epsilon_lower|fmt }} (ceiling {{ c.bound.ceiling|fmt }}, {{ c.bound.confidence|pct }} confidence).</p>
+  <table class="compact">
+    <thead><tr><th>ε of the example</th><th>points</th><th>examples</th></tr></thead>
+    <tbody>
+    {% for h in c.histogram %}
+      <tr><td class="num">{% if h.upper is none %}≥ {{ h.lower|fmt }}{% else %}[{{ h.lower|fmt }}, {{ h.upper|fmt }}){% endif %}</td>
+        <td class="num">{{ h.points|fmt }}</td><td class="num">{{ h.count|fmt }}</td></tr>
+    {% endfor %}
+    </tbody>
+  </table>
+  <p class="note">{{ c.d.caveats|fmt }}</p>
+</section>
+{% endfor %}
+"""
+
+_ANCHOR = '<section id="losses">'
+_NAV = '<a href="#roc">ROC</a>'
+
+
+def _insert_sections(html: str, context: Mapping[str, Any]) -> str:
+    """Place the trade-off and competition sections after the ROC section (before the losses
+    section, or before ``</main>`` when a template has none), with their links in the contents."""
+    block = _environment().from_string(_SECTIONS).render(
+        chart=context["charts"]["fdp"], fdp=context["fdp"], competition=context["competition"])
+    at = html.find(_ANCHOR)
+    at = at if at >= 0 else html.find("</main>")
+    if at < 0:  # pragma: no cover - the shipped template has both
+        return html
+    html = html[:at] + block + "\n" + html[at:]
+    links = ' <a href="#fdp">trade-off curve</a>' + (
+        ' <a href="#competition">competition ε</a>' if context["competition"] else "")
+    return html.replace(_NAV, _NAV + links, 1)
+
+
 def render_html(report: Mapping[str, Any] | Any) -> str:
     """The report as one self-contained HTML document (str). Same report, same bytes."""
     if hasattr(report, "to_json_dict"):  # the report model, serialised by its own encoding
@@ -319,7 +499,8 @@ def render_html(report: Mapping[str, Any] | Any) -> str:
     elif hasattr(report, "to_dict"):
         report = report.to_dict()
     report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
-    return _environment().get_template("report.html.j2").render(**_context(report))
+    context = _context(report)
+    return _insert_sections(_environment().get_template("report.html.j2").render(**context), context)
 
 
 def write_html(report: Mapping[str, Any] | Any, path: str | os.PathLike) -> Path:

@@ -26,6 +26,7 @@ import io
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from statistics import NormalDist
 from typing import Any
 
 # No pyplot and no backend switch: a bare Figure renders to SVG with matplotlib's SVG canvas
@@ -423,4 +424,96 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
             a0.annotate(f"this audit: {symbol} = {fmt_short(chosen)}", xy=(chosen, 1),
                         xycoords=("data", "axes fraction"), xytext=(-4, -2), textcoords="offset points",
                         ha="right", va="top", color=RED, fontsize=8)
+        return _render(fig, name, title)
+
+
+# ----------------------------------------------------------------------------------------
+# the trade-off (f-DP) curve
+
+_STD_NORMAL = NormalDist()
+
+
+def gaussian_tradeoff(alpha: float, mu: float) -> float:
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ): the smallest type-II error (FNR) any test at type-I error (FPR)
+    α can have against μ-GDP (Dong, Roth & Su 2022, Eq. (2.4)); the Gaussian mechanism with
+    sensitivity Δ and noise σ is exactly μ-GDP with μ = Δ/σ."""
+    a, m = num(alpha), num(mu)
+    if math.isnan(a) or math.isnan(m) or m < 0:
+        return math.nan
+    if a <= 0:
+        return 1.0
+    if a >= 1 or math.isinf(m):
+        return 0.0
+    return _STD_NORMAL.cdf(_STD_NORMAL.inv_cdf(1.0 - a) - m)
+
+
+def empirical_tradeoff(roc: Mapping[str, Any] | None, direction: Any = "U>R") -> tuple[list[float], list[float]]:
+    """The (FPR, FNR) points of an attack's test, from a report ROC summary, in increasing FPR.
+
+    The report's curve is "say U when score ≥ t" (U>R): FNR = 1 − TPR. For an attack whose bound
+    used the other direction (R>U: say U when the score is low) the test says U exactly where the
+    U>R test says R, so its point at t is (1 − FPR, TPR).
+    """
+    curve = (roc or {}).get("curve") or {}
+    fpr = [num(v) for v in curve.get("fpr") or []]
+    tpr = [num(v) for v in curve.get("tpr") or []]
+    pts = [(f, t) for f, t in zip(fpr, tpr) if math.isfinite(f) and math.isfinite(t)]
+    if direction == "R>U":
+        pts = [(1.0 - f, t) for f, t in pts]
+    else:
+        pts = [(f, 1.0 - t) for f, t in pts]
+    pts.sort(key=lambda p: (p[0], -p[1]))
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def points_below(alpha: Sequence[float], beta: Sequence[float], mu: Any, tol: float = 1e-9) -> int:
+    """How many (α, β) points lie below G_μ: tests better than the certificate allows."""
+    m = num(mu)
+    if not (math.isfinite(m) and m >= 0):
+        return 0
+    return sum(1 for a, b in zip(alpha, beta) if b < gaussian_tradeoff(a, m) - tol)
+
+
+def fdp_chart(roc: Mapping[str, Any] | None, direction: Any = "U>R", attack: Any = None,
+              mu: Any = None, no_curve_reason: str | None = None) -> str:
+    """The best attack's empirical trade-off curve and the Gaussian curve G_μ the certificate promises.
+
+    x: FPR (a retrained-world release called unlearned), y: FNR (an unlearned-world release
+    called retrained) of the attack's test at each threshold; straight segments between the
+    points are the randomised tests in between. A certificate that holds puts every test on or
+    above G_μ; points below it (red) are tests that beat the promise (point estimates). The
+    diagonal FNR = 1 − FPR is a blind guess. Without a Gaussian promise (no certificate, σ = 0)
+    only the empirical curve is drawn, and ``no_curve_reason`` is written on the chart.
+    """
+    name, title = "fdp", "Trade-off (f-DP) curve: best attack and the certificate's Gaussian curve"
+    alpha, beta = empirical_tradeoff(roc, direction)
+    m = num(mu)
+    has_mu = math.isfinite(m) and m >= 0
+    if not alpha and not has_mu:
+        return _empty(name, title, "no trade-off curve: no attack was run and no Gaussian curve is promised")
+    with rc_context(RC):
+        fig, axes = _figure(5.2)
+        ax = axes[0][0]
+        ax.plot([0, 1], [1, 0], color=GREY, linestyle=":", linewidth=1.2, label="blind guess (FNR = 1 − FPR)")
+        if has_mu:
+            grid = sorted({i / 400 for i in range(401)} | {10.0 ** (-k / 4) for k in range(1, 25)})
+            ax.plot(grid, [gaussian_tradeoff(a, m) for a in grid], color=BLUE, linestyle="--", linewidth=1.6,
+                    label=f"promised by the certificate: G_μ, μ = Δ/σ = {fmt_short(m)}")
+        if alpha:
+            label = f"best attack: {_text(attack) if attack is not None else 'attack'} (direction {_text(direction)})"
+            ax.plot(alpha, beta, color=VERMILLION, linewidth=1.6, marker="o", markersize=2.2, label=label)
+            if has_mu:
+                below = [(a, b) for a, b in zip(alpha, beta) if b < gaussian_tradeoff(a, m) - 1e-9]
+                if below:
+                    ax.plot([p[0] for p in below], [p[1] for p in below], linestyle="none", marker="o",
+                            markersize=5, color=RED, label=f"below the promised curve ({len(below)} points)")
+        if not has_mu and no_curve_reason:
+            ax.text(0.97, 0.97, _text(no_curve_reason), transform=ax.transAxes, ha="right", va="top",
+                    color=GREY, fontsize=8)
+        ax.set_xlim(-0.01, 1.01)
+        ax.set_ylim(-0.01, 1.01)
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel("false-positive rate α (retrained-world release called unlearned)")
+        ax.set_ylabel("false-negative rate β (unlearned-world release called retrained)")
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
         return _render(fig, name, title)

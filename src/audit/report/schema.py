@@ -649,6 +649,9 @@ class Ledger(_Section):
     first_release_over_budget: PosCount | None
     releases: Annotated[list[LedgerRelease], Field(min_length=1)]
     warnings: list[Str]
+    consecutive: list[OpenDict] = Absent()
+    """The optimal attack on each pair of consecutive releases k, k+1 (what request k+1 removed):
+    its Clopper-Pearson bound, jointly valid over the steps, and the pair's exact epsilon."""
 
 
 class SplitUtility(_Section):
@@ -926,10 +929,13 @@ Direction = Literal["U>R", "R>U"]
 
 
 class GdpEstimate(_Section):
-    """A mu-GDP fit to the ROC and the epsilon it implies. Not a bound."""
+    """The mu-GDP reading of an attack's scores: a point fit (not a bound) and a lower bound that
+    holds only under the hypothesis that the trade-off curve is Gaussian. Given only when the
+    goodness-of-fit test accepts the Gaussian shape (``gof``); otherwise every mu and epsilon is
+    nan and ``note`` says why."""
 
     mu: ExtNonNeg
-    """nan when no threshold had enough trials (see ``note``)."""
+    """nan when no threshold had enough trials, or the reading was refused (see ``note``)."""
     epsilon_estimate: ExtNonNeg
     delta: Delta
     direction: Direction
@@ -939,6 +945,21 @@ class GdpEstimate(_Section):
     note: Str
     method: Text
     kind: Literal["estimate"]
+    gof: Literal["accepted", "rejected", "discrete", "untestable"] | None = Absent()
+    """Verdict of the Gaussian-shape test (absent in reports written before it existed)."""
+    gof_statistic: ExtNonNeg | None = Absent()
+    """Likelihood-ratio statistic G2 of the equal-variance binormal fit; nan when not run."""
+    gof_df: Count | None = Absent()
+    """Its degrees of freedom (0 when not run)."""
+    gof_p_value: ExtProbability | None = Absent()
+    gof_level: OpenUnit | None = Absent()
+    mu_lower: ExtNonNeg | None = Absent()
+    """Clopper-Pearson lower bound on mu; nan when the reading was refused."""
+    epsilon_lower: ExtNonNeg | None = Absent()
+    """Epsilon at delta of mu_lower: a lower bound only under the Gaussian hypothesis."""
+    confidence: OpenUnit | None = Absent()
+    lower_method: Text | None = Absent()
+    lower_kind: Literal["bound under the Gaussian (mu-GDP) hypothesis"] | None = Absent()
 
 
 class EpsilonBound(_Section):
@@ -956,14 +977,19 @@ class EpsilonBound(_Section):
     n_thresholds: PosCount
     confidence: OpenUnit
     delta: Delta
-    method: Literal["clopper-pearson/half", "clopper-pearson/bonferroni"]
+    method: Literal["clopper-pearson/half", "clopper-pearson/split", "clopper-pearson/bonferroni",
+                    "clopper-pearson/pareto-bonferroni", "clopper-pearson/explicit"]
+    """The threshold strategy: a calibration split (half or another fraction), Bonferroni over a
+    grid, Bonferroni over the ROC's Pareto frontier, or a pre-registered threshold."""
     ceiling: ExtNonNegNoNan
-    """The largest bound the evaluated counts could give (perfect separation)."""
+    """The largest bound the protocol could give with the evaluated counts (perfect separation)."""
     seed: Seed | None
-    """Seed of the calibration/evaluation split; null for Bonferroni (no split)."""
+    """Seed of the calibration/evaluation split; null for the strategies that do not split."""
     kind: Literal["bound"]
     roc: Roc
     gdp_estimate: GdpEstimate
+    n_tests: PosCount | None = Absent()
+    """(threshold, direction) tests the error was shared among (absent in older reports)."""
 
 
 class AttackResult(_Section):
@@ -981,6 +1007,8 @@ class Trials(_Section):
     """The released models the attacks scored: N per world."""
 
     mode: Literal["noise", "retrain"]
+    mode_reason: Text
+    """Why this mode: the randomness an adversary faces (output noise, or training randomness)."""
     n_trials: PosCount
     seed: Seed
     sigma: ExtNonNegNoNan
@@ -989,12 +1017,19 @@ class Trials(_Section):
     dim: PosCount
     device: Text
     dtype: Literal["float64", "float32"]
+    spread_unlearned: NonNegFloat
+    """Root-mean-square distance of the unlearned world's releases from their mean (0: identical copies)."""
+    spread_retrained: NonNegFloat
+    ceiling: ExtNonNegNoNan
+    """The largest bound a perfectly separating attack could prove with these trials (default strategy)."""
+    sized_for_ceiling: ExtPosNoNan | None
+    """The target ceiling the trial count was sized for; null when the count was given."""
     n_per_world: PosCount
     root_seed: Seed
     confidence: OpenUnit
     """The level at which every attack's bound holds together (so the best one does too)."""
     per_attack_confidence: OpenUnit
-    """Each attack's own level: 1 - (1 - confidence)/k for k attacks (Bonferroni)."""
+    """Each bound's own level: 1 - (1 - confidence)/(2k) for k attacks with two statements each (Bonferroni)."""
     delta: Delta
 
 
@@ -1008,9 +1043,27 @@ class Comparison(_Section):
     best_empirical_epsilon: ExtNonNegNoNan
     best_attack: AttackName | None
     certificate_violated: Bool
+    gaussian_epsilon_lower: dict[AttackName, ExtNonNegNoNan]
+    """GDP lower bounds (Clopper-Pearson on mu) of the attacks whose trade-off passed the
+    Gaussian goodness-of-fit test: valid under the Gaussian hypothesis only."""
+    best_gaussian_attack: AttackName | None
+    best_gaussian_epsilon_lower: ExtNonNegNoNan | None
+    gaussian_above_certified: Bool
+    """The best GDP lower bound exceeds the certified epsilon (evidence under the Gaussian hypothesis)."""
     realized_below_empirical: Bool
     ordering_holds: Bool | None
     """null when no certificate was issued."""
+
+
+class PositiveControl(_Section):
+    """The same attacks on the original model A(D) against the retrained one: their power."""
+
+    epsilon_lower: dict[AttackName, ExtNonNegNoNan]
+    auroc: dict[AttackName, Probability]
+    best_attack: AttackName | None
+    best_epsilon_lower: ExtNonNegNoNan
+    has_power: Bool
+    """False when no attack proves anything about the original model: a pass then means nothing."""
 
 
 class Attacks(_Section):
@@ -1018,6 +1071,7 @@ class Attacks(_Section):
     attacks: dict[AttackName, AttackResult]
     """One entry per attack that ran, by name (built-in or plug-in)."""
     comparison: Comparison
+    positive_control: PositiveControl
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1064,6 +1118,9 @@ class ReportModel(_Section):
     attacks: Attacks | None
     """null when no attack ran."""
     ledger: Ledger | None = Absent()
+    one_run: OpenDict | None = Absent()
+    """The one-run audit (Steinke et al. 2023 adapted to deletion), when one_run_canaries is set:
+    a lower bound on the certificate's epsilon for deleting the inserted canaries."""
     """Present when the audit served several requests (``config.requests`` > 1)."""
     timings: Timings
     seeds: Seeds
@@ -1191,6 +1248,10 @@ def _invalid_input(exc: ValidationError, data: Any) -> InvalidInput:
             allowed, got = tags, ctx.get("tag")
         else:
             allowed, got = f"present ({tags})", MISSING
+    elif kind == "literal_error" and len(ctx.get("expected", "")) > 200:  # a long table: name it, not all of it
+        allowed = (f"one of the {ctx['expected'].count(',') + 1} values of the report schema's table "
+                   f"({ctx['expected'].split(',')[0]}, ...)")
+        got = _short(value)
     else:
         allowed, got = _words(first["msg"]), _short(value)
     more = len(errors) - 1
