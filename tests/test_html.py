@@ -617,3 +617,16 @@ def test_competition_section(violated):
     row = html[html.index('<th scope="row">competition'):]
     row = row[:row.index("</tr>", row.index('<tr class="desc">'))]
     assert "forget_score = " in row and "caveats" not in row and "example_epsilons" not in row
+
+
+def test_page_states_the_trial_mode_the_positive_control_and_the_one_run_audit(consistent):
+    page = render_html(consistent)
+    assert "Why this mode: noise mode" in page and 'id="positive-control"' in page
+    assert "can see a deletion that did nothing" in page and 'id="one-run"' not in page
+    blind = copy.deepcopy(consistent)
+    blind["attacks"]["positive_control"].update(has_power=False, best_epsilon_lower=0.0)
+    blind["one_run"] = {"inserted": 50, "m": 50, "v": 41, "r": 40 + 10, "epsilon_lower": 0.83, "confidence": 0.95,
+                        "ceiling": 1.27, "certified_epsilon": 1.0, "note": "a bound on the group certificate"}
+    page = render_html(blind)
+    assert "no attack proves anything" in page and "this audit has no power" in page
+    assert 'id="one-run"' in page and "41 of" in page and "0.83" in page and "a bound on the group certificate" in page

@@ -327,9 +327,9 @@ def test_report_renders_and_fetches_nothing(chromium, tmp_path, name, verdict, b
 
     result, network, wire = visit(chromium, page)
 
-    # it renders: the DOM holds the banner and the five charts, laid out over many screens
+    # it renders: the DOM holds the banner and the six charts (the sixth: f-DP trade-off), over many screens
     assert f">{verdict}<" in result["verdict_html"]
-    assert result["n_plots"] == 5
+    assert result["n_plots"] == 6
     assert result["height"] > 4000
 
     # the screenshot is not blank, and the banner at the top has the verdict's colour

@@ -27,6 +27,7 @@ FAST = {
     "retrain": {"steps": 20},
     "finetune": {"steps": 20},
     "neggrad": {"steps": 20},
+    "noop": {"steps": 20},
     "cns": {"steps": 40, "depth": 40, "solver": "dense"},
     "curenewton": {"steps": 20},
     "newton": {},

@@ -26,6 +26,7 @@ BUILTIN: dict[str, str] = {
     "ngd-minmax": "unlearners.ngd:MinMaxNGD",
     "finetune": "unlearners.finetune:FineTune",
     "neggrad": "unlearners.neggrad:NegativeGradient",
+    "noop": "unlearners.noop:NoOp",
     "dpsgd": "unlearners.dpsgd:DPSGD",
     "hf": "unlearners.hessian_free:HessianFree",
 }

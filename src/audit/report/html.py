@@ -295,6 +295,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "csp": Markup(CSP),  # a constant, so its quotes stay literal
         "report_json": _embedded_json(report),
         "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
+        "control": (attacks or {}).get("positive_control"),
+        "one_run": report.get("one_run"),
         "relearn": relearn,
         "histograms": utility.get("loss_histograms"),
         "ledger": report.get("ledger"),

@@ -1,0 +1,113 @@
+"""Trials that model the adversary: the mode an audit picks and why, refused degenerate trials, the
+positive control, trials sized to a ceiling, shadows as a role of the same game, the consecutive-
+release attack in the ledger and the one-run audit in the report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import audit
+from attacks.epsilon import strategy_ceiling
+from audit import AuditConfig
+from audit.attacking import per_attack_confidence, trials_for_ceiling
+from audit.report.schema import validate_report
+from audit.trials import choose_mode, make_trials
+from certify.errors import InvalidInput
+from synthetic import synthetic
+from unlearners.models import logistic_regression
+from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
+
+SMALL = dict(max_train=300, forget_count=10, noise_draws=2, curve_points=2, steps=30)
+
+
+@pytest.mark.parametrize(("sigma", "kind", "mode"), [
+    (0.0, "none", "retrain"), (0.0, "exact", "retrain"), (0.0, "training-noise", "retrain"),
+    (0.7, "training-noise", "retrain"), (0.7, "output-noise", "noise")])
+def test_auto_mode_is_the_randomness_an_adversary_faces(sigma, kind, mode):
+    chosen, why = choose_mode("auto", sigma, kind)
+    assert chosen == mode and why.startswith(f"{mode} mode")
+    assert choose_mode("noise", 0.0, "none") == ("noise", "noise mode, as configured (trial_mode = 'noise')")
+    with pytest.raises(InvalidInput, match="trial_mode"):
+        choose_mode("noisy", 1.0, "output-noise")
+
+
+def test_uncertified_finetune_is_attacked_on_trials_that_differ():
+    report = audit.run(AuditConfig(method="finetune", model="mlp", trials=20, attacks=("mia", "whitebox"), **SMALL))
+    trials = report.attacks.trials
+    assert trials.mode == "retrain" and "sigma = 0" in trials.mode_reason and trials.path == "vmap"
+    assert trials.spread_unlearned > 0 and trials.spread_retrained > 0  # never identical copies
+    assert "degenerate-trials" not in {f.code for f in report.findings}
+
+
+def test_identical_copies_are_refused_with_a_finding():
+    report = audit.run(AuditConfig(method="finetune", trial_mode="noise", trials=20, attacks=("mia",), **SMALL))
+    codes = {f.code: f for f in report.findings}
+    assert report.attacks is None and codes["degenerate-trials"].severity == "error"
+    assert "identical" in codes["degenerate-trials"].message and "trial_mode auto or retrain" in codes[
+        "degenerate-trials"].message
+
+
+def test_positive_control_sees_a_noop_and_retraining_is_not_flagged():
+    # a logistic regression that memorises 200 digits: a no-op leaves Z visible
+    config = dict(dataset="digits", max_train=200, forget_count=10, steps=100, horizon=60.0, trials=60,
+                  attacks=("whitebox", "ulira"), shadow_models=8, noise_draws=2, curve_points=2)
+    noop = audit.run(AuditConfig(method="noop", **config))
+    assert noop.attacks.positive_control.has_power
+    # a no-op *is* the original model: its game and its positive control are the same game
+    assert noop.attacks.comparison.best_empirical_epsilon > 0 and "leak-measured" in {f.code for f in noop.findings}
+    retrain = audit.run(AuditConfig(method="retrain", **config))
+    assert retrain.attacks.comparison.best_empirical_epsilon == 0.0
+    assert retrain.attacks.positive_control.has_power and "no-power" not in {f.code for f in retrain.findings}
+
+
+def test_trials_are_sized_to_a_target_ceiling():
+    each = per_attack_confidence(0.95, 4)
+    n = trials_for_ceiling(4.0, 1e-5, each)
+    assert strategy_ceiling(n, 1e-5, each) >= 4.0 > strategy_ceiling(n - 1, 1e-5, each)
+    assert trials_for_ceiling(5.0, 1e-5, each) > n
+    with pytest.raises(InvalidInput, match="target_ceiling"):
+        trials_for_ceiling(14.9, 1e-5, each)
+    report = audit.run(AuditConfig(target_ceiling=2.5, attacks=("whitebox",), max_train=500, noise_draws=2,
+                                   curve_points=2))
+    trials = report.attacks.trials
+    assert trials.sized_for_ceiling == 2.5 and trials.ceiling >= 2.5
+    assert trials.n_per_world == trials_for_ceiling(2.5, 1e-5, per_attack_confidence(0.95, 1))
+
+
+def test_trials_and_shadows_are_pure_functions_of_seed_role_and_index():
+    X, y = synthetic(n=120, d=4, classes=2, seed=1)
+    obj = Objective(logistic_regression(4, 2).double())
+    method = get_method("finetune")(obj, steps=10)
+    method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0), torch.float64))
+    forget = torch.tensor([2, 7])
+
+    def init(g):
+        return default_init(obj, g, torch.float64)
+
+    big = make_trials("retrain", method, forget, 0.0, 6, seed=5, init=init)
+    small = make_trials("retrain", method, forget, 0.0, 3, seed=5, init=init)
+    other = make_trials("retrain", method, forget, 0.0, 3, seed=6, init=init)
+    for name in ("unlearned", "retrained", "original"):
+        assert torch.equal(getattr(big, name)[:3], getattr(small, name))
+        assert not torch.equal(getattr(other, name), getattr(small, name))
+
+
+def test_consecutive_releases_are_attacked_per_step_of_the_ledger():
+    report = audit.run(AuditConfig(requests=3, forget_count=2, attacks=(), max_train=500, noise_draws=2,
+                                   curve_points=2))
+    steps = json.loads(report.to_json())["ledger"]["consecutive"]
+    assert [s["step"] for s in steps] == [1, 2] and all(0 <= s["epsilon_lower"] <= s["ceiling"] for s in steps)
+    assert all(s["epsilon_lower"] <= s["realized_epsilon"] + 1e-9 for s in steps)
+
+
+def test_one_run_audit_is_in_the_report_and_refuses_more_canaries_than_held_out():
+    report = audit.run(AuditConfig(method="noop", one_run_canaries=40, attacks=(), **SMALL))
+    one = json.loads(report.to_json())["one_run"]
+    assert one["m"] == 40 and one["inserted"] == 40 and 0 <= one["epsilon_lower"] <= one["ceiling"]
+    assert validate_report(json.loads(report.to_json())).one_run["r"] == one["r"]
+    with pytest.raises(InvalidInput, match="one_run_canaries"):
+        audit.run(AuditConfig(one_run_canaries=1_000_000, attacks=(), **SMALL))
