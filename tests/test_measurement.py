@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -111,3 +112,25 @@ def test_one_run_audit_is_in_the_report_and_refuses_more_canaries_than_held_out(
     assert validate_report(json.loads(report.to_json())).one_run["r"] == one["r"]
     with pytest.raises(InvalidInput, match="one_run_canaries"):
         audit.run(AuditConfig(one_run_canaries=1_000_000, attacks=(), **SMALL))
+
+
+def test_worst_case_forget_sets_are_outlying_or_mislabelled_records():
+    from audit.datasets import load_dataset, select_forget
+    from audit.datasets.forget import mislabel_records
+
+    data = load_dataset("digits", seed=0, max_train=300)
+    outlying = select_forget(data, count=10, seed=1, strategy="outlying")
+    assert np.array_equal(outlying, select_forget(data, count=10, seed=2, strategy="outlying"))  # no randomness
+    X = data.X_train.reshape(data.n_train, -1)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    far = np.array([np.linalg.norm(X[i] - X[data.y_train == data.y_train[i]].mean(0)) for i in range(data.n_train)])
+    assert far[outlying].min() >= np.sort(far)[-10] - 1e-12  # exactly the ten farthest from their class
+    y = mislabel_records(data.y_train, outlying, data.n_classes, seed=3)
+    assert (y[outlying] != data.y_train[outlying]).all() and np.array_equal(np.delete(y, outlying),
+                                                                           np.delete(data.y_train, outlying))
+    with pytest.raises(InvalidInput, match="strategy"):
+        select_forget(data, classes=[1], strategy="outlying")
+    report = audit.run(AuditConfig(forget_strategy="mislabelled", attacks=(), **SMALL))
+    assert report.config.forget_strategy == "mislabelled"
+    with pytest.raises(InvalidInput, match="forget_strategy"):
+        audit.run(AuditConfig(forget_strategy="outlying", forget_class=1, attacks=(), max_train=300))

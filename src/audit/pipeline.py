@@ -34,7 +34,7 @@ from audit.audited_model import CALLER, describe, prepare, resolve
 from audit.commitment import check_salt, commitment
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
-from audit.datasets.forget import indices_of_ids
+from audit.datasets.forget import indices_of_ids, mislabel_records
 from audit.datasets.user import from_user_data, read_ids
 from audit.measurements import (
     chance_accuracy,
@@ -101,9 +101,13 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
 
     tick("data", 0, 1)
     data = _load_data(config, data, seeds["data"])
+    if config.forget_strategy == "outlying" and config.forget_ids is not None:
+        raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
     forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
                  if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
-    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(data.y_train, device=device)
+    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
+              if config.forget_strategy == "mislabelled" else data.y_train)
+    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
     objective = prepare(module, X, y, data.n_classes, dtype, device)
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
@@ -380,10 +384,11 @@ def _select_forget(data: AuditData, config: AuditConfig, seed: int) -> np.ndarra
     """Select Z; errors name the configuration field the user set, not the loader's argument."""
     options = _forget_options(config)
     try:
-        return select_forget(data, seed=seed, **options)
+        return select_forget(data, seed=seed, strategy=config.forget_strategy, **options)
     except InvalidInput as exc:
         used = _FORGET_FIELDS[next(iter(options))]
-        field = used if exc.field in ("forget", *options) else exc.field
+        field = "forget_strategy" if exc.field == "strategy" else used if exc.field in ("forget", *options) \
+            else exc.field
         raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
 
 

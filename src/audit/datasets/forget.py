@@ -11,9 +11,13 @@ from audit.datasets.container import AuditData
 from audit.datasets.split import check_fraction, round_count
 from certify.errors import Integer, InvalidInput, require
 
-__all__ = ["select_forget"]
+__all__ = ["STRATEGIES", "mislabel_records", "select_forget"]
 
 _INTEGER = Integer()
+
+#: How ``count``/``fraction`` records are picked: at random, the worst case for the attacks
+#: (records far from their class), or random records turned into canaries by a wrong label.
+STRATEGIES = ("random", "outlying", "mislabelled")
 
 
 def select_forget(
@@ -25,8 +29,15 @@ def select_forget(
     n_groups: int | None = None,
     classes: Sequence[int] | None = None,
     seed: int = 0,
+    strategy: str = "random",
 ) -> np.ndarray:
     """Indices (sorted int64, into the training split) of the records to forget.
+
+    ``strategy`` picks the ``count``/``fraction`` records: ``"random"``; ``"outlying"``, the
+    records farthest (standardised Euclidean distance) from their class's mean, which a model
+    memorises most and attacks see best (a worst case next to random records); or
+    ``"mislabelled"``, random records that the caller then relabels with
+    :func:`mislabel_records` (canaries). Class and group selections are random by definition.
 
     Give exactly one selector:
 
@@ -65,6 +76,10 @@ def select_forget(
         )
     seed_i = Integer(lo=0).check("seed", seed)
     rng = np.random.default_rng(seed_i)
+    if strategy not in STRATEGIES:
+        raise InvalidInput("strategy", "one of " + ", ".join(STRATEGIES), strategy)
+    if strategy != "random" and count is None and fraction is None:
+        raise InvalidInput("strategy", "'random' when the forget set is chosen by class or group", strategy)
 
     def too_many(got: object) -> InvalidInput:
         return InvalidInput(
@@ -86,13 +101,13 @@ def select_forget(
         m = Integer(lo=1).check("count", count)
         if m > limit:
             raise too_many(f"count={count}")
-        idx = rng.choice(n, size=m, replace=False)
+        idx = _pick(data, m, strategy, rng)
     elif fraction is not None:
         f = check_fraction("fraction", fraction)
         m = max(1, round_count(f, n))
         if m > limit:
             raise too_many(f"fraction={fraction} ({m} records)")
-        idx = rng.choice(n, size=m, replace=False)
+        idx = _pick(data, m, strategy, rng)
     elif classes is not None:
         cls = _int_list("classes", classes)
         bad = [c for c in cls if not 0 <= c < data.n_classes]
@@ -133,6 +148,30 @@ def select_forget(
             what = f"groups={chosen}" if groups is not None else f"n_groups={n_groups}"
             raise too_many(f"{what} ({idx.size} records)")
     return np.sort(np.asarray(idx, dtype=np.int64))
+
+
+def _pick(data: AuditData, m: int, strategy: str, rng: np.random.Generator) -> np.ndarray:
+    if strategy != "outlying":
+        return rng.choice(data.n_train, size=m, replace=False)
+    X = data.X_train.reshape(data.n_train, -1).astype(np.float64)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    distance = np.zeros(data.n_train)
+    for c in np.unique(data.y_train):
+        rows = data.y_train == c
+        distance[rows] = np.linalg.norm(X[rows] - X[rows].mean(0), axis=1)
+    order = np.lexsort((rng.random(data.n_train), -distance))  # farthest first; ties at random
+    return order[:m]
+
+
+def mislabel_records(y: np.ndarray, idx: np.ndarray, n_classes: int, seed: int) -> np.ndarray:
+    """A copy of the labels ``y`` in which every record of ``idx`` has another class, drawn
+    uniformly from the others (seeded): canaries that a model can only fit by memorising them."""
+    if n_classes < 2:
+        raise InvalidInput("forget_strategy", "random or outlying for data with a single class", "mislabelled")
+    out = np.array(y, copy=True)
+    shift = np.random.default_rng(Integer(lo=0).check("seed", seed)).integers(1, n_classes, size=len(idx))
+    out[idx] = (out[idx] + shift) % n_classes
+    return out
 
 
 def _is_integer(value: object) -> bool:
