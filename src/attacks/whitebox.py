@@ -8,9 +8,9 @@ worlds, so an ε lower bound computed from them must approach, and can never exc
 realized ε of the Gaussian mechanism with sensitivity ||θ_U − θ_R||. If it exceeds the
 *certified* ε, the certificate is wrong (a mis-estimated constant, a broken implementation).
 
-When every trial retrains with its own seeds (``--trial-mode retrain``), the two noiseless
-outcomes are distributions, and the direction is estimated from trials. It must come from trials
-that are never scored: a direction built from the mean of the very trials it scores points
+When every trial retrains with its own seeds (retrain mode, the default when σ = 0), the two
+noiseless outcomes are distributions, and the direction is estimated from trials. It must come
+from trials that are never scored: a direction built from the mean of the very trials it scores points
 towards each of them, and on a null (both worlds i.i.d., true ε = 0, 500 trials per world) it
 gave a positive bound in 16 % of repetitions at d = 100 and in every repetition at d ≥ 1,000.
 So the first half of each world's trials builds the direction and only the second half is
