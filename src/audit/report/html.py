@@ -411,89 +411,6 @@ def _competition(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-#: The trade-off and competition sections, placed after the attacks' ROC section.
-_SECTIONS = """\
-<section id="fdp">
-  <h2>Trade-off (f-DP) curve: the best attack against the certificate's Gaussian curve</h2>
-  <figure>{{ chart }}
-    <figcaption>Each point is one test of the {% if fdp.attack %}best attack, <b>{{ fdp.attack }}</b> (direction
-    {{ fdp.direction }}), at one threshold: its false-positive rate α (a retrained-world release called unlearned)
-    and false-negative rate β (an unlearned-world release called retrained), from {{ fdp.n_pos|fmt }} and
-    {{ fdp.n_neg|fmt }} released models per world; segments between points are the randomised tests in
-    between{% else %}attack with the largest bound; no attack was run, so no empirical curve is drawn{% endif %}.
-    {% if fdp.mu is not none %}The dashed curve is G<sub>μ</sub>(α) = Φ(Φ<sup>−1</sup>(1 − α) − μ), the trade-off
-    the certificate promises: Gaussian noise σ = {{ fdp.sigma|fmt }} on parameters whose distance is at most
-    Δ = {{ fdp.sensitivity|fmt }} makes the release exactly μ-GDP with μ = Δ/σ = {{ fdp.mu|fmt }} (Dong, Roth &amp; Su
-    2022). If the certificate holds, no test lies below that curve: <b>an empirical curve below the promised curve
-    anywhere is visible evidence against the certificate</b> (red points).
-    {% if fdp.attack %}Here {{ fdp.below }} of {{ fdp.n_points }} points lie below it.{% endif %}
-    The points are estimates from finitely many releases, so a point just below the curve can be sampling
-    noise; the Clopper–Pearson bound above is the formal test.{% else %}{{ fdp.reason }}{% endif %}
-    The dotted diagonal is a blind guess.</figcaption>
-  </figure>
-  {% if fdp.mu is none %}<p class="empty">{{ fdp.reason }}</p>{% endif %}
-  {% if fdp.below %}<p class="warn"><strong>Below the promised curve:</strong> {{ fdp.below }} of the
-    {{ fdp.n_points }} tests of {{ fdp.attack }} have a smaller false-negative rate than G<sub>μ</sub> allows at
-    their false-positive rate: visible evidence against the certificate (point estimates).</p>{% endif %}
-  <details><summary>Table of the curves at {{ fdp.rows|length }} false-positive rates</summary>
-  <table>
-    <thead><tr><th>α (false-positive rate)</th><th>best attack: smallest β at FPR ≤ α</th>
-      <th>promised G<sub>μ</sub>(α)</th></tr></thead>
-    <tbody>
-    {% for row in fdp.rows %}
-      <tr{% if row.below %} class="bad"{% endif %}>
-        <td class="num">{{ row.alpha|fmt }}</td><td class="num">{{ row.empirical|fmt }}</td>
-        <td class="num">{{ row.promised|fmt(6) }}</td></tr>
-    {% endfor %}
-    </tbody>
-  </table>
-  <p class="note">The attack's column reads the report's curve points (a downsampled exact curve), so it can
-    only over-state β.</p>
-  </details>
-</section>
-{% for c in competition %}
-<section id="competition{{ '' if loop.first else '-' ~ c.name }}">
-  <h2>Unlearning-competition measurement (NeurIPS 2023): {{ c.name }}</h2>
-  <p>Per forget example, the competition's ε (Triantafillou et al. 2024; google-deepmind/unlearning_evaluation
-    <code>metric.py</code>) from the logit-scaled confidence of {{ c.d.models_per_world|fmt }} released models per
-    world: forget score <b>{{ c.d.forget_score|fmt }}</b> (1: every example below ε = 0.5), mean ε
-    {{ c.d.mean_epsilon|fmt }}, median {{ c.d.median_epsilon|fmt }}, largest {{ c.d.max_epsilon_example|fmt }},
-    over {{ c.d.examples|fmt }} examples at δ = {{ c.d.delta|fmt }}. These are <b>estimates, not bounds</b>. The
-    Clopper–Pearson bound on the same attack's per-model score (the mean confidence over the forget set) is
-    ε ≥ {{ c.bound.epsilon_lower|fmt }} (ceiling {{ c.bound.ceiling|fmt }}, {{ c.bound.confidence|pct }} confidence).</p>
-  <table class="compact">
-    <thead><tr><th>ε of the example</th><th>points</th><th>examples</th></tr></thead>
-    <tbody>
-    {% for h in c.histogram %}
-      <tr><td class="num">{% if h.upper is none %}≥ {{ h.lower|fmt }}{% else %}[{{ h.lower|fmt }}, {{ h.upper|fmt }}){% endif %}</td>
-        <td class="num">{{ h.points|fmt }}</td><td class="num">{{ h.count|fmt }}</td></tr>
-    {% endfor %}
-    </tbody>
-  </table>
-  <p class="note">{{ c.d.caveats|fmt }}</p>
-</section>
-{% endfor %}
-"""
-
-_ANCHOR = '<section id="losses">'
-_NAV = '<a href="#roc">ROC</a>'
-
-
-def _insert_sections(html: str, context: Mapping[str, Any]) -> str:
-    """Place the trade-off and competition sections after the ROC section (before the losses
-    section, or before ``</main>`` when a template has none), with their links in the contents."""
-    block = _environment().from_string(_SECTIONS).render(
-        chart=context["charts"]["fdp"], fdp=context["fdp"], competition=context["competition"])
-    at = html.find(_ANCHOR)
-    at = at if at >= 0 else html.find("</main>")
-    if at < 0:  # pragma: no cover - the shipped template has both
-        return html
-    html = html[:at] + block + "\n" + html[at:]
-    links = ' <a href="#fdp">trade-off curve</a>' + (
-        ' <a href="#competition">competition ε</a>' if context["competition"] else "")
-    return html.replace(_NAV, _NAV + links, 1)
-
-
 def render_html(report: Mapping[str, Any] | Any) -> str:
     """The report as one self-contained HTML document (str). Same report, same bytes."""
     if hasattr(report, "to_json_dict"):  # the report model, serialised by its own encoding
@@ -502,7 +419,7 @@ def render_html(report: Mapping[str, Any] | Any) -> str:
         report = report.to_dict()
     report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
     context = _context(report)
-    return _insert_sections(_environment().get_template("report.html.j2").render(**context), context)
+    return _environment().get_template("report.html.j2").render(**context)
 
 
 def write_html(report: Mapping[str, Any] | Any, path: str | os.PathLike) -> Path:
