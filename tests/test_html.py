@@ -630,3 +630,20 @@ def test_page_states_the_trial_mode_the_positive_control_and_the_one_run_audit(c
     page = render_html(blind)
     assert "no attack proves anything" in page and "this audit has no power" in page
     assert 'id="one-run"' in page and "41 of" in page and "0.83" in page and "a bound on the group certificate" in page
+
+
+def test_attack_rows_show_the_gaussian_shape_test_and_the_most_exposed_records(consistent):
+    report = copy.deepcopy(consistent)
+    name = sorted(report["attacks"]["attacks"])[0]
+    entry = report["attacks"]["attacks"][name]
+    entry["bound"]["gdp_estimate"].update(gof="accepted", gof_p_value=0.42, epsilon_lower=0.731)
+    entry["details"]["per_record"] = {"records": 20, "top": [{"record": 7, "auroc": 0.91, "epsilon_lower": 1.25},
+                                                             {"record": 3, "auroc": 0.12, "epsilon_lower": 0.5}],
+                                      "epsilon": {"confidence_per_record": 0.9975}}
+    page = render_html(report)
+    assert "Gaussian shape of the trade-off: accepted (goodness of fit p = 0.42)" in page
+    assert "GDP lower bound ε ≥ 0.731, valid under the Gaussian hypothesis" in page
+    assert "#7: 0.91, 1.25; #3: 0.12, 0.5." in page and "jointly over the 20 records" in page
+    entry["bound"]["gdp_estimate"]["gof"] = "discrete"
+    assert "Gaussian shape of the trade-off: discrete" in render_html(report)
+    assert "valid under the Gaussian hypothesis" not in render_html(report).split("Trade-off (f-DP)")[0]

@@ -119,6 +119,15 @@ def pct(v: Any) -> str:
     return "—" if not math.isfinite(x) else f"{100 * x:.2f}%"
 
 
+def _per_record(details: Mapping[str, Any]) -> dict | None:
+    """An attack's ranking of the forgotten records (``details.per_record``), if it kept one."""
+    ranking = details.get("per_record")
+    if not isinstance(ranking, Mapping) or not isinstance(ranking.get("top"), list):
+        return None
+    return {"rows": [r for r in ranking["top"][:10] if isinstance(r, Mapping)], "records": ranking.get("records"),
+            "level": (ranking.get("epsilon") or {}).get("confidence_per_record")}
+
+
 def kv(d: Any, digits: int = 4) -> str:
     if not isinstance(d, Mapping):
         return fmt(d, digits)
@@ -239,7 +248,9 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             "n_evaluated": b.get("n_evaluated"),
             "auroc": roc.get("auroc"), "tpr1": roc.get("tpr_at_1pct_fpr"), "tpr01": roc.get("tpr_at_0_1pct_fpr"),
             "gdp_epsilon": gdp.get("epsilon_estimate"), "gdp_mu": gdp.get("mu"), "gdp_note": gdp.get("note"),
-            "gdp_method": gdp.get("method"),
+            "gdp_method": gdp.get("method"), "gof": gdp.get("gof"), "gof_p": gdp.get("gof_p_value"),
+            "gdp_lower": gdp.get("epsilon_lower"),
+            "per_record": _per_record(r.get("details") or {}),
             "exceeds": certified is not None and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
             "best": name == comparison.get("best_attack"),
         })
