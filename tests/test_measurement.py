@@ -36,6 +36,13 @@ def test_auto_mode_is_the_randomness_an_adversary_faces(sigma, kind, mode):
         choose_mode("noisy", 1.0, "output-noise")
 
 
+def test_the_configuration_accepts_exactly_the_trial_modes():
+    from audit.config import FIELD
+    from audit.trials import MODE_CHOICES
+
+    assert tuple(FIELD["trial_mode"].constraint.options) == MODE_CHOICES
+
+
 def test_uncertified_finetune_is_attacked_on_trials_that_differ():
     report = audit.run(AuditConfig(method="finetune", model="mlp", trials=20, attacks=("mia", "whitebox"), **SMALL))
     trials = report.attacks.trials

@@ -137,6 +137,7 @@ from torch import Tensor
 
 from attacks.lira import logit_confidence
 from attacks.onerun import OneRunBound, guess_rule, one_run_bound
+from audit.datasets.forget import mislabel_records
 from certify.errors import (
     PROBABILITY,
     Integer,
@@ -191,9 +192,9 @@ def mislabel(y: Tensor, n_classes: int, seed: int) -> Tensor:
     c = Integer(2).check("n_classes", n_classes)
     if not isinstance(y, Tensor) or y.ndim != 1 or y.is_floating_point():
         raise InvalidInput("y", "a 1-D integer tensor of labels", tuple(getattr(y, "shape", ())))
-    offset = torch.as_tensor(_rng(Integer(0).check("seed", seed), "labels").integers(1, c, y.shape[0]),
-                             device=y.device, dtype=y.dtype)
-    return (y + offset) % c
+    rng = _rng(Integer(0).check("seed", seed), "labels")
+    labels = mislabel_records(y.cpu().numpy(), np.arange(y.shape[0]), c, rng)
+    return torch.as_tensor(labels, device=y.device, dtype=y.dtype)
 
 
 @dataclass(frozen=True)

@@ -163,11 +163,16 @@ class TrialSet:
         """Why these trials cannot be attacked meaningfully, or None: every released model of a
         world is the same vector (σ = 0 noise draws, or a training that ignores its randomness),
         so the attacks would compare two fixed points and any difference would hit the ceiling."""
-        if self.n_trials > 1 and _spread(self.unlearned) == 0.0 and _spread(self.retrained) == 0.0:
+        if self.n_trials > 1 and _all_equal(self.unlearned) and _all_equal(self.retrained):
             return (f"all {self.n_trials} released models of each world are identical ({self.mode} mode, "
                     f"sigma = {self.sigma:.4g}): nothing random separates the trials, so an attack would only "
                     "compare two fixed parameter vectors")
         return None
+
+
+def _all_equal(stack: Tensor) -> bool:
+    """Every row of (N, d) is bit for bit the first (exact: a mean of copies may round)."""
+    return bool((stack == stack[:1]).all())
 
 
 def _spread(stack: Tensor) -> float:

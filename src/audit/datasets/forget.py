@@ -163,14 +163,16 @@ def _pick(data: AuditData, m: int, strategy: str, rng: np.random.Generator) -> n
     return order[:m]
 
 
-def mislabel_records(y: np.ndarray, idx: np.ndarray, n_classes: int, seed: int) -> np.ndarray:
-    """A copy of the labels ``y`` in which every record of ``idx`` has another class, drawn
-    uniformly from the others (seeded): canaries that a model can only fit by memorising them."""
+def mislabel_records(y: np.ndarray, idx: np.ndarray, n_classes: int,
+                     seed: int | np.random.Generator) -> np.ndarray:
+    """A copy of the labels ``y`` in which every record of ``idx`` has another class: its label
+    shifted by a random non-zero offset mod ``n_classes`` (from ``seed``, or a generator the
+    caller derived for its own role). Canaries that a model can only fit by memorising them."""
     if n_classes < 2:
         raise InvalidInput("forget_strategy", "random or outlying for data with a single class", "mislabelled")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(Integer(lo=0).check("seed", seed))
     out = np.array(y, copy=True)
-    shift = np.random.default_rng(Integer(lo=0).check("seed", seed)).integers(1, n_classes, size=len(idx))
-    out[idx] = (out[idx] + shift) % n_classes
+    out[idx] = (out[idx] + rng.integers(1, n_classes, size=len(idx))) % n_classes
     return out
 
 
