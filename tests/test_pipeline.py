@@ -122,8 +122,3 @@ def test_mlp_and_multiclass_digits_run():
     assert not math.isnan(r.utility.original.test.accuracy)
 
 
-@pytest.mark.slow
-def test_report_writes_atomically(tmp_path, default_report):
-    path = default_report.write(tmp_path / "out")
-    assert json.loads(path.read_text())["verdict"] == "consistent"
-    assert [p.name for p in path.parent.iterdir()] == ["report.json"]

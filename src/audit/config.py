@@ -261,6 +261,7 @@ def _validate(self: Any) -> Any:
     if self.budget_epsilon is not None and self.requests == 1:
         raise InvalidInput("budget_epsilon", "used with requests > 1 (the ledger composes several releases)",
                            self.budget_epsilon)
+    _one_source(self)
     if self.sigma_budget is not None:
         from unlearners.registry import get_method
 
@@ -269,6 +270,20 @@ def _validate(self: Any) -> Any:
             raise InvalidInput("sigma_budget", "used only with a method whose knob has a sigma budget "
                                "search (e.g. r2d)", self.sigma_budget)
     return self
+
+
+def _one_source(self: Any) -> None:
+    """A method option the audit feeds from one of its own fields (``Param.audit``) is set by
+    that field only: ``-o eta=0.2`` next to ``--eta 0.1`` would train with one value and record
+    the other, so it is refused with the flag to use."""
+    from unlearners.registry import get_method
+
+    fed = {p.name: p.audit for p in get_method(self.method).hyperparameters if p.audit is not None}
+    for name in sorted(set(self.method_options) & set(fed)):
+        source = fed[name]
+        flag = FIELD[source].flag if source in FIELD else ("--L/--G" if source == "constants" else source)
+        raise InvalidInput(f"method_options.{name}", f"left to the audit setting it comes from (use {flag}; "
+                           f"one source of truth per parameter)", self.method_options[name])
 
 
 def _resolved_rewind(self: Any) -> int | None:

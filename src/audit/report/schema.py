@@ -1163,11 +1163,16 @@ class ReportModel(_Section):
         """``report.json`` text (alias of :meth:`to_json_text`)."""
         return self.to_json_text()
 
-    def write(self, out_dir: str | Path) -> Path:
-        """Write ``report.json`` into ``out_dir`` atomically (temp file + rename)."""
-        from audit.report import write_atomic
+    def write(self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True,
+              file_mode: int = 0o644) -> Path:
+        """Write the report directory as one set, as ``audit run --out`` does: ``report.json``,
+        ``report.html``, the commitment salt (mode 0600, unless ``save_salt=False``) and with
+        ``sign_key`` the signature; public files get ``file_mode``. Returns the ``report.json`` path.
+        See :mod:`audit.report.directory`."""
+        from audit.report.directory import write_report
 
-        return write_atomic(Path(out_dir) / "report.json", self.to_json_text())
+        write_report(self, out_dir, sign_key=sign_key, save_salt=save_salt, file_mode=file_mode)
+        return Path(out_dir).absolute() / "report.json"
 
     @classmethod
     def from_report_dict(cls, d: dict[str, Any]) -> ReportModel:

@@ -1,0 +1,51 @@
+"""The ``audit`` command line: a thin shell over the library.
+
+stdout carries data (``--json``), stderr carries people's output (progress, tables, errors).
+Exit codes: :class:`audit.cli.exits.ExitCode` (0 consistent, 1 violated, 2 bad input,
+3 verification failed, 4 not certified, 5 unusable, 70 internal error, 130/143 interrupted).
+
+This module stays light: :func:`main` installs the signal handlers before Typer, Rich or the
+numerical stack are imported, so Ctrl-C during start-up ends with one line, not a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from audit.cli.exits import ExitCode, Terminated, install_signal_handlers
+
+__all__ = ["ExitCode", "app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from audit.cli.application import app
+        import audit.cli.commands  # noqa: F401  (registers the commands)
+        import audit.cli.run  # noqa: F401
+
+        return app
+    raise AttributeError(f"module 'audit.cli' has no attribute {name!r}")
+
+
+def main() -> None:
+    """Console-script entry point: no traceback reaches the user unless AUDIT_DEBUG is set."""
+    try:
+        install_signal_handlers()
+        from audit.cli import app
+
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        print("interrupted; nothing was written", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except Terminated:
+        print("terminated; nothing was written", file=sys.stderr)
+        sys.exit(int(ExitCode.TERMINATED))
+    except Exception as exc:  # pragma: no cover - the last line of defence
+        if os.environ.get("AUDIT_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set AUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERNAL))

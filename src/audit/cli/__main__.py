@@ -1,0 +1,3 @@
+from audit.cli import main
+
+main()

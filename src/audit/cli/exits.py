@@ -1,0 +1,59 @@
+"""Exit codes a CI gate can branch on, and the signals that end a run.
+
+The verdict of an audit maps to its own code, so a pipeline can tell "the method has no
+certificate" from "a measurement refuted the certificate" without parsing the report.
+"""
+
+from __future__ import annotations
+
+import signal
+from enum import IntEnum
+from typing import Any
+
+
+class ExitCode(IntEnum):
+    """``audit`` exit codes (the README's table is checked against this enum)."""
+
+    CONSISTENT = 0      #: certified, and nothing measured contradicts the certificate
+    VIOLATED = 1        #: a bound, the realized epsilon or an attack refuted the certificate
+    USAGE = 2           #: bad input: one sentence naming the field, nothing written
+    VERIFY_FAILED = 3   #: a signature or a commitment did not verify
+    NOT_CERTIFIED = 4   #: no certificate: the method has no theorem, or a condition failed
+    UNUSABLE = 5        #: the unlearned model failed (departs from retraining, or at chance)
+    INTERNAL = 70       #: a bug: one line (AUDIT_DEBUG=1 shows the traceback)
+    INTERRUPTED = 130   #: SIGINT (Ctrl-C): 128 + 2, nothing half-written
+    TERMINATED = 143    #: SIGTERM: 128 + 15, nothing half-written
+
+
+VERDICT_EXIT = {
+    "consistent": ExitCode.CONSISTENT,
+    "violated": ExitCode.VIOLATED,
+    "not-certified": ExitCode.NOT_CERTIFIED,
+    "unusable": ExitCode.UNUSABLE,
+}
+
+EXIT_MEANING = {
+    ExitCode.CONSISTENT: "consistent: certified, and nothing measured contradicts the certificate",
+    ExitCode.VIOLATED: "violated: a bound, the realized epsilon or an attack refuted the certificate",
+    ExitCode.USAGE: "bad input (one sentence on stderr naming the field and its allowed values; nothing written)",
+    ExitCode.VERIFY_FAILED: "a signature or a deletion commitment did not verify (one sentence)",
+    ExitCode.NOT_CERTIFIED: "not certified: the method has no theorem, or a condition of its theorem failed",
+    ExitCode.UNUSABLE: "unusable: the unlearned model departs from retraining, or is at chance",
+    ExitCode.INTERNAL: "internal error (one line; AUDIT_DEBUG=1 shows the traceback)",
+    ExitCode.INTERRUPTED: "interrupted by SIGINT (Ctrl-C); nothing half-written",
+    ExitCode.TERMINATED: "terminated by SIGTERM; nothing half-written",
+}
+
+
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler so that every ``finally`` and context manager cleans up
+    (a default SIGTERM kills the process with its temporary files in place)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM unwinds like Ctrl-C does (SIGINT already raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)

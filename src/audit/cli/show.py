@@ -1,0 +1,131 @@
+"""What ``audit run`` shows people on stderr: progress, the summary table, where it saved.
+
+On a terminal: a progress bar per stage with counts and an ETA. Piped into a CI log: no bar
+(it would be escape codes), one line per finished stage, and tables laid out at a wide fixed
+width rather than Rich's 80-column default for files, so nothing is wrapped mid-number.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+#: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
+PIPE_WIDTH = 160
+
+
+def console() -> Console:
+    """The stderr console: the terminal's width, or COLUMNS, or PIPE_WIDTH when piped."""
+    probe = Console(stderr=True)
+    if probe.is_terminal:
+        return probe
+    width = os.environ.get("COLUMNS", "")
+    return Console(stderr=True, width=int(width) if width.isdigit() and int(width) > 0 else PIPE_WIDTH)
+
+
+class Stages:
+    """The pipeline's ``progress(stage, done, total)`` callback, shown as bars or as lines."""
+
+    def __init__(self, err: Console, stages: tuple[str, ...], *, quiet: bool = False):
+        self.err, self.stages, self.quiet = err, stages, quiet
+        self.bar: Progress | None = None
+        self.tasks: dict[str, Any] = {}
+        self.started: dict[str, float] = {}
+        self.finished: set[str] = set()
+        self.t0 = time.perf_counter()
+
+    def __enter__(self) -> Stages:
+        if not self.quiet and self.err.is_terminal:
+            self.bar = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                                console=self.err, transient=True)
+            self.bar.__enter__()
+            self.tasks = {s: self.bar.add_task(s, total=1, visible=False) for s in self.stages}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)  # type: ignore[arg-type]
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        self.started.setdefault(stage, now)
+        if self.bar is not None:
+            self.bar.update(self.tasks[stage], completed=done, total=max(total, 1), visible=True)
+        elif not self.quiet and done >= total and stage not in self.finished:
+            self.finished.add(stage)
+            count = f" ({done}/{total})" if total > 1 else ""
+            self.err.print(f"[{now - self.t0:7.1f}s] {stage}{count} done in {now - self.started[stage]:.1f}s",
+                           highlight=False, soft_wrap=True)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "n/a"
+    return "inf" if isinstance(v, float) and math.isinf(v) else f"{v:.6g}"
+
+
+def summary(err: Console, report: Any) -> None:
+    """The verdict, the certificate (none for an uncertified method), the ledger of a sequence,
+    measured epsilons, utility and timings; then every finding."""
+    cert, real, util = report.certificate, report.realized, report.utility
+    table = Table(title=f"{report.method.title} audit: verdict {report.verdict.upper()}",
+                  show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    if cert.kind == "none":
+        rows = [("certificate", "none: the method has no theorem (nothing is certified)"),
+                ("output noise sigma (uncalibrated)", _fmt(cert.sigma))]
+    elif not cert.valid:
+        rows = [("certificate", f"{cert.kind}: NOT ISSUED (a condition failed; see the findings)"),
+                ("sensitivity bound Delta", _fmt(cert.sensitivity))]
+    else:
+        rows = [
+            ("certified epsilon (delta)", f"{_fmt(cert.epsilon)} ({_fmt(cert.delta)})"),
+            ("certificate", f"{cert.kind}, valid" + (" (conditional)" if cert.conditional else "")),
+            ("sensitivity bound Delta", _fmt(cert.sensitivity)),
+            ("noise sigma", _fmt(cert.sigma)),
+        ]
+    ledger = report.ledger
+    if ledger is not None:
+        rows.append((f"cumulative epsilon over {len(ledger.releases)} releases (delta)",
+                     f"{_fmt(ledger.cumulative_epsilon)} ({_fmt(ledger.delta)})"))
+        budget = "none set" if ledger.budget_epsilon is None else _fmt(ledger.budget_epsilon)
+        rows.append(("budget epsilon", budget))
+        due = ("YES, since release " + str(ledger.first_release_over_budget)) if ledger.retrain_due else "no"
+        rows.append(("retrain due", due))
+    rows += [("||theta_U - theta_R|| (before noise)", _fmt(real.distance_unlearned_retrained)),
+             ("realized epsilon", _fmt(real.epsilon))]
+    for name in ("original", "unlearned", "retrained"):
+        t = getattr(util, name).test
+        noisy = t.noisy_accuracy_mean
+        rows.append((f"test accuracy {name} (noiseless / released)",
+                     f"{t.accuracy:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
+    if report.attacks:
+        cmp = report.attacks.comparison
+        for name, result in report.attacks.attacks.items():
+            b = result.bound
+            rows.append((f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
+                         f"{_fmt(b.epsilon_lower)} (ceiling {_fmt(b.ceiling)})"))
+        if cmp.ordering_holds is not None:
+            rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
+    tm = report.timings
+    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"))
+    for r in rows:
+        table.add_row(*r)
+    err.print(table)
+    for f in report.findings:
+        colour = "red" if f.severity == "error" else "yellow"
+        err.print(f"[{colour}]{f.severity}[/]: {escape(f.message)}", highlight=False, soft_wrap=True)
+
+
+def nothing_saved(err: Console) -> None:
+    err.print("nothing was saved (no --out): rerun with --out DIR to keep report.json, report.html and the "
+              "commitment salt, or --json to print the report", highlight=False, soft_wrap=True)
