@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from scipy.stats import mannwhitneyu
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
 
 from attacks.mia import attack_features, population_mia
 from attacks.roc import RocSummary, auroc, roc_curve, summarize_roc, tpr_at_fpr
@@ -35,12 +38,13 @@ def test_auroc_ties_count_half():
     assert auroc([1.0, 1.0], [0.0, 1.0]) == pytest.approx(0.75)
 
 
-def test_auroc_matches_sklearn_with_ties():
+def test_auroc_matches_mann_whitney_with_ties():
+    # roc.py computes the area with scikit-learn (a trapezoid); scipy's Mann-Whitney U (mid-ranks)
+    # is an independent computation of the same number
     rng = np.random.default_rng(1)
     pos = np.round(rng.normal(0.7, 1.0, size=301), 1)  # rounding makes many ties
     neg = np.round(rng.normal(0.0, 1.0, size=450), 1)
-    y = np.r_[np.ones(pos.size), np.zeros(neg.size)]
-    expected = roc_auc_score(y, np.r_[pos, neg])
+    expected = mannwhitneyu(pos, neg).statistic / (pos.size * neg.size)
     assert auroc(pos, neg) == pytest.approx(expected, abs=1e-12)
     fpr, tpr = roc_curve(pos, neg)
     assert np.trapezoid(tpr, fpr) == pytest.approx(expected, abs=1e-12)
@@ -66,6 +70,33 @@ def test_tpr_at_fpr_hand_computed():
     assert tpr_at_fpr(pos, neg, 0.5) == 0.75
     assert tpr_at_fpr(pos, neg, 0.6) == 1.0
     assert tpr_at_fpr(pos, neg, 1.0) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pos=st.lists(st.integers(-3, 3), min_size=1, max_size=25),  # few values: many mixed ties
+    neg=st.lists(st.integers(-3, 3), min_size=1, max_size=25),
+    target=st.sampled_from(["0", "0.001", "0.05", "0.1", "0.2", "0.25", "0.29", "0.5", "0.7", "1"]),
+)
+# 0.29 * 100 rounds to 28.999... in floating point, yet 29 false positives are allowed
+@example(pos=[71, 70, 0], neg=list(range(100)), target="0.29")
+def test_roc_matches_its_definition_by_brute_force(pos, neg, target):
+    """Every number against its definition, computed pair by pair and threshold by threshold."""
+    p, n = np.array(pos, dtype=float), np.array(neg, dtype=float)
+    # AUROC: P(S_pos > S_neg) + 1/2 P(S_pos = S_neg) over all pairs
+    pairs = [(a > b) + 0.5 * (a == b) for a in pos for b in neg]
+    assert auroc(p, n) == pytest.approx(sum(pairs) / len(pairs), abs=1e-12)
+    # the curve: the empty rule, then "score >= t" for every distinct score t, highest first
+    ts = [np.inf, *sorted(set(pos + neg), reverse=True)]
+    fpr, tpr, thr = roc_curve(p, n, return_thresholds=True)
+    np.testing.assert_array_equal(thr, ts)
+    np.testing.assert_array_equal(fpr, [np.mean(n >= t) for t in ts])
+    np.testing.assert_array_equal(tpr, [np.mean(p >= t) for t in ts])
+    # TPR at FPR: the best single threshold with at most floor(target * n_neg) false positives,
+    # the bound taken in exact arithmetic (no interpolation between thresholds)
+    allowed = Fraction(target) * len(neg)
+    best = max(np.mean(p >= t) for t in ts if np.sum(n >= t) <= allowed)
+    assert tpr_at_fpr(p, n, float(target)) == best
 
 
 def test_tpr_at_fpr_ties_are_never_split():

@@ -6,9 +6,11 @@ from the retrained world R). By convention a **higher score means "positive"**. 
 the two samples into the numbers the audit reports:
 
 * :func:`roc_curve`: the exact empirical ROC curve, one point per distinct threshold, with tied
-  scores kept together (no arbitrary order inside a tie);
-* :func:`auroc`: the area under that curve, computed as the Mann–Whitney statistic
-  ``P(S_pos > S_neg) + ½·P(S_pos = S_neg)`` (Hanley & McNeil 1982), so a tie counts one half;
+  scores kept together (no arbitrary order inside a tie): :func:`sklearn.metrics.roc_curve` with
+  ``drop_intermediate=False``;
+* :func:`auroc`: the area under that curve (:func:`sklearn.metrics.roc_auc_score`), which is the
+  Mann–Whitney statistic ``P(S_pos > S_neg) + ½·P(S_pos = S_neg)`` (Hanley & McNeil 1982), so a
+  tie counts one half;
 * :func:`tpr_at_fpr`: the largest TPR among ROC points whose FPR does not exceed the target.
   No interpolation between points, so the value is *achievable* by one threshold and is never
   optimistic. With ``n_neg`` negatives the smallest non-zero FPR is ``1/n_neg``: below that the
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
+import sklearn.metrics
 
 from certify.errors import InvalidInput, Real
 
@@ -81,25 +83,24 @@ def _scores(value: object, field: str) -> np.ndarray:
     return arr
 
 
-def _counts(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cumulative (TP, FP) counts and thresholds, one entry per distinct score, highest first.
+def _labelled(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(y_true, y_score) in scikit-learn's form: label 1 for the positives, 0 for the negatives."""
+    return np.r_[np.ones(pos.size), np.zeros(neg.size)], np.r_[pos, neg]
+
+
+def _curve(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds), one entry per distinct score, highest first.
 
     Entry ``k`` is the rule "positive iff score >= thresholds[k]"; entry 0 is the empty rule
-    (threshold +inf, nothing positive).
+    (threshold +inf, nothing positive; scikit-learn >= 1.3). ``drop_intermediate=False`` keeps
+    every point: dropping collinear ones would remove thresholds that :func:`tpr_at_fpr` may need.
     """
-    scores = np.concatenate([pos, neg])
-    is_pos = np.concatenate([np.ones(pos.size, dtype=np.int64), np.zeros(neg.size, dtype=np.int64)])
-    order = np.argsort(-scores, kind="mergesort")
-    s = scores[order]
-    y = is_pos[order]
-    # last index of every run of equal scores: the threshold moves past a whole tie at once
-    ends = np.flatnonzero(np.r_[s[1:] != s[:-1], True])
-    tp = np.cumsum(y)[ends]
-    fp = (ends + 1) - tp
-    tp = np.r_[0, tp]
-    fp = np.r_[0, fp]
-    thresholds = np.r_[np.inf, s[ends]]
-    return tp, fp, thresholds
+    return sklearn.metrics.roc_curve(*_labelled(pos, neg), drop_intermediate=False)
+
+
+def _auroc(pos: np.ndarray, neg: np.ndarray) -> float:
+    # clipped because a trapezoidal sum of rates in [0, 1] can round a hair past either end
+    return float(min(1.0, max(0.0, sklearn.metrics.roc_auc_score(*_labelled(pos, neg)))))
 
 
 def roc_curve(
@@ -121,8 +122,8 @@ def roc_curve(
         Non-decreasing rates, one point per distinct score plus the origin: the curve starts at
         (0, 0) (threshold +inf) and ends at (1, 1) (threshold = the lowest score). Equal scores
         are one step, which may move diagonally when a tie mixes positives and negatives
-        (Fawcett 2006, Algorithm 2), so the trapezoidal area under the curve equals
-        :func:`auroc` exactly.
+        (Fawcett 2006, Algorithm 2), so the trapezoidal area under the curve is :func:`auroc`
+        (to rounding).
     thresholds : numpy.ndarray
         Only with ``return_thresholds=True``: decreasing, ``thresholds[0] = +inf``.
 
@@ -133,22 +134,19 @@ def roc_curve(
     """
     pos = _scores(scores_pos, "scores_pos")
     neg = _scores(scores_neg, "scores_neg")
-    tp, fp, thresholds = _counts(pos, neg)
-    fpr = fp / neg.size
-    tpr = tp / pos.size
+    fpr, tpr, thresholds = _curve(pos, neg)
     if return_thresholds:
         return fpr, tpr, thresholds
     return fpr, tpr
 
 
 def auroc(scores_pos: object, scores_neg: object) -> float:
-    """Area under the ROC curve as the Mann–Whitney statistic, ties counting one half.
+    """Area under the ROC curve, ties counting one half (:func:`sklearn.metrics.roc_auc_score`).
 
-    ``AUROC = (R_pos − n_pos(n_pos + 1)/2) / (n_pos·n_neg)``, with ``R_pos`` the sum of the
-    positives' mid-ranks in the pooled sample. This equals
+    The trapezoidal area under :func:`roc_curve` equals the Mann–Whitney statistic
     ``P(S_pos > S_neg) + ½·P(S_pos = S_neg)`` over all (positive, negative) pairs (Hanley &
-    McNeil 1982) and the trapezoidal area under :func:`roc_curve`. ½ means no separation; 0 means
-    perfect separation in the *reverse* direction, which is leakage too.
+    McNeil 1982), because a tie mixing both classes is one diagonal step. ½ means no separation;
+    0 means perfect separation in the *reverse* direction, which is leakage too.
 
     Parameters
     ----------
@@ -162,17 +160,20 @@ def auroc(scores_pos: object, scores_neg: object) -> float:
     """
     pos = _scores(scores_pos, "scores_pos")
     neg = _scores(scores_neg, "scores_neg")
-    ranks = rankdata(np.concatenate([pos, neg]), method="average")
-    n1, n0 = pos.size, neg.size
-    u = float(np.sum(ranks[:n1])) - n1 * (n1 + 1) / 2.0
-    return float(min(1.0, max(0.0, u / (n1 * n0))))
+    return _auroc(pos, neg)
 
 
-def _tpr_at_fpr_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int, n_neg: int, target: float) -> float:
+def _false_positives(fpr: np.ndarray, n_neg: int) -> np.ndarray:
+    """Counts of false positives back from rates ``fp / n_neg`` (exact: they are within an ulp)."""
+    return np.rint(fpr * n_neg)
+
+
+def _tpr_at_fpr_curve(fpr: np.ndarray, tpr: np.ndarray, n_neg: int, target: float) -> float:
+    # compared as counts, so that e.g. 0.29 * 100 = 28.999... still allows 29 false positives
     allowed = np.floor(target * n_neg * (1.0 + _COUNT_TOL) + _COUNT_TOL)
-    # fp and tp are non-decreasing along the curve, so the last admissible point has the max TPR
-    k = int(np.searchsorted(fp, allowed, side="right")) - 1
-    return float(tp[k] / n_pos)
+    # fpr and tpr are non-decreasing along the curve, so the last admissible point has the max TPR
+    k = int(np.searchsorted(_false_positives(fpr, n_neg), allowed, side="right")) - 1
+    return float(tpr[k])
 
 
 def _target_fpr(value: object, field: str = "fpr") -> float:
@@ -202,8 +203,8 @@ def tpr_at_fpr(scores_pos: object, scores_neg: object, fpr: float) -> float:
     target = _target_fpr(fpr)
     pos = _scores(scores_pos, "scores_pos")
     neg = _scores(scores_neg, "scores_neg")
-    tp, fp, _ = _counts(pos, neg)
-    return _tpr_at_fpr_counts(tp, fp, pos.size, neg.size, target)
+    curve_fpr, curve_tpr, _ = _curve(pos, neg)
+    return _tpr_at_fpr_curve(curve_fpr, curve_tpr, neg.size, target)
 
 
 def _downsample(fp: np.ndarray, n_neg: int, max_points: int) -> np.ndarray:
@@ -257,18 +258,16 @@ class RocSummary:
             raise InvalidInput("max_points", "an integer >= 2", max_points)
         pos = _scores(scores_pos, "scores_pos")
         neg = _scores(scores_neg, "scores_neg")
-        tp, fp, _ = _counts(pos, neg)
-        ranks = rankdata(np.concatenate([pos, neg]), method="average")
-        u = float(np.sum(ranks[: pos.size])) - pos.size * (pos.size + 1) / 2.0
-        keep = _downsample(fp, neg.size, int(max_points))
+        fpr, tpr, _ = _curve(pos, neg)
+        keep = _downsample(_false_positives(fpr, neg.size), neg.size, int(max_points))
         return cls(
-            auroc=float(min(1.0, max(0.0, u / (pos.size * neg.size)))),
-            tpr_at_1pct_fpr=_tpr_at_fpr_counts(tp, fp, pos.size, neg.size, 0.01),
-            tpr_at_0_1pct_fpr=_tpr_at_fpr_counts(tp, fp, pos.size, neg.size, 0.001),
+            auroc=_auroc(pos, neg),
+            tpr_at_1pct_fpr=_tpr_at_fpr_curve(fpr, tpr, neg.size, 0.01),
+            tpr_at_0_1pct_fpr=_tpr_at_fpr_curve(fpr, tpr, neg.size, 0.001),
             n_pos=int(pos.size),
             n_neg=int(neg.size),
-            fpr=tuple(float(v) for v in fp[keep] / neg.size),
-            tpr=tuple(float(v) for v in tp[keep] / pos.size),
+            fpr=tuple(float(v) for v in fpr[keep]),
+            tpr=tuple(float(v) for v in tpr[keep]),
         )
 
     def to_dict(self) -> dict[str, Any]:
