@@ -11,6 +11,7 @@ numerical stack are imported, so Ctrl-C during start-up ends with one line, not 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
@@ -29,6 +30,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'audit.cli' has no attribute {name!r}")
 
 
+def _die_by(signum: int) -> None:
+    """End as killed by ``signum`` once everything is cleaned up: the Unix convention, so a shell
+    reports 128 + signum (130, 143) and a parent process sees the signal (as Python itself does
+    for an unhandled Ctrl-C)."""
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # pragma: no cover - only if the signal could not end the process
+
+
 def main() -> None:
     """Console-script entry point: no traceback reaches the user unless AUDIT_DEBUG is set."""
     try:
@@ -36,14 +47,18 @@ def main() -> None:
         from audit.cli import app
 
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code == ExitCode.INTERRUPTED:
+            _die_by(signal.SIGINT)
+        if exc.code == ExitCode.TERMINATED:
+            _die_by(signal.SIGTERM)
         raise
     except KeyboardInterrupt:
         print("interrupted; nothing was written", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERRUPTED))
+        _die_by(signal.SIGINT)
     except Terminated:
         print("terminated; nothing was written", file=sys.stderr)
-        sys.exit(int(ExitCode.TERMINATED))
+        _die_by(signal.SIGTERM)
     except Exception as exc:  # pragma: no cover - the last line of defence
         if os.environ.get("AUDIT_DEBUG"):
             raise

@@ -1,0 +1,142 @@
+"""The shell around the commands (issue 13): --version, defaults and choices in --help, exit
+codes a CI gate can branch on, signals, output fit for a CI log, and what is (not) saved."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from audit.cli import app
+from audit.cli.exits import EXIT_MEANING, VERDICT_EXIT, ExitCode
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--attacks", "none"]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "200"}
+
+
+def invoke(*args: str, **kwargs):
+    return CliRunner().invoke(app, list(args), **kwargs)
+
+
+def test_version_prints_the_installed_version():
+    from audit.report import tool_version
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"unlearn-audit {tool_version()}"
+
+
+def test_help_shows_every_default_choice_and_panel():
+    from audit.config import FIELDS
+
+    result = invoke("run", "--help", env={"COLUMNS": "400"}, terminal_width=400)
+    text = re.sub(r"\s+", " ", result.stdout.replace("│", " "))
+    assert result.exit_code == 0
+    assert "<bool>" not in text  # a flag takes no value
+    for panel in ("Method and certificate", "Data", "Forget set", "Training", "Trials and attacks", "Output"):
+        assert f"─ {panel} " in result.stdout
+    for f in FIELDS:
+        if f.spelling in ("keys", "pairs"):
+            continue
+        if f.default not in (None, (), {}):
+            shown = ",".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
+            assert f"[default: {shown}]" in text, f.name
+        if hasattr(f.constraint, "options"):
+            assert "<" + "|".join(map(str, f.constraint.options)) + ">" in text, f.name
+    assert "[default: 1000 in noise mode, 200 in retrain mode]" in text
+    assert "[audit]" in text  # not eaten as markup
+
+
+def test_every_verdict_has_its_own_exit_code():
+    from audit.findings import VERDICTS
+
+    assert set(VERDICT_EXIT) == set(VERDICTS)
+    codes = list(VERDICT_EXIT.values())
+    assert len(set(codes)) == len(codes) and VERDICT_EXIT["consistent"] == 0
+    assert VERDICT_EXIT["not-certified"] != VERDICT_EXIT["violated"]
+    assert not set(codes) & {ExitCode.USAGE, ExitCode.VERIFY_FAILED, ExitCode.INTERNAL}
+
+
+def test_readme_exit_code_table_matches_the_enum():
+    readme = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `(\d+)` \| (.+?) \|$", readme, flags=re.M))
+    assert {int(k) for k in rows} == {int(c) for c in ExitCode}
+    for code, meaning in EXIT_MEANING.items():
+        assert rows[str(int(code))] == meaning
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    ([], ExitCode.CONSISTENT),
+    (["--method", "finetune", "--trial-mode", "retrain"], ExitCode.NOT_CERTIFIED),
+    (["--forget-count", "20", "--G", "1e-7"], ExitCode.VIOLATED),
+])
+def test_exit_code_follows_the_verdict(args, code):
+    result = invoke("run", *FAST, *args, "--json", "-q")
+    assert result.exit_code == code, result.stderr
+    assert VERDICT_EXIT[json.loads(result.stdout)["verdict"]] == code
+
+
+def _started(proc: subprocess.Popen, seconds: float) -> None:
+    time.sleep(seconds)
+    assert proc.poll() is None, proc.communicate()
+
+
+@pytest.mark.parametrize(("sig", "word"), [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
+@pytest.mark.parametrize("after", [0.4, 4.0])  # during start-up (imports), and during the work
+def test_a_signal_ends_with_one_line_and_the_conventional_status(tmp_path, sig, word, after):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "audit", "run", "--trials", "2000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+    _started(proc, after)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == -sig, stderr  # killed by the signal after clean-up: a shell shows 128 + sig
+    assert "Traceback" not in stderr and stderr.strip().splitlines()[-1].startswith(word)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no report, no lock, no staging left
+
+
+def test_piped_output_prints_a_line_per_stage_and_does_not_wrap(tmp_path):
+    env = {k: v for k, v in ENV.items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", *FAST, "--method", "finetune",
+                           "--trial-mode", "retrain"], capture_output=True, text=True, env=env, timeout=300)
+    lines = proc.stderr.splitlines()
+    for stage in ("data", "learn", "unlearn", "retrain", "certify", "utility"):
+        assert any(re.fullmatch(rf"\[\s*[\d.]+s\] {stage} done in [\d.]+s", line) for line in lines), stage
+    assert "\x1b[" not in proc.stderr  # no progress-bar escape codes in a log
+    # each finding is one line however long (Rich would wrap at 80 columns for a file)
+    findings = [line for line in lines if line.startswith(("warning: ", "error: "))]
+    assert findings and any(len(line) > 80 for line in findings)
+    assert all(not line.startswith(" ") for line in lines if "warning" in line)
+    table = [line for line in lines if line.startswith(("│", "┃"))]
+    assert table and len({len(line) for line in table}) == 1  # rows laid out at one width, none wrapped
+    assert "nothing was saved (no --out)" in proc.stderr and "--out DIR" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_sequence_shows_its_ledger_in_the_summary_and_the_page_headline(tmp_path):
+    result = invoke("run", "--method", "hf", "--requests", "3", "--budget-epsilon", "1.5", *FAST,
+                    "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    text = re.sub(r"\s+", " ", result.stderr.replace("│", " "))
+    assert re.search(r"cumulative epsilon over 3 releases \(delta\) [\d.]+ \(1e-05\)", text)
+    assert "budget epsilon 1.5" in text and "retrain due YES, since release" in text
+    page = (tmp_path / "out" / "report.html").read_text()
+    headline = page[page.index('id="verdict"'):page.index("</section>")]
+    assert "cumulative ε, 3 releases" in headline and "budget ε = 1.5" in headline and "retrain due" in headline
+    assert "written: " in result.stderr
+
+
+def test_an_uncertified_method_shows_no_certified_epsilon_on_the_page(tmp_path):
+    result = invoke("run", *FAST, "--method", "finetune", "--trial-mode", "retrain", "--out", str(tmp_path / "o"))
+    assert result.exit_code == ExitCode.NOT_CERTIFIED
+    page = (tmp_path / "o" / "report.html").read_text()
+    headline = page[page.index('id="verdict"'):page.index("</section>")]
+    assert "certified ε" not in headline and "no certificate (the method has no theorem)" in headline
