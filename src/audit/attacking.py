@@ -90,14 +90,17 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     Raises :class:`DegenerateTrials` when every released model of each world is the same."""
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
-    tick("trials", 0, 1)
+    tick("trials", 0, plan.n_trials)
     trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"))
+    tick("trials", plan.n_trials, plan.n_trials)
     problem = trial_set.degenerate()
     if problem is not None:
         raise DegenerateTrials(problem)
-    shadows = (_trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"))
-               if "shadows" in needs else None)
-    tick("trials", 1, 1)
+    shadows = None
+    if "shadows" in needs:
+        tick("shadows", 0, shadow_models_)
+        shadows = _trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"))
+        tick("shadows", shadow_models_, shadow_models_)
     common = dict(objective=setup.objective, X=setup.X, y=setup.y, forget=setup.forget,
                   X_unseen=setup.X_unseen, y_unseen=setup.y_unseen, theta_original=setup.theta_original,
                   theta_retrained=setup.theta_retrained, released_retrained=trial_set.retrained,

@@ -54,7 +54,8 @@ from unlearners.models import KEEP_IMAGE_SCALE
 from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "attacks")
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "shadows",
+          "attacks")
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,

@@ -40,8 +40,9 @@ EXIT_MEANING = {
     ExitCode.NOT_CERTIFIED: "not certified: the method has no theorem, or a condition of its theorem failed",
     ExitCode.UNUSABLE: "unusable: the unlearned model departs from retraining, or is at chance",
     ExitCode.INTERNAL: "internal error (one line; AUDIT_DEBUG=1 shows the traceback)",
-    ExitCode.INTERRUPTED: "interrupted by SIGINT (Ctrl-C); nothing half-written",
-    ExitCode.TERMINATED: "terminated by SIGTERM; nothing half-written",
+    ExitCode.INTERRUPTED: "SIGINT (Ctrl-C): one line, clean-up, then the process ends by the signal (a shell shows "
+                          "130); nothing half-written",
+    ExitCode.TERMINATED: "SIGTERM: the same (a shell shows 143)",
 }
 
 
