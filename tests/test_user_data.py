@@ -217,7 +217,7 @@ def test_commitment_verify_on_the_command_line(tmp_path: Path):
     assert bad.exit_code == 3 and "does not open" in bad.output
     missing = runner.invoke(app, ["commitment", "verify", str(out / "report.json"), "--salt", str(tmp_path / "x"),
                                   "--ids", str(ids)])
-    assert missing.exit_code == 2 and missing.output.startswith("error: salt")
+    assert missing.exit_code == 2 and missing.output.startswith("error: --salt")
     held = tmp_path / "held.txt"
     held.write_text(data.record_ids["test"][0] + "\n")
     refused = runner.invoke(app, ["run", "--dataset", f"csv:{table}", "--label-column", "label", "--id-column",
