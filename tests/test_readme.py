@@ -1,14 +1,115 @@
 """The README tells the truth about what is tested."""
 
+import base64
+import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
-from audit.report.signing import OPENSSL_VERIFY_SCRIPT
+import pytest
+
+from audit.report.signing import (
+    OPENSSL_VERIFY_SCRIPT,
+    PAYLOAD_TYPE,
+    VerificationError,
+    generate_keypair,
+    keyid,
+    pae,
+    sign_report,
+    verify_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def readme_openssl_script() -> str:
+    """The bash block under the README's "Verifying with plain `openssl`" heading, as printed."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Verifying with plain `openssl` (no toolkit installed)"):]
+    start = section.index("```bash\n") + len("```bash\n")
+    return section[start:section.index("\n```\n", start) + 1]
+
+
 def test_readme_openssl_recipe_is_the_tested_script():
-    assert OPENSSL_VERIFY_SCRIPT.rstrip("\n") in (ROOT / "README.md").read_text()
+    assert readme_openssl_script() == OPENSSL_VERIFY_SCRIPT
+
+
+def _openssl_ok() -> bool:
+    if not all(shutil.which(tool) for tool in ("bash", "base64", "sha256sum", "openssl")):
+        return False
+    out = subprocess.run(["openssl", "version"], capture_output=True, text=True)
+    parts = out.stdout.split()
+    return (out.returncode == 0 and len(parts) > 1 and parts[0] == "OpenSSL"
+            and int(parts[1].split(".")[0]) >= 3)
+
+
+def _make_case(case: str, tmp_path: Path, keys, other_keys) -> Path:
+    """A signed report directory in the state ``case`` names."""
+    rdir = tmp_path / "run"
+    rdir.mkdir()
+    (rdir / "report.json").write_text(json.dumps({"method": {"name": "r2d"}, "verdict": "consistent"}, indent=2))
+    (rdir / "report.html").write_text("<!doctype html><p>ε = 1</p>\n")
+    sign_report(rdir, keys[0])
+    env_path = rdir / "report.dsse.json"
+    env = json.loads(env_path.read_text())
+    if case == "tampered":
+        data = bytearray((rdir / "report.json").read_bytes())
+        data[5] ^= 1
+        (rdir / "report.json").write_bytes(bytes(data))
+    elif case == "report-json-symlinked-outside":
+        # The same bytes outside the directory: only refusing the symlink catches it.
+        outside = tmp_path / "elsewhere.json"
+        os.replace(rdir / "report.json", outside)
+        (rdir / "report.json").symlink_to(outside)
+    elif case == "minified":
+        env_path.write_text(json.dumps(env, separators=(",", ":")))
+    elif case in ("multi-signature", "multi-signature-none-by-key"):
+        from cryptography.hazmat.primitives import serialization
+
+        other = serialization.load_pem_private_key(other_keys[0].read_bytes(), password=None)
+        sig = other.sign(pae(PAYLOAD_TYPE, base64.b64decode(env["payload"])))
+        # The countersignature comes last, so a reader that keeps only one "sig" checks the wrong one.
+        env["signatures"].append({"keyid": keyid(other_keys[1]), "sig": base64.b64encode(sig).decode()})
+        if case == "multi-signature-none-by-key":  # ours replaced by 64 zero bytes under our keyid
+            env["signatures"][0]["sig"] = base64.b64encode(bytes(64)).decode()
+        env_path.write_text(json.dumps(env, indent=4))
+    return rdir
+
+
+AGREEMENT = {  # case: whether both must accept it
+    "valid": True,
+    "tampered": False,
+    "report-json-symlinked-outside": False,
+    "minified": True,
+    "multi-signature": True,
+    "multi-signature-none-by-key": False,
+}
+
+
+@pytest.mark.skipif(not _openssl_ok(), reason="needs bash, base64, sha256sum and OpenSSL >= 3")
+@pytest.mark.parametrize("case", list(AGREEMENT))
+def test_readme_openssl_script_agrees_with_verify_report(case, tmp_path):
+    keys = generate_keypair(tmp_path / "keys")
+    other_keys = generate_keypair(tmp_path / "other-keys")
+    rdir = _make_case(case, tmp_path, keys, other_keys)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "verify-report.sh").write_text(readme_openssl_script())
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DIR": str(rdir), "PUB": str(keys[1])}
+    script = subprocess.run(["bash", "verify-report.sh"], cwd=scratch, env=env, capture_output=True, text=True,
+                            timeout=60)
+    try:
+        result = verify_report(rdir, keys[1])
+    except VerificationError:
+        result = None
+    assert (script.returncode == 0) is (result is not None) is AGREEMENT[case], script.stdout + script.stderr
+    if result is not None:
+        assert "Signature Verified Successfully" in script.stdout
+        for name, digest in result.subjects:
+            assert f"OK {name} {digest}" in script.stdout
+    else:
+        assert "FAIL: " in script.stderr
 
 
 def test_ci_runs_the_readme_test_command():

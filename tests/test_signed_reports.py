@@ -54,6 +54,70 @@ def test_signed_run_verifies_and_tampering_is_rejected(tmp_path):
     assert bad.exit_code == 3 and len([ln for ln in bad.stderr.splitlines() if ln.strip()]) == 1
 
 
+def _signed_dir(tmp_path, private, html=True):
+    """A report directory signed by the library (no audit run needed)."""
+    from audit.report.signing import sign_report
+
+    out = tmp_path / "signed"
+    out.mkdir()
+    (out / "report.json").write_text(json.dumps({"method": {"name": "r2d"}, "verdict": "consistent"}))
+    if html:
+        (out / "report.html").write_text("<!doctype html><p>report</p>\n")
+    sign_report(out, private)
+    return out
+
+
+def _stderr_lines(result):
+    return [ln for ln in result.stderr.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("envelope", ["[" * 100_000, '{"a":' * 100_000, "not json", '{"payload": 5}'])
+def test_verify_exits_3_with_one_line_on_a_malformed_envelope(tmp_path, envelope):
+    private, public = _keys(tmp_path)
+    out = _signed_dir(tmp_path, private)
+    (out / "report.dsse.json").write_text(envelope)
+    result = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+    assert result.exit_code == 3, result.output
+    assert len(_stderr_lines(result)) == 1 and "Traceback" not in result.output
+    assert "report.dsse.json" in result.stderr or "envelope" in result.stderr
+
+
+def test_verify_warns_about_a_page_written_after_signing(tmp_path):
+    private, public = _keys(tmp_path)
+    out = _signed_dir(tmp_path, private, html=False)
+    warning = "report.html is present but NOT covered by the signature"
+    ok = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+    assert ok.exit_code == 0 and warning not in ok.output
+    (out / "report.html").write_text("<!doctype html><p>added later</p>\n")
+    ok = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+    assert ok.exit_code == 0 and warning in ok.output
+    as_json = runner.invoke(app, ["verify", str(out), "--key", str(public), "--json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["not_covered"] == ["report.html"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX mode bits")
+def test_private_key_readable_by_others_is_refused_naming_the_flag(tmp_path):
+    private, public = _keys(tmp_path)
+    out = _signed_dir(tmp_path, private)
+    os.chmod(private, 0o644)
+    before = (out / "report.dsse.json").read_bytes()
+    signed = runner.invoke(app, ["sign", str(out), "--key", str(private)])
+    assert signed.exit_code == 2 and len(_stderr_lines(signed)) == 1
+    assert "--key must be a private key file" in signed.stderr and f"chmod 600 {private}" in signed.stderr
+    assert "(mode 0644)" in signed.stderr and (out / "report.dsse.json").read_bytes() == before
+    run_out = tmp_path / "run"
+    ran = runner.invoke(app, ["run", *FAST, "--out", str(run_out), "--sign-key", str(private)])
+    assert ran.exit_code == 2 and "--sign-key must be a private key file" in ran.stderr
+    assert f"chmod 600 {private}" in ran.stderr and not run_out.exists()
+
+
+def test_keygen_into_an_unwritable_place_is_bad_input(tmp_path):
+    (tmp_path / "file").write_text("x")
+    result = runner.invoke(app, ["keygen", "--out", str(tmp_path / "file" / "keys")])
+    assert result.exit_code == 2 and len(_stderr_lines(result)) == 1
+    assert "--out must be" in result.stderr and "Traceback" not in result.output
+
+
 def test_sign_key_problems_fail_before_anything_is_written(tmp_path):
     out = tmp_path / "run"
     result = runner.invoke(app, ["run", *FAST, "--out", str(out), "--sign-key", str(tmp_path / "missing.pem")])

@@ -19,19 +19,25 @@ The Ed25519 signature covers the DSSE pre-authentication encoding (:func:`pae`):
 
     b"DSSEv1 <len(payloadType)> <payloadType> <len(payload)> <payload>"
 
-(lengths are ASCII decimal byte counts), so the payload type is signed too.
+(lengths are ASCII decimal byte counts), so the payload type is signed too. The envelope,
+the PAE, signing and signature checks are ``securesystemslib``'s (:mod:`audit.report.dsse`), so
+``securesystemslib.dsse.Envelope`` reads these envelopes and this module reads its envelopes.
+The verifier tries every signature in an envelope (the keyid is an unsigned hint): an envelope
+countersigned by others verifies if one signature is by the given key.
 
 Which files are signed
 ----------------------
 Only the subject files that exist when :func:`sign_report` runs are signed; ``report.json``
 must exist. If ``report.html`` is rendered *after* signing it is not covered: sign again
 after rendering. :func:`verify_report` lists such unsigned files in
-:attr:`VerificationResult.not_covered` so that a caller can warn about them.
+:attr:`VerificationResult.not_covered`, and :meth:`VerificationResult.describe` warns that each
+is present but NOT covered by the signature.
 
 Keys
 ----
 :func:`generate_keypair` writes ``private.pem`` (PKCS#8, created with mode 0600, optionally
-encrypted with a passphrase) and ``public.pem`` (SubjectPublicKeyInfo). Private key material
+encrypted with a passphrase) and ``public.pem`` (SubjectPublicKeyInfo). A private key file that
+group or others can access is refused when signing, as OpenSSH refuses it. Private key material
 is never written into a report, an envelope, an error message or a log. The verifier always
 uses a public key it was given (obtained out of band); nothing shipped inside a report
 directory is trusted as a key.
@@ -48,12 +54,14 @@ sha256sum and OpenSSL >= 3.0 (``pkeyutl -rawin``). Run it from an empty scratch 
     DIR=path/to/report PUB=path/to/public.pem bash verify-report.sh
 
 It exits 0 and prints ``Signature Verified Successfully`` and one ``OK <file> <sha256>``
-line per signed file, or exits non-zero. The key steps, by hand::
+line per signed file, or exits non-zero. It reads any JSON layout of the envelope (indented
+or minified) and several signatures, and refuses, like :func:`verify_report`, a signed file
+that a symlink leads out of the report directory. The key steps, by hand::
 
     printf '%s' "$PAYLOAD_B64" | base64 -d > statement.json      # "payload" field
-    printf '%s' "$SIG_B64"     | base64 -d > sig.bin             # "sig" field
-    LC_ALL=C; s=$(< statement.json)
-    printf 'DSSEv1 28 application/vnd.in-toto+json %d %s' "${#s}" "$s" > pae.bin
+    printf '%s' "$SIG_B64"     | base64 -d > sig.bin             # a "sig" field
+    n=$(( ${#PAYLOAD_B64} / 4 * 3 - PAD ))    # the payload's bytes; PAD = number of trailing "="
+    { printf 'DSSEv1 28 application/vnd.in-toto+json %d ' "$n"; cat statement.json; } > pae.bin
     openssl pkeyutl -verify -pubin -inkey public.pem -rawin -in pae.bin -sigfile sig.bin
     sha256sum report.json report.html        # compare with the digests in statement.json
 
@@ -75,14 +83,18 @@ from typing import Any, Sequence
 from audit.report import TOOL, tool_version, write_atomic
 from audit.report.canonical import canonical_json
 from audit.report.dsse import (
+    MAX_ENVELOPE_BYTES,
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
     STATEMENT_TYPE,
     VerificationError,
-    _b64,
     _strict_loads,
-    _unb64,
+    envelope_json,
     pae,
+    parse_envelope,
+    short,
+    sign_envelope,
+    verify_envelope,
 )
 from audit.report.encoding import json_safe
 from audit.report.keys import (
@@ -121,7 +133,6 @@ ENVELOPE_NAME = "report.dsse.json"
 DEFAULT_SUBJECTS: tuple[str, ...] = ("report.json", "report.html")
 REQUIRED_SUBJECT = "report.json"
 
-_MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -165,7 +176,8 @@ class VerificationResult:
         for name, digest in self.subjects:
             lines.append(f"Signed file: {name} sha256:{digest} matches.")
         for name in self.not_covered:
-            lines.append(f"Warning: {name} is present but NOT covered by the signature.")
+            lines.append(f"Warning: {name} is present but NOT covered by the signature "
+                         f"(it was written after signing; sign again to cover it).")
         p = self.predicate
         cert = p.get("certified") if isinstance(p.get("certified"), dict) else {}
         real = p.get("realized") if isinstance(p.get("realized"), dict) else {}
@@ -174,14 +186,6 @@ class VerificationResult:
                      f"verdict={p.get('verdict')} report created_at={p.get('report_created_at')} "
                      f"signed_at={p.get('signed_at')} (self-asserted).")
         return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------------------
-# DSSE and canonical JSON
-
-
-# ----------------------------------------------------------------------------------------
-# Keys
 
 
 # ----------------------------------------------------------------------------------------
@@ -258,7 +262,7 @@ def _inside(report_dir: Path, name: str) -> Path | None:
     path = report_dir / PurePosixPath(name)
     try:
         path.resolve().relative_to(report_dir.resolve())
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside; or a symlink loop (RuntimeError before 3.13)
         return None
     return path
 
@@ -273,7 +277,7 @@ def _sha256_file(path: Path) -> str:
 
 def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLike, *,
                 subjects: Sequence[str] = DEFAULT_SUBJECTS, predicate: dict[str, Any] | None = None,
-                passphrase: bytes | None = None) -> Path:
+                passphrase: bytes | None = None, key_field: str = "private_key_path") -> Path:
     """Sign the report in ``report_dir``; write and return ``report_dir/report.dsse.json``.
 
     Parameters
@@ -285,8 +289,12 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
         The claims to sign; by default :func:`headline_claims` of ``report.json``.
     passphrase:
         The private key's passphrase, if it is encrypted.
+    key_field:
+        The name errors about the key give it (the CLI passes ``--key`` or ``--sign-key``).
 
-    The envelope is written atomically; the private key never leaves this function.
+    The envelope (securesystemslib's DSSE ``Envelope``, signed by its ``CryptoSigner``) is
+    written atomically; the private key never leaves this function. A private key file that
+    group or others can access is refused (:class:`~certify.errors.InvalidInput`).
     """
     rdir = Path(report_dir)
     if not rdir.is_dir():
@@ -308,17 +316,18 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
         path = _inside(rdir, name)
         if path is None:
             raise InvalidInput("subjects", "files inside the report directory", name)
-        if name == REQUIRED_SUBJECT:
-            try:
+        try:
+            if name == REQUIRED_SUBJECT:
                 report_bytes = path.read_bytes()
-            except FileNotFoundError:
-                raise InvalidInput("report_dir", f"a directory containing {REQUIRED_SUBJECT}", str(rdir),
-                                   "Write the report before signing it.") from None
-            except IsADirectoryError:
-                raise InvalidInput("report_dir", f"a directory containing {REQUIRED_SUBJECT}", str(rdir)) from None
-            digests[name] = hashlib.sha256(report_bytes).hexdigest()
-        elif path.is_file():
-            digests[name] = _sha256_file(path)
+                digests[name] = hashlib.sha256(report_bytes).hexdigest()
+            elif path.is_file():
+                digests[name] = _sha256_file(path)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise InvalidInput("report_dir", f"a directory containing {REQUIRED_SUBJECT}", str(rdir),
+                               "Write the report before signing it.") from None
+        except OSError as exc:
+            raise InvalidInput("report_dir", "a directory whose report files can be read", str(rdir),
+                               f"Reading {name} failed: {exc.strerror or exc}.") from None
 
     if predicate is None:
         try:
@@ -326,6 +335,9 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InvalidInput("report.json", "a valid UTF-8 JSON document", str(rdir / REQUIRED_SUBJECT),
                                f"Parsing failed: {exc}.") from None
+        except RecursionError:
+            raise InvalidInput("report.json", "a JSON document written by the toolkit",
+                               str(rdir / REQUIRED_SUBJECT), "It nests arrays or objects too deeply to be read.") from None
         if not isinstance(report, dict):
             raise InvalidInput("report.json", "a JSON object", type(report).__name__)
         predicate = headline_claims(report)
@@ -345,85 +357,63 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
     }
     payload = canonical_json(statement)
 
-    key = _load_private_key(private_key_path, passphrase)
-    public = key.public_key()
-    sig = key.sign(pae(PAYLOAD_TYPE, payload))
+    key = _load_private_key(private_key_path, passphrase, key_field)
+    envelope = sign_envelope(payload, key, keyid=keyid(key.public_key()))  # checks its own signature
     del key
-    public.verify(sig, pae(PAYLOAD_TYPE, payload))  # self-check before writing anything
-
-    envelope = {"payload": _b64(payload), "payloadType": PAYLOAD_TYPE,
-                "signatures": [{"keyid": keyid(public), "sig": _b64(sig)}]}
-    # indent=2 puts each field on its own line, which the openssl recipe relies on.
-    text = json.dumps(envelope, indent=2, sort_keys=True) + "\n"
-    return write_atomic(rdir / ENVELOPE_NAME, text)
+    return write_atomic(rdir / ENVELOPE_NAME, envelope_json(envelope))
 
 
 # ----------------------------------------------------------------------------------------
 # Verification
 
 
-def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathLike) -> VerificationResult:
+def _read_envelope(env_path: Path) -> bytes:
+    """The envelope's bytes, at most :data:`MAX_ENVELOPE_BYTES` (+1 to detect more)."""
+    try:
+        with open(env_path, "rb") as fh:
+            return fh.read(MAX_ENVELOPE_BYTES + 1)
+    except OSError as exc:
+        raise VerificationError(f"The signed envelope {ENVELOPE_NAME} cannot be read "
+                                f"({exc.strerror or type(exc).__name__}).") from None
+
+
+def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathLike, *,
+                  key_field: str = "public_key_path") -> VerificationResult:
     """Verify ``report_dir/report.dsse.json`` with the given public key and every signed file.
 
-    Checks, in order: the envelope parses and has the DSSE fields; ``payloadType`` is in-toto;
-    an Ed25519 signature over the PAE verifies with ``public_key_path``; the payload is an
-    in-toto Statement v1 of our predicate type whose subjects are safe relative names
-    including ``report.json``; each subject file exists and has the signed SHA-256.
+    Checks, in order: the envelope parses strictly and has the DSSE fields (:func:`parse_envelope`);
+    ``payloadType`` is in-toto; an Ed25519 signature over the PAE verifies with
+    ``public_key_path`` (any of the envelope's signatures, whatever keyid it claims); the payload
+    is an in-toto Statement v1 of our predicate type whose subjects are safe relative names
+    including ``report.json``; each subject file resolves inside ``report_dir`` (a symlink
+    leading out is refused), exists and has the signed SHA-256.
 
     Raises :class:`VerificationError` (one sentence saying what failed), or
-    :class:`~certify.errors.InvalidInput` if the public key file itself is unusable.
+    :class:`~certify.errors.InvalidInput` naming ``key_field`` if the public key file itself is
+    unusable.
     """
     rdir = Path(report_dir)
     env_path = rdir / ENVELOPE_NAME
-    public = _load_public_key(public_key_path)
+    public = _load_public_key(public_key_path, key_field)
     kid = keyid(public)
 
     # 1. The envelope.
     if not env_path.is_file():
         raise VerificationError(f"The signed envelope {ENVELOPE_NAME} is missing from {rdir}.")
-    if env_path.stat().st_size > _MAX_ENVELOPE_BYTES:
-        raise VerificationError(f"The envelope {ENVELOPE_NAME} is larger than "
-                                f"{_MAX_ENVELOPE_BYTES // (1024 * 1024)} MiB, far beyond any report's.")
-    env = _strict_loads(env_path.read_bytes(), f"envelope {ENVELOPE_NAME}")
-    if not isinstance(env, dict):
-        raise VerificationError(f"The envelope {ENVELOPE_NAME} is not a JSON object.")
-    for fname in ("payload", "payloadType"):
-        if not isinstance(env.get(fname), str):
-            raise VerificationError(f"The envelope has no string field {fname!r}.")
-    sigs = env.get("signatures")
-    if not isinstance(sigs, list) or not sigs:
-        raise VerificationError("The envelope has no signatures.")
-    for s in sigs:
-        if not isinstance(s, dict) or not isinstance(s.get("sig"), str) or \
-                not isinstance(s.get("keyid", ""), str):
-            raise VerificationError("The envelope has a signature entry without a string 'sig' field.")
-    if env["payloadType"] != PAYLOAD_TYPE:
-        raise VerificationError(f"The envelope's payloadType is {env['payloadType']!r}, "
+    envelope = parse_envelope(_read_envelope(env_path), f"envelope {ENVELOPE_NAME}")
+    if envelope.payload_type != PAYLOAD_TYPE:
+        raise VerificationError(f"The envelope's payloadType is {short(envelope.payload_type)}, "
                                 f"not {PAYLOAD_TYPE!r}.")
 
     # 2. The signature (before anything in the payload is trusted).
-    payload = _unb64(env["payload"], "payload")
-    message = pae(PAYLOAD_TYPE, payload)
-    from cryptography.exceptions import InvalidSignature
-
-    verified = False
-    for s in sigs:
-        sig = _unb64(s["sig"], "signature")
-        if len(sig) != 64:
-            continue
-        try:
-            public.verify(sig, message)
-        except InvalidSignature:
-            continue
-        verified = True
-        break
-    if not verified:
-        others = [s.get("keyid") for s in sigs if s.get("keyid")]
+    if verify_envelope(envelope, public, keyid=kid) is None:
+        others = [k for k in envelope.signatures if k]
         if others and kid not in others:
-            raise VerificationError(f"The report was signed by a different key ({others[0]}), "
+            raise VerificationError(f"The report was signed by a different key ({short(others[0])}), "
                                     f"not by {public_key_path} ({kid}).")
         raise VerificationError(f"The signature does not verify with {public_key_path}: the signed "
                                 f"statement or the signature was changed after signing, or the key is wrong.")
+    payload = envelope.payload
 
     # 3. The statement.
     statement = _strict_loads(payload, "signed statement")
@@ -455,10 +445,15 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
     for name, sha in wanted:
         path = _inside(rdir, name)
         if path is None:
-            raise VerificationError(f"The signed subject {name!r} resolves outside {rdir} (through a symlink).")
+            raise VerificationError(f"The signed subject {name!r} leads outside {rdir} through a symlink "
+                                    f"(or into a symlink loop).")
         if not path.is_file():
             raise VerificationError(f"The signed file {name} is missing from {rdir}.")
-        got = _sha256_file(path)
+        try:
+            got = _sha256_file(path)
+        except OSError as exc:
+            raise VerificationError(f"The signed file {name} cannot be read "
+                                    f"({exc.strerror or type(exc).__name__}).") from None
         if got != sha:
             raise VerificationError(f"The file {name} was modified after signing: its SHA-256 is {got}, "
                                     f"but the signature covers {sha}.")
@@ -480,45 +475,188 @@ OPENSSL_VERIFY_SCRIPT = r"""#!/usr/bin/env bash
 # Verify an unlearn-audit signed report with bash, printf, base64, sha256sum and openssl (>= 3.0).
 # Usage, from an empty scratch directory:  DIR=path/to/report PUB=path/to/public.pem bash verify-report.sh
 # PUB must be the signer's public key obtained out of band (never a key shipped with the report).
+# An envelope and subjects this script accepts, `audit verify` accepts too (it reads the signed
+# claims too; this script checks only the statement's type and subjects). It refuses some unusual
+# but valid input that `audit verify` reads: JSON escapes other than \/, nested unknown fields,
+# a statement not in the RFC 8785 form the toolkit signs; check those with `audit verify`.
 set -eu
 export LC_ALL=C
 DIR=${DIR:?set DIR to the report directory}
 PUB=${PUB:?set PUB to the signer public key PEM}
 TYPE='application/vnd.in-toto+json'
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unusual() {  # valid JSON that only audit verify reads
+  fail "$1 is not in the form the toolkit writes, the only one this script reads; use audit verify"
+}
 
-# 1. Read payload, payloadType and signature from the envelope (the toolkit writes one field per line).
-payload='' ptype='' sig=''
-while IFS= read -r line; do
-  case $line in
-    *'"payload": "'*)     payload=${line#*'"payload": "'};   payload=${payload%%'"'*} ;;
-    *'"payloadType": "'*) ptype=${line#*'"payloadType": "'}; ptype=${ptype%%'"'*} ;;
-    *'"sig": "'*)         sig=${line#*'"sig": "'};           sig=${sig%%'"'*} ;;
+# 1. Read the envelope: any layout (indented or minified), fields in any order, one or more signatures.
+[ -f "$DIR/report.dsse.json" ] || fail "report.dsse.json is missing from $DIR"
+! IFS= read -r -d '' _ < "$DIR/report.dsse.json" || fail "the envelope holds a NUL byte"
+exec 3< "$DIR/report.dsse.json"
+ascii=$'\t\n\r'' -~' size=0 seg='' quote=''
+piece() {  # the envelope up to its next '"' (status 1 at its end); read in pieces so that time stays linear
+  local status=0
+  IFS= read -r -d '"' -u 3 piece || status=1
+  size=$((size + ${#piece} + 1))
+  [ "$size" -le 16777217 ] || fail "the envelope is larger than 16 MiB"
+  case $piece in *[!$ascii]*) fail "the envelope holds bytes other than printable ASCII" ;; esac
+  return $status
+}
+next() {  # the next JSON token: tok is { } [ ] : , or " (str holds the string) or a literal; '' at the end
+  seg=${seg#"${seg%%[! $'\t\n\r']*}"}
+  case $seg in
+    '') tok=''
+        [ -n "$quote" ] || return 0
+        piece || fail "the envelope is not valid JSON (an unterminated string)"
+        str=${piece//'\/'//} tok='"'   # \/ is the one escape base64 can need; any other is refused
+        case $str in *\\*) unusual "a string with a JSON escape" ;;
+          *[$'\t\n\r']*) fail "the envelope is not valid JSON (a control character in a string)" ;; esac
+        if piece; then quote=1; else quote=''; fi
+        seg=$piece
+        [ "${#seg}" -le 65536 ] || unusual "the envelope's layout" ;;
+    [][{}:,]*) tok=${seg:0:1} seg=${seg:1} ;;
+    [-0-9tfn]*) tok=${seg%%[!-+.0-9A-Za-z]*} seg=${seg:${#tok}}
+          [[ $tok =~ ^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)$ ]] ||
+            fail "the envelope is not valid JSON (the token '${tok:0:20}')"
+          [ "${#tok}" -le 64 ] || fail "the envelope holds a number too long to read" ;;
+    *) fail "the envelope is not valid JSON (an unexpected character)" ;;
   esac
-done < "$DIR/report.dsse.json"
-[ "$ptype" = "$TYPE" ] || { echo "FAIL: payloadType is '$ptype', not $TYPE" >&2; exit 1; }
+}
+if piece; then quote=1; fi
+seg=$piece
+[ "${#seg}" -le 65536 ] || unusual "the envelope's layout"
+scalar() {  # the value of a field this script does not use: a string, a number, true, false or null
+  case $tok in '{'|'[') unusual "a nested unknown field" ;;
+               :|,|'}'|']') fail "the envelope is not valid JSON (a value is missing)" ;; esac
+}
+b64() {  # standard base64, padded, as audit verify requires
+  local v=$1
+  case $v in *==) v=${v:0:${#v}-2} ;; *=) v=${v:0:${#v}-1} ;; esac   # (not ${v%=}: slow on megabytes)
+  [ $(( ${#1} % 4 )) -eq 0 ] || fail "the envelope's $2 is not valid standard base64"
+  case $v in *[!A-Za-z0-9+/]*) fail "the envelope's $2 is not valid standard base64" ;; esac
+}
+nl=$'\n' keys=$nl payload='' ptype='' sigs=() keyids=$nl
+next; [ "$tok" = '{' ] || fail "the envelope is not a JSON object"
+next
+while [ "$tok" != '}' ]; do
+  [ "$tok" = '"' ] || fail "the envelope is not valid JSON (a key is not a string)"
+  key=$str
+  case $keys in *"$nl$key$nl"*) fail "the envelope repeats the key '$key'" ;; esac; keys+=$key$nl
+  next; [ "$tok" = : ] || fail "the envelope is not valid JSON (a ':' is missing)"
+  next
+  case $key in
+    payload|payloadType)
+      [ "$tok" = '"' ] || fail "the envelope's $key is not a string"
+      if [ "$key" = payload ]; then payload=$str; else ptype=$str; fi ;;
+    signatures)
+      [ "$tok" = '[' ] || fail "the envelope's signatures are not a list"
+      next
+      while [ "$tok" != ']' ]; do
+        [ "$tok" = '{' ] || fail "the envelope has a signature entry that is not an object"
+        skeys=$nl sig='' kid=''; next
+        while [ "$tok" != '}' ]; do
+          [ "$tok" = '"' ] || fail "the envelope is not valid JSON (a key is not a string)"
+          key=$str
+          case $skeys in *"$nl$key$nl"*) fail "the envelope repeats the key '$key'" ;; esac; skeys+=$key$nl
+          next; [ "$tok" = : ] || fail "the envelope is not valid JSON (a ':' is missing)"
+          next
+          case $key in
+            sig|keyid) [ "$tok" = '"' ] || fail "the envelope has a signature whose $key is not a string"
+                       if [ "$key" = sig ]; then sig=$str; else kid=$str; fi ;;
+            *) scalar ;;
+          esac
+          next
+          case $tok in
+            ,) next; [ "$tok" != '}' ] || fail "the envelope is not valid JSON (a trailing comma)" ;;
+            '}') ;; *) fail "the envelope is not valid JSON (a ',' is missing)" ;; esac
+        done
+        case $skeys in *"${nl}sig$nl"*) ;; *) fail "the envelope has a signature without a 'sig'" ;; esac
+        case $keyids in *"$nl$kid$nl"*) fail "the envelope has two signatures with the keyid '$kid'" ;; esac
+        keyids+=$kid$nl
+        b64 "$sig" signature
+        sigs+=("$sig")
+        next
+        case $tok in ,) next; [ "$tok" != ']' ] || fail "the envelope is not valid JSON (a trailing comma)" ;;
+                     ']') ;; *) fail "the envelope is not valid JSON (a ',' is missing)" ;; esac
+      done ;;
+    *) scalar ;;
+  esac
+  next
+  case $tok in ,) next; [ "$tok" != '}' ] || fail "the envelope is not valid JSON (a trailing comma)" ;;
+               '}') ;; *) fail "the envelope is not valid JSON (a ',' is missing)" ;; esac
+done
+next; [ -z "$tok" ] || fail "the envelope is not valid JSON (text after the object)"
+case $keys in *"${nl}payload$nl"*) ;; *) fail "the envelope has no payload" ;; esac
+case $keys in *"${nl}payloadType$nl"*) ;; *) fail "the envelope has no payloadType" ;; esac
+[ "${#sigs[@]}" -gt 0 ] || fail "the envelope has no signatures"
+[ "$ptype" = "$TYPE" ] || fail "payloadType is '$ptype', not $TYPE"
+b64 "$payload" payload
 
-# 2. Decode the signed statement and the signature.
+# 2. Rebuild the DSSE pre-authentication encoding from the exact payload bytes.
+len=$(( ${#payload} / 4 * 3 ))
+case $payload in *==) len=$((len - 2)) ;; *=) len=$((len - 1)) ;; esac
+printf 'DSSEv1 %d %s %d ' "${#TYPE}" "$TYPE" "$len" > pae.bin
+printf '%s' "$payload" | base64 -d >> pae.bin
+
+# 3. Check the Ed25519 signatures: the report verifies if one of them is by PUB (keyids are unsigned hints).
+ok=''
+for s in "${sigs[@]}"; do
+  printf '%s' "$s" | base64 -d > sig.bin
+  if out=$(openssl pkeyutl -verify -pubin -inkey "$PUB" -rawin -in pae.bin -sigfile sig.bin 2>&1); then
+    echo "$out"; ok=1; break
+  fi
+done
+[ -n "$ok" ] || { echo "$out" >&2; fail "no signature in the envelope verifies with $PUB"; }
+
+# 4. Read the signed statement: the RFC 8785 form the toolkit signs, subjects last.
 printf '%s' "$payload" | base64 -d > statement.json
-printf '%s' "$sig" | base64 -d > sig.bin
-
-# 3. Rebuild the DSSE pre-authentication encoding and check the Ed25519 signature.
 stmt=$(< statement.json)
-printf 'DSSEv1 %d %s %d %s' "${#TYPE}" "$TYPE" "${#stmt}" "$stmt" > pae.bin
-openssl pkeyutl -verify -pubin -inkey "$PUB" -rawin -in pae.bin -sigfile sig.bin
+[ "${#stmt}" -eq "$len" ] || unusual "the signed statement"
+case $stmt in '{"_type":"https://in-toto.io/Statement/v1","predicate":{'*) ;;
+  *) fail "the signed payload is not an in-toto Statement v1 in the form the toolkit writes" ;; esac
+tailpat='"predicateType":"https://unlearn-audit.dev/audit-claims/v1","subject":['
+rest=${stmt##*"$tailpat"}
+[ "$rest" != "$stmt" ] || fail "the signed statement is not of the unlearn-audit predicate type"
+before=${stmt:0:${#stmt}-${#rest}-${#tailpat}}
+case $before in *'},') ;; *) unusual "the signed statement" ;; esac
+case $rest in *']}') rest=${rest%']}'} ;; *) unusual "the signed statement" ;; esac
 
-# 4. Recompute the SHA-256 of every signed file and compare it with the signed digest.
-rest=${stmt##*'"subject":['}
-n=0
-while [ "${rest#*'{"digest":{"sha256":"'}" != "$rest" ]; do
-  rest=${rest#*'{"digest":{"sha256":"'}; want=${rest%%'"'*}
-  rest=${rest#*'"name":"'};              name=${rest%%'"'*}
-  case $name in /*|*..*|'') echo "FAIL: unexpected subject name '$name'" >&2; exit 1 ;; esac
-  [ -f "$DIR/$name" ] || { echo "FAIL: $name is missing" >&2; exit 1; }
+# 5. Recompute the SHA-256 of every signed file (inside DIR, as audit verify requires) and compare.
+real=$(CDPATH= cd -P -- "$DIR" && pwd -P)
+inside() {  # does DIR/$1 resolve, through any symlinks, to a file inside DIR?
+  local p=$DIR part rest=$1/ link='' f
+  while [ -n "$rest" ]; do part=${rest%%/*} rest=${rest#*/} p+=/$part; [ ! -L "$p" ] || link=1; done
+  [ -n "$link" ] || return 0
+  # bash cannot read a symlink, but it can compare inodes (-ef) with the files DIR holds.
+  shopt -s globstar dotglob nullglob
+  for f in "$real"/**; do
+    if [ ! -L "$f" ] && [ -f "$f" ] && [ "$f" -ef "$DIR/$1" ]; then return 0; fi
+  done
+  return 1
+}
+n=0 names=$nl
+while [ -n "$rest" ]; do
+  case $rest in '{"digest":{"sha256":"'*) ;; *) unusual "the statement's subject list" ;; esac
+  rest=${rest#'{"digest":{"sha256":"'} want=${rest%%'"'*} rest=${rest#*'"'}
+  case $rest in '},"name":"'*) ;; *) unusual "the statement's subject list" ;; esac
+  rest=${rest#'},"name":"'} name=${rest%%'"'*} rest=${rest#*'"'}
+  case $rest in '}') rest='' ;; '},{'*) rest=${rest#'},'} ;; *) unusual "the statement's subject list" ;; esac
+  [ "${#want}" -eq 64 ] && case $want in *[!0-9a-f]*) false ;; esac ||
+    fail "the statement has no valid lowercase hex SHA-256 digest for '$name'"
+  case $name in ''|/*|*/|*//*|.|./*|*/.|*/./*|..|../*|*/..|*/../*|report.dsse.json|*[\\:]*|*[[:cntrl:]]*)
+    fail "the statement names an unexpected subject '$name'" ;; esac
+  case $names in *"$nl$name$nl"*) fail "the statement lists the subject '$name' twice" ;; esac
+  names+=$name$nl
+  inside "$name" || fail "$name leads outside $DIR through a symlink"
+  [ -f "$DIR/$name" ] || fail "$name is missing"
   got=$(sha256sum < "$DIR/$name"); got=${got%% *}
-  [ "$got" = "$want" ] || { echo "FAIL: $name was modified (sha256 $got, signed $want)" >&2; exit 1; }
+  [ "$got" = "$want" ] || fail "$name was modified (sha256 $got, signed $want)"
   echo "OK $name $got"
   n=$((n + 1))
 done
-[ "$n" -gt 0 ] || { echo "FAIL: the statement lists no subjects" >&2; exit 1; }
+[ "$n" -gt 0 ] || fail "the statement lists no subjects"
+case $names in *"${nl}report.json$nl"*) ;; *) fail "the statement does not cover report.json" ;; esac
+case $names in *"${nl}report.html$nl"*) ;; *) [ ! -f "$DIR/report.html" ] ||
+  echo "WARNING: report.html is present but NOT covered by the signature" ;; esac
 echo "Verified: signature and $n file digest(s)."
 """
