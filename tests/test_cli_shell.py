@@ -140,3 +140,13 @@ def test_an_uncertified_method_shows_no_certified_epsilon_on_the_page(tmp_path):
     page = (tmp_path / "o" / "report.html").read_text()
     headline = page[page.index('id="verdict"'):page.index("</section>")]
     assert "certified ε" not in headline and "no certificate (the method has no theorem)" in headline
+
+
+def test_datasets_lists_the_built_in_data_with_source_licence_and_shape():
+    result = invoke("datasets", "--json")
+    assert result.exit_code == 0
+    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    assert rows["adult"]["licence"] == "CC BY 4.0" and rows["adult"]["shape"]["records"] == 48842
+    assert {"idx:<dir>", "cifar10:<dir>", "csv:<file>"} <= set(rows)
+    table = invoke("datasets", terminal_width=200)
+    assert "48,842 records, 108 features, 2 classes" in table.stdout and "CC BY 4.0" in table.stdout

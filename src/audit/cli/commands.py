@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from audit.cli.application import app, command, fail
 from audit.cli.exits import ExitCode
 from audit.cli.run import read_salt
+from audit.cli.show import console
 from certify.errors import InvalidInput
 
 JSON_FLAG = typer.Option("--json", help="Print JSON on stdout.")
@@ -78,7 +78,7 @@ def methods(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], "yes" if r["certified"] else "no", escape(r["paper"]))
-    out = Console()
+    out = console(stderr=False)
     out.print(table)
     out.print("attacks: " + ", ".join(a["name"] for a in attacks))
     for u in unavailable:
@@ -185,8 +185,23 @@ def datasets(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
     for col in ("name", "shape", "licence", "source"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(*(escape(str(r.get(c, ""))) for c in ("name", "shape", "licence", "source")))
-    Console().print(table)
+        table.add_row(escape(r["name"]), _shape(r.get("shape")), escape(str(r.get("licence", ""))),
+                      escape(str(r.get("source", ""))))
+    console(stderr=False).print(table)
+
+
+def _shape(shape: dict[str, Any] | None) -> str:
+    """``48,842 records, 108 features, 2 classes`` (or what the user's files hold)."""
+    if not shape:
+        return "that of your files"
+    parts = [f"{shape['records']:,} records"] if "records" in shape else []
+    if "image" in shape:
+        parts.append("x".join(map(str, shape["image"])) + " images")
+    if "features" in shape:
+        parts.append(f"{shape['features']} features")
+    if "classes" in shape:
+        parts.append(f"{shape['classes']} classes")
+    return ", ".join(parts)
 
 
 commitment_app = typer.Typer(help="Open the deletion commitment of a report.", no_args_is_help=True)

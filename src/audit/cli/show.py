@@ -21,13 +21,13 @@ from rich.table import Table
 PIPE_WIDTH = 160
 
 
-def console() -> Console:
-    """The stderr console: the terminal's width, or COLUMNS, or PIPE_WIDTH when piped."""
-    probe = Console(stderr=True)
+def console(*, stderr: bool = True) -> Console:
+    """A console: the terminal's width, or COLUMNS, or PIPE_WIDTH when piped."""
+    probe = Console(stderr=stderr)
     if probe.is_terminal:
         return probe
     width = os.environ.get("COLUMNS", "")
-    return Console(stderr=True, width=int(width) if width.isdigit() and int(width) > 0 else PIPE_WIDTH)
+    return Console(stderr=stderr, width=int(width) if width.isdigit() and int(width) > 0 else PIPE_WIDTH)
 
 
 class Stages:
