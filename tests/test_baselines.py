@@ -201,7 +201,7 @@ def test_dpsgd_bad_forget_set(dp_fitted):
 def test_dpsgd_audit_reports_the_group_guarantee():
     config = AuditConfig(method="dpsgd", epsilon=1.0, forget_count=3, max_train=1000, attacks=(),
                          curve_points=2, noise_draws=2,
-                         method_options={"target_epsilon": 1.0, "epochs": 20, "accountant": "rdp"})
+                         method_options={"epochs": 20, "accountant": "rdp"})  # target_epsilon: from --epsilon
     report = run(config)
     cert = report.certificate
     consts = {c.name: c for c in cert.constants}
