@@ -150,3 +150,8 @@ def test_datasets_lists_the_built_in_data_with_source_licence_and_shape():
     assert {"idx:<dir>", "cifar10:<dir>", "csv:<file>"} <= set(rows)
     table = invoke("datasets", terminal_width=200)
     assert "48,842 records, 108 features, 2 classes" in table.stdout and "CC BY 4.0" in table.stdout
+
+
+def test_calibrate_json_writes_an_infinite_epsilon_as_inf():
+    result = invoke("calibrate", "--delta", "1e-5", "--sigma", "1e-300", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["epsilon"] == "inf"

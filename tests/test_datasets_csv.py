@@ -55,3 +55,52 @@ def test_csv_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="missing.csv") as info:
         load_dataset(f"csv:{tmp_path / 'missing.csv'}", label_column="outcome")
     assert info.value.field == "dataset"
+
+
+def _with_labels(path: Path, labels: list[str]) -> Path:
+    """A two-feature table whose outcome column holds ``labels`` as written (raw CSV text)."""
+    lines = ["height,colour,outcome"]
+    for i, label in enumerate(labels):
+        lines.append(f"{150 + i},{['red', 'blue'][i % 2]},{label}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "hole",
+    ["", "NaN", "nan", "NAN", "-nan", "   ", '""', '"  "', "NA", "n/a", "null", "?"],
+    ids=["empty", "NaN", "nan-text", "NAN", "minus-nan", "whitespace", "quoted-empty",
+         "quoted-whitespace", "NA", "n/a", "null", "question-mark"],
+)
+def test_csv_missing_label_is_refused(tmp_path: Path, hole: str) -> None:
+    # rows 4 and 9 (file lines 5 and 10) lack a label; before issue 13 they became a class
+    labels = ["yes" if i % 3 else "no" for i in range(40)]
+    labels[3] = labels[8] = hole
+    path = _with_labels(tmp_path / "labels.csv", labels)
+    with pytest.raises(InvalidInput) as info:
+        load_dataset(f"csv:{path}", label_column="outcome")
+    err = info.value
+    assert err.field == "outcome"
+    assert "a label in every row" in err.allowed and "'nan'" in err.allowed
+    assert "2 missing label(s)" in str(err) and "lines 5, 10;" in str(err)
+    assert str(path) in str(err)
+
+
+def test_csv_many_missing_labels_are_counted_not_all_listed(tmp_path: Path) -> None:
+    labels = ["" if i % 2 else ("yes" if i % 4 else "no") for i in range(60)]
+    path = _with_labels(tmp_path / "sparse.csv", labels)
+    with pytest.raises(InvalidInput) as info:
+        load_dataset(f"csv:{path}", label_column="outcome")
+    message = str(info.value)
+    assert "30 missing label(s)" in message
+    # the first ten lines (odd records 1, 3, ... are file lines 3, 5, ...), then a count
+    assert "lines 3, 5, 7, 9, 11, 13, 15, 17, 19, 21 and 20 more;" in message
+
+
+def test_csv_labels_that_look_like_missing_but_are_not(tmp_path: Path) -> None:
+    # "0" and "nano" are labels; only the missing tokens and NaN are refused
+    labels = ["0" if i % 2 else "nano" for i in range(40)]
+    path = _with_labels(tmp_path / "fine.csv", labels)
+    data = load_dataset(f"csv:{path}", label_column="outcome")
+    assert data.preprocessing["label"]["classes"] == ["0", "nano"]
+    assert data.n_classes == 2

@@ -97,3 +97,77 @@ def test_idx_reads_real_mnist() -> None:
     assert data.X_unseen.shape == (6000, 1, 28, 28)
     assert data.n_classes == 10
     assert data.preprocessing["split"]["sizes"]["train_before_max_train"] == 51000
+
+
+def _write_header(path: Path, magic: int, dims: tuple[int, ...], data: bytes = b"", *, gz: bool = False) -> Path:
+    """An IDX file with a header stating ``dims`` followed by ``data`` (which may disagree)."""
+    payload = struct.pack(">I", magic) + b"".join(struct.pack(">I", d) for d in dims) + data
+    path.write_bytes(gzip.compress(payload) if gz else payload)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize(
+    ("magic", "dims", "data", "words"),
+    [
+        (0x803, (0, 28, 28), b"", "dimensions are all at least 1"),  # 0 images
+        (0x803, (5, 0, 28), b"", "dimensions are all at least 1"),  # 0 x 28 images
+        (0x803, (5, 28, 0), b"", "dimensions are all at least 1"),
+        (0x801, (0,), b"", "dimensions are all at least 1"),  # 0 labels
+        (0x803, (5, 4, 5), bytes(99), "100 data bytes"),  # one byte short: truncated
+        (0x803, (5, 4, 5), bytes(101), "more than 100 data bytes"),  # trailing data
+        (0x803, (10, 28, 28), bytes(100), "7840 data bytes"),  # dims product > bytes in file
+        (0x803, (2**31 - 1, 28, 28), bytes(784), f"{(2**31 - 1) * 784} data bytes"),
+        # the product overflows int64 (np.prod wrapped it to a wrong size before)
+        (0x803, (2**31 - 1,) * 3, bytes(16), f"{(2**31 - 1) ** 3} data bytes"),
+        (0x803, (2**32 - 1,) * 3, b"", f"{(2**32 - 1) ** 3} data bytes"),
+        (0x801, (2**31 - 1,), bytes(3), f"{2**31 - 1} data bytes"),
+    ],
+    ids=["zero-images", "zero-rows", "zero-cols", "zero-labels", "truncated", "trailing",
+         "product-exceeds-file", "huge-count", "int64-overflow", "uint32-max", "huge-labels"],
+)
+def test_idx_header_is_checked_against_the_file(tmp_path: Path, magic, dims, data, words, gz) -> None:
+    path = _write_header(tmp_path / "f-idx-ubyte", magic, dims, data, gz=gz)
+    with pytest.raises(InvalidInput) as info:
+        read_idx(path)
+    err = info.value
+    assert err.field == "dataset"
+    assert words in str(err) and str(path) in str(err)
+
+
+def test_idx_header_cut_short_and_wrong_magic(tmp_path: Path) -> None:
+    path = tmp_path / "short"
+    path.write_bytes(struct.pack(">I", 0x803) + struct.pack(">I", 5))  # two of three dims
+    with pytest.raises(InvalidInput, match="an IDX header of 16 bytes; got '8 bytes in") as info:
+        read_idx(path)
+    assert info.value.field == "dataset"
+    path.write_bytes(b"\x00\x08")
+    with pytest.raises(InvalidInput, match="4-byte magic number"):
+        read_idx(path)
+    _write_header(path, 0x00000802, (5,), bytes(5))  # an IDX type the loader does not read
+    with pytest.raises(InvalidInput, match="magic 0x00000802 in"):
+        read_idx(path)
+    _write_header(path, 0x801, (5,), bytes(5))
+    with pytest.raises(InvalidInput, match="magic 0x00000803"):  # labels where images belong
+        read_idx(path, expect_magic=0x803)
+    assert read_idx(path).shape == (5,)  # the same file read as labels is fine
+
+
+def test_idx_corrupt_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "cut.gz"
+    blob = gzip.compress(struct.pack(">III", 0x801, 1000, 0) + bytes(1000))
+    path.write_bytes(blob[: len(blob) // 2])  # a gzip stream cut in the middle
+    with pytest.raises(InvalidInput) as info:
+        read_idx(path)
+    assert info.value.field == "dataset" and "intact" in info.value.allowed
+
+
+def test_idx_loader_names_the_bad_file(tmp_path: Path) -> None:
+    # the crash of issue 13: a train file stating 0 images loaded and failed later on reshape
+    _tiny_idx(tmp_path)
+    bad = tmp_path / "train-images-idx3-ubyte.gz"
+    _write_header(bad, 0x803, (0, 4, 5), gz=True)
+    with pytest.raises(InvalidInput) as info:
+        load_dataset(f"idx:{tmp_path}")
+    assert info.value.field == "dataset"
+    assert "train-images-idx3-ubyte.gz" in str(info.value) and "(0, 4, 5)" in str(info.value)

@@ -202,3 +202,90 @@ def test_importing_the_package_imports_no_loader_and_no_cycle() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# catalogue(): what `audit datasets` lists
+# ---------------------------------------------------------------------------------------------
+
+SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mnist"
+
+
+def test_catalogue_lists_every_source_with_licence_and_kind() -> None:
+    from audit.datasets import catalogue
+
+    entries = {e["name"]: e for e in catalogue()}
+    assert list(entries) == ["adult", "digits", "idx:<dir>", "cifar10:<dir>", "csv:<file>"]
+    for e in entries.values():
+        assert e["licence"] and e["source"] and e["title"]
+    assert {n for n, e in entries.items() if e["bundled"]} == {"adult", "digits"}
+    assert [entries[n]["needs"] for n in ("adult", "idx:<dir>", "cifar10:<dir>", "csv:<file>")] == [
+        None, "a directory", "a directory", "a file"]
+    assert entries["adult"]["source"] == "https://doi.org/10.24432/C5XW20"
+    assert entries["adult"]["licence"] == "CC BY 4.0"
+    # a directory source has no shape of its own; the public sets it is made for have one
+    assert entries["idx:<dir>"]["shape"] is None
+    assert [k["title"] for k in entries["idx:<dir>"]["known"]] == ["MNIST", "Fashion-MNIST"]
+    assert entries["cifar10:<dir>"]["known"][0]["shape"]["image"] == [3, 32, 32]
+    # the catalogue is a copy: editing it does not change the declarations
+    entries["adult"]["shape"]["records"] = 0
+    assert catalogue()[0]["shape"]["records"] == 48842
+
+
+def test_catalogue_pins_the_mnist_checksums_the_loader_uses() -> None:
+    from audit.datasets import catalogue
+    from audit.datasets.loaders.idx import KNOWN_IDX
+
+    mnist = next(k for e in catalogue() for k in e["known"] if k["title"] == "MNIST")
+    assert mnist["sha256"] == KNOWN_IDX["MNIST"]["sha256"]
+    # the SHA-256 of the decompressed train images, as in ../shared/datasets/README.md
+    assert mnist["sha256"]["train-images-idx3-ubyte"].startswith("ba891046e650")
+
+
+@pytest.mark.parametrize("name", ["adult", "digits"])
+def test_catalogue_shape_of_each_bundled_dataset_is_what_loading_gives(name: str) -> None:
+    from audit.datasets import catalogue
+
+    shape = next(e["shape"] for e in catalogue() if e["name"] == name)
+    data = load_dataset(name)
+    sizes = data.preprocessing["split"]["sizes"]
+    records = sizes["reference"] + sizes["test"] + sizes["unseen"] + sizes["train_before_max_train"]
+    assert records == shape["records"]
+    assert len(data.preprocessing["feature_names_in"]) == shape["features"]
+    assert data.n_classes == shape["classes"]
+    assert data.n_features == shape["default_features"]
+    if "files" in shape:
+        assert {k: v for k, v in data.preprocessing["parse"]["records"].items() if k != "total"} == shape["files"]
+    if "image" in shape:  # digits: 8 x 8 images flattened to 64 features
+        assert data.preprocessing["parse"]["shape"] == [shape["records"], shape["features"]]
+        assert shape["image"][0] * shape["image"][1] == shape["features"]
+
+
+@pytest.mark.skipif(
+    not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
+    reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)",
+)
+def test_catalogue_shape_of_mnist_is_what_loading_gives() -> None:
+    from audit.datasets import catalogue
+
+    mnist = next(k for e in catalogue() for k in e["known"] if k["title"] == "MNIST")
+    shape = mnist["shape"]
+    data = load_dataset(f"idx:{SHARED_MNIST}", max_train=100)
+    assert data.source["name"] == "MNIST"
+    records = data.preprocessing["parse"]["records"]
+    assert (records["train files"], records["t10k files"]) == (shape["train"], shape["test"])
+    assert records["train files"] + records["t10k files"] == shape["records"]
+    assert data.preprocessing["parse"]["image_shape"] == shape["image"]
+    assert data.n_features == shape["features"] and data.n_classes == shape["classes"]
+
+
+def test_loader_declarations_are_checked() -> None:
+    common = {"load": lambda **kw: None, "description": "", "source": "", "licence": "", "citation": ""}
+    with pytest.raises(InvalidInput) as info:
+        Loader(name="x", shape=[1, 2], **common)
+    assert info.value.field == "Loader.shape"
+    with pytest.raises(InvalidInput) as info:
+        Loader(name="x", known={"title": "one"}, **common)  # a mapping, not a tuple of them
+    assert info.value.field == "Loader.known"
+    plain = Loader(name="x", **common)
+    assert plain.shape is None and plain.known == ()

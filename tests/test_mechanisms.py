@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.special import erfinv
 
 from certify import delta_for as pkg_delta_for
 from certify import epsilon_for as pkg_epsilon_for
@@ -155,7 +157,9 @@ def test_classic_rejects_epsilon_above_one():
     assert "1" in err.value.allowed
     with pytest.raises(InvalidInput) as err:
         epsilon_for(1.0, 1e-5, 1.0, mechanism="classic")  # would be 4.84 > 1
-    assert err.value.field == "epsilon"
+    # the user gave sigma, so the message names sigma and the smallest sigma that works
+    assert err.value.field == "sigma"
+    assert "at least 4.84481 " in err.value.allowed
     assert "analytic" in str(err.value)
 
 
@@ -266,3 +270,131 @@ def test_classic_valid_where_defined(eps, log10_delta):
     delta = 10.0**log10_delta
     s = sigma_for(eps, delta, 1.0, "classic")
     assert delta_for(s, eps, 1.0) <= delta
+
+
+# -- the float range (issue 13): every extreme input answers correctly or raises InvalidInput --
+
+TINY, HUGE = 1e-300, 1e300
+
+
+def test_epsilon_beyond_the_largest_float_is_inf():
+    # Δ/σ = 1e300 gives ε ≈ μ²/2 = 5e599 > 1.8e308: inf is its rounding, as for σ = 0
+    assert epsilon_for(TINY, 1e-5, 1.0) == math.inf
+    assert epsilon_for(1.0, 1e-5, HUGE) == math.inf
+    # just inside the range the answer is finite and matches ε ≈ μ²/2 + μ·z (z = Φ⁻¹ term)
+    eps = epsilon_for(1e-150, 1e-5, 1.0)
+    assert math.isfinite(eps) and math.isclose(eps, 0.5e300, rel_tol=1e-12)
+    # the curve is a cliff here (ε 1e-14 too small has δ = 1): the ε returned is on the safe side
+    assert delta_for(1e-150, eps, 1.0) <= 1e-5
+
+
+def test_huge_sigma_gives_zero_epsilon():
+    assert epsilon_for(HUGE, 1e-5, 1.0) == 0.0
+    # classic: ε = Δ·√(2 ln(1.25/δ))/σ exactly
+    assert math.isclose(epsilon_for(HUGE, 1e-5, 1.0, "classic"), 4.8448052626e-300, rel_tol=1e-9)
+
+
+def test_tiny_epsilon_needs_the_total_variation_noise():
+    # ε → 0: δ(0) = 2Φ(μ/2) − 1 = erf(μ/(2√2)), so σ → 1/(2√2·erfinv(δ)) for Δ = 1
+    assert math.isclose(sigma_for(TINY, 1e-5, 1.0), 1 / (2 * math.sqrt(2) * erfinv(1e-5)), rel_tol=1e-9)
+    assert math.isclose(sigma_for(TINY, 1e-5, 1.0, "classic"), 4.844805262605389e300, rel_tol=1e-12)
+
+
+def test_tiny_epsilon_and_delta_are_not_cancelled_away():
+    # The closed form Φ(a−b) − e^ε Φ(−a−b) cancels completely here and once gave σ = 3.6e15,
+    # 1e284 times too little noise; ε = δ = 1e-300 needs σ ≈ 1/(√(2π)·1e-300)·(1 − ...) ≈ 2.76e299.
+    s = sigma_for(TINY, TINY, 1.0)
+    assert 2e299 < s < 4e299
+    assert delta_for(s, TINY, 1.0) <= TINY
+    assert math.isclose(delta_for(s, TINY, 1.0), TINY, rel_tol=1e-9)
+    assert math.isclose(epsilon_for(s, TINY, 1.0), TINY, rel_tol=1e-6)
+
+
+def test_against_mpmath_where_the_closed_form_cancels():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 400  # δ down to 1e-300 next to terms of size 1/2
+
+    def delta_exact(s, e):
+        s, e = mp.mpf(s), mp.mpf(e)
+        return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+
+    for eps, delta in [(1e-12, 1e-30), (1e-8, 1e-300), (1e-30, 1e-100), (1e-3, 1e-100), (10.0, 1e-300)]:
+        s = sigma_for(eps, delta, 1.0)
+        assert math.isclose(float(delta_exact(s, eps)), delta, rel_tol=1e-9), (eps, delta)
+
+
+def test_huge_epsilon():
+    # large ε: μ ≈ √(2ε), so σ ≈ 1/√(2ε)
+    assert math.isclose(sigma_for(HUGE, 1e-5, 1.0), 1 / math.sqrt(2 * HUGE), rel_tol=1e-9)
+    with pytest.raises(InvalidInput) as err:
+        sigma_for(HUGE, 1e-5, 1.0, "classic")
+    assert err.value.field == "epsilon"
+
+
+def test_huge_sensitivity():
+    assert math.isclose(sigma_for(1.0, 1e-5, HUGE), 3.73063163482e300, rel_tol=1e-10)
+    assert math.isclose(sigma_for(1.0, 1e-5, HUGE, "classic"), 4.8448052626e300, rel_tol=1e-9)
+    for mechanism, largest in (("analytic", "4.81874e+307"), ("classic", "3.71056e+307")):
+        with pytest.raises(InvalidInput) as err:  # σ = Δ·3.73 would overflow
+            sigma_for(1.0, 1e-5, 1.7e308, mechanism)
+        assert err.value.field == "sensitivity"
+        assert f"at most {largest}" in err.value.allowed
+    with pytest.raises(InvalidInput) as err:  # classic ε = 4.8e300 > 1: names σ, the input given
+        epsilon_for(1.0, 1e-5, HUGE, "classic")
+    assert err.value.field == "sigma" and "at least 4.84481e+300" in err.value.allowed
+
+
+def test_tiny_sensitivity():
+    assert math.isclose(sigma_for(1.0, 1e-5, TINY), 3.73063163482e-300, rel_tol=1e-10)
+    # σ = 1e-300 · 7e-151 would underflow to 0 (no noise at all): refused, naming sensitivity
+    with pytest.raises(InvalidInput) as err:
+        sigma_for(HUGE, 1e-5, TINY)
+    assert err.value.field == "sensitivity" and err.value.allowed.startswith("0 or at least")
+    assert math.isclose(epsilon_for(1.0, 1e-5, TINY, "classic"), 4.8448052626e-300, rel_tol=1e-9)
+    assert epsilon_for(1.0, 1e-5, TINY) == 0.0  # δ(0) = TV ≈ 4e-301 < δ
+
+
+def test_tiny_delta():
+    assert math.isclose(sigma_for(1.0, TINY, 1.0, "classic"), math.sqrt(2 * (math.log(1.25) + 300 * math.log(10))),
+                        rel_tol=1e-12)
+    s = sigma_for(1.0, TINY, 1.0)
+    assert 30 < s < sigma_for(1.0, TINY, 1.0, "classic")
+    assert math.isclose(delta_for(s, 1.0, 1.0), TINY, rel_tol=1e-9)
+    assert math.isclose(epsilon_for(1.0, TINY, 1.0), 37.44884791, rel_tol=1e-8)
+    # a subnormal δ: 1.25/δ overflows, the log form does not
+    assert math.isfinite(sigma_for(0.5, 5e-324, 1.0, "classic"))
+    with pytest.raises(InvalidInput) as err:  # σ = 38.6/1e-310 exceeds the largest float
+        sigma_for(1e-310, 5e-324, 1.0, "classic")
+    assert err.value.field == "epsilon" and "at least 2.14674e-307" in err.value.allowed
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("sigma", [0.0, 5e-324, TINY, 1e-20, 1.0, 1e20, HUGE, 1.7e308])
+@pytest.mark.parametrize("delta", [5e-324, TINY, 1e-5, 0.5, 1 - 1e-16])
+@pytest.mark.parametrize("sensitivity", [5e-324, TINY, 1.0, HUGE, 1.7e308])
+def test_epsilon_for_answers_or_refuses_at_every_extreme(mechanism, sigma, delta, sensitivity):
+    try:
+        eps = epsilon_for(sigma, delta, sensitivity, mechanism)
+    except InvalidInput as err:  # only the classic mechanism refuses, when its ε > 1
+        assert mechanism == "classic" and err.field in ("sigma", "sensitivity")
+        return
+    assert eps >= 0.0 and not math.isnan(eps)
+    if sigma == 0.0:
+        assert eps == math.inf
+    elif mechanism == "analytic" and math.isfinite(eps):
+        # the ε returned is on the safe side of the root: the curve at it is at most δ
+        assert delta_for(sigma, eps, sensitivity) <= delta * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("epsilon", [5e-324, TINY, 1e-20, 1.0, 1e20, HUGE, 1.7e308])
+@pytest.mark.parametrize("delta", [5e-324, TINY, 1e-5, 0.5, 1 - 1e-16])
+@pytest.mark.parametrize("sensitivity", [5e-324, TINY, 1.0, HUGE, 1.7e308])
+def test_sigma_for_answers_or_refuses_at_every_extreme(mechanism, epsilon, delta, sensitivity):
+    try:
+        sigma = sigma_for(epsilon, delta, sensitivity, mechanism)
+    except InvalidInput as err:
+        assert err.field in ("epsilon", "sensitivity")
+        return
+    # a normal float: never inf, never 0 or a subnormal for a positive sensitivity
+    assert sys.float_info.min <= sigma < math.inf

@@ -29,6 +29,7 @@ from attacks.base import AttackInputs, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
+from audit.memory import check_trial_memory
 from audit.report import schema
 from audit.trials import TrialSet, make_trials
 from certify.errors import InvalidInput
@@ -90,6 +91,14 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     Raises :class:`DegenerateTrials` when every released model of each world is the same."""
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
+    # the trial stacks are the audit's largest allocation and their size is known now: refuse a
+    # count that cannot fit here, with the bytes needed and available, instead of dying in it
+    check_trial_memory(trials=plan.n_trials, n_params=int(setup.theta_original.numel()),
+                       dtype=setup.theta_original.dtype, mode=plan.mode,
+                       shadow_models=shadow_models_ if "shadows" in needs else 0,
+                       device=setup.theta_original.device,
+                       trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
+                       ceiling=plan.sized_for_ceiling)
     tick("trials", 0, plan.n_trials)
     trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"))
     tick("trials", plan.n_trials, plan.n_trials)

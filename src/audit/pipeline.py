@@ -32,6 +32,7 @@ from audit.attacking import (
 )
 from audit.audited_model import CALLER, describe, prepare, resolve
 from audit.commitment import check_salt, commitment
+from audit.memory import precheck_run
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.datasets.forget import indices_of_ids, mislabel_records
@@ -111,6 +112,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
     objective = prepare(module, X, y, data.n_classes, dtype, device)
+    precheck_run(config, objective.dim, device)  # a trial count that cannot fit is refused before training
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
         X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -40,8 +41,9 @@ def calibrate(
     else:
         result = {"epsilon": epsilon_for(sigma, delta, sensitivity, mechanism), "sigma": sigma}
     result.update(delta=delta, sensitivity=sensitivity, mechanism=mechanism)
-    if as_json:
-        sys.stdout.write(json.dumps(result, sort_keys=True, default=str) + "\n")
+    if as_json:  # an infinite epsilon is "inf", as in report.json (JSON has no Infinity)
+        encoded = {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in result.items()}
+        sys.stdout.write(json.dumps(encoded, sort_keys=True, allow_nan=False) + "\n")
     else:
         typer.echo(" ".join(f"{k}={v:.10g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
 

@@ -31,6 +31,7 @@ Third-party sources register a :class:`Loader` in the entry-point group
 ``unlearn_audit.datasets``; :func:`available_datasets` lists every source that loads and
 :func:`unavailable_datasets` every one that does not, with its error.
 
+:func:`catalogue` lists every source with its licence and shape (``audit datasets``).
 :func:`from_arrays` wraps a user's own arrays with the same splitting and feature map.
 :func:`select_forget` picks the records to forget.
 
@@ -80,6 +81,7 @@ from audit.datasets.registry import (
     DATASETS,
     Loader,
     available_datasets,
+    catalogue,
     list_datasets,
     load_dataset,
     unavailable_datasets,
@@ -92,6 +94,7 @@ __all__ = [
     "FeatureMap",
     "Loader",
     "available_datasets",
+    "catalogue",
     "from_arrays",
     "list_datasets",
     "load_dataset",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Loader",
     "available_datasets",
+    "catalogue",
     "list_datasets",
     "load_dataset",
     "unavailable_datasets",
@@ -63,6 +64,20 @@ class Loader:
     ``aliases``, ``alias_hint``
         Names users may try for this source (compared in lower case with ``_`` read as ``-``)
         and the hint an unknown-dataset error gives for them.
+    ``title``, ``url``
+        The dataset's name in words and where it comes from (a DOI or home page), for
+        :func:`catalogue`; ``None`` for a source that is whatever the user gives.
+    ``shape``
+        For a dataset that ships with the toolkit: what loading it gives, as a mapping with
+        ``records`` (all splits), ``features`` (per record, before the feature map),
+        ``classes``, and where they apply ``image`` (the record's image shape), ``files`` (records
+        per source file) and ``default_features`` (after the default feature map). A test loads
+        every bundled dataset and compares.
+    ``known``
+        For a source read from the user's files: the public datasets it is made for, each a
+        mapping with ``title``, ``url``, ``licence``, ``citation``, ``shape`` (with ``train`` and
+        ``test`` records) and, where the loader pins them and names the source by them,
+        ``sha256`` (of the decompressed files).
     """
 
     name: str
@@ -76,6 +91,11 @@ class Loader:
     order: int = 1000
     aliases: tuple[str, ...] = ()
     alias_hint: str | None = None
+    title: str | None = None
+    url: str | None = None
+    # mappings: left out of the generated __eq__/__hash__ (a dict does not hash)
+    shape: Mapping[str, Any] | None = field(default=None, compare=False)
+    known: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -99,6 +119,11 @@ class Loader:
                 self.options,
             )
         object.__setattr__(self, "options", tuple(self.options))
+        if self.shape is not None and not isinstance(self.shape, Mapping):
+            raise InvalidInput("Loader.shape", "None or a mapping (records, features, classes, ...)", self.shape)
+        if isinstance(self.known, Mapping) or not all(isinstance(k, Mapping) for k in self.known):
+            raise InvalidInput("Loader.known", "a tuple of mappings (title, url, licence, shape, ...)", self.known)
+        object.__setattr__(self, "known", tuple(self.known))
 
     def info(self) -> dict[str, str]:
         """``description``, ``source``, ``licence``, ``citation``: one :data:`DATASETS` entry."""
@@ -175,6 +200,55 @@ def unavailable_datasets() -> dict[str, str]:
 def list_datasets() -> list[dict[str, str]]:
     """The registry as a list of dicts (``name`` plus the :data:`DATASETS` fields), for the CLI."""
     return [{"name": name, **loader.info()} for name, loader in available_datasets().items()]
+
+
+def _needs(loader: Loader) -> str | None:
+    """What the user must supply: None for a bundled dataset, else the argument's kind."""
+    if loader.prefix is None:
+        return None
+    argument = loader.name[len(loader.prefix) :].strip("<>").lower()
+    return {"dir": "a directory", "file": "a file"}.get(argument, argument or "an argument")
+
+
+def _plain(value: Any) -> Any:
+    """A declaration's mappings and tuples as JSON-ready dicts and lists (a copy)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def catalogue() -> list[dict[str, Any]]:
+    """Every available dataset with its source, licence and shape, for ``audit datasets``.
+
+    Each entry: ``name`` (what to pass to :func:`load_dataset`; a pattern such as ``idx:<dir>``
+    for a source read from the user's files), ``title``, ``bundled`` (ships with the toolkit or
+    its dependencies: nothing to download), ``needs`` (``None``, ``"a directory"`` or
+    ``"a file"``), ``source`` (URL or DOI of the data; for a user's files the loader's words),
+    ``copy`` (where the toolkit's copy comes from), ``licence``, ``citation``, ``description``,
+    ``shape`` (for a bundled dataset: ``records``, ``features``, ``classes``, and where they apply
+    ``image``, ``files``, ``default_features``; else ``None``, since it depends on the files) and
+    ``known`` (the public datasets a directory loader is made for, each with its title, url,
+    licence, citation, shape and, where the loader identifies them by it, SHA-256). Read from
+    the loaders' declarations: nothing is loaded, opened or downloaded.
+    """
+    out = []
+    for name, loader in available_datasets().items():
+        out.append({
+            "name": name,
+            "title": loader.title or name,
+            "bundled": loader.prefix is None,
+            "needs": _needs(loader),
+            "source": loader.url or loader.source,
+            "copy": loader.source,
+            "licence": loader.licence,
+            "citation": loader.citation,
+            "description": loader.description,
+            "shape": _plain(loader.shape) if loader.shape is not None else None,
+            "known": [_plain(r) for r in loader.known],
+        })
+    return out
 
 
 class _DatasetTable(Mapping[str, dict[str, str]]):

@@ -149,6 +149,15 @@ LOADER = Loader(
     licence="that of the files",
     citation=CITATION,
     order=35,
+    title="CIFAR-10 batches (python or binary) in a directory",
+    known=({
+        "title": "CIFAR-10",
+        "url": "https://www.cs.toronto.edu/~kriz/cifar.html",
+        "licence": "no licence stated by its authors",
+        "citation": CITATION,
+        "shape": {"records": 60000, "train": 50000, "test": 10000, "features": 3072,
+                  "image": list(SHAPE), "classes": 10},
+    },),
     aliases=("cifar10", "cifar-10", "cifar"),
     alias_hint="CIFAR-10 is not bundled; pass 'cifar10:<dir>' with a directory holding the python or binary "
     "batches (data_batch_1..5, test_batch).",

@@ -25,6 +25,8 @@ from certify.errors import InvalidInput
 
 CSV_MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
 CSV_MAX_CATEGORIES = 1000
+_MAX_LINES_SHOWN = 10  # line numbers listed in a missing-label error before "and N more"
+_MISSING_WORDS = "empty, NaN or any of " + ", ".join(repr(t) for t in sorted(CSV_MISSING) if t) + " (any case)"
 
 
 def _parse_float(s: str) -> float | None:
@@ -33,6 +35,15 @@ def _parse_float(s: str) -> float | None:
         return float(s)
     except ValueError:
         return None
+
+
+def _is_missing_label(v: str) -> bool:
+    """A label cell that holds no label: empty (after stripping), a missing-value token, or any
+    spelling of NaN (``NaN``, ``-nan``)."""
+    if v.lower() in CSV_MISSING:
+        return True
+    x = _parse_float(v)
+    return x is not None and math.isnan(x)
 
 
 def _sorted_values(values: Sequence[str]) -> list[str]:
@@ -114,6 +125,20 @@ def load(
     columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
 
     labels = columns[label_column]
+    # A missing label is not a class: without this check an empty cell or "nan" became a class
+    # of its own and the audit ran on labels that were never given.
+    holes = [i for i, v in enumerate(labels) if _is_missing_label(v)]
+    if holes:
+        missing = [line_numbers[i] for i in holes]
+        shown = ", ".join(map(str, missing[:_MAX_LINES_SHOWN]))
+        more = f" and {len(missing) - _MAX_LINES_SHOWN} more" if len(missing) > _MAX_LINES_SHOWN else ""
+        raise InvalidInput(
+            label_column,
+            f"a label in every row: not {_MISSING_WORDS} (a missing label is not a class)",
+            labels[holes[0]],
+            hint=f"{len(missing)} missing label(s) at {path} line{'s' if len(missing) > 1 else ''} "
+            f"{shown}{more}; fill or drop those rows before loading.",
+        )
     classes = _sorted_values(labels)
     if len(classes) < 2:
         raise InvalidInput(label_column, "a label column with at least 2 distinct values", classes)
@@ -182,8 +207,8 @@ def load(
             "records": n,
             "columns": kinds,
             "missing_tokens_numeric": sorted(CSV_MISSING),
-            "missing_rule": "a missing value in a numeric column is an error; in a "
-            "non-numeric column it is its own category",
+            "missing_rule": "a missing value in the label column or a numeric column is an "
+            "error; in a non-numeric feature column it is its own category",
             "vocabulary": "sorted distinct values over the whole file",
         },
         "label": {"column": label_column},
@@ -228,4 +253,5 @@ LOADER = Loader(
     citation="that of the file",
     options=("label_column", "group_column", "id_column"),
     order=40,
+    title="a CSV table with a header row",
 )

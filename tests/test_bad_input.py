@@ -1,0 +1,241 @@
+"""Bad input, table-driven (issue 13): every case ends with exit code 2 (3 for verification), one
+sentence on stderr that starts with ``error:`` and names the field as the user wrote it, no
+traceback, and nothing written. Library cases raise one InvalidInput naming the field."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from audit.cli import app
+from certify.errors import InvalidInput
+
+DATA = Path(__file__).parent / "data"
+FAST = ["--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--attacks", "none"]
+
+
+def _fixtures(root: Path) -> dict[str, str]:
+    """Files the cases point at, made fresh in each test's directory."""
+    from audit.report.keys import generate_keypair
+
+    (root / "adir").mkdir()
+    (root / "afile").write_text("x\n")
+    (root / "bad.toml").write_text("epsilon = [unclosed\n")
+    (root / "audit5.toml").write_text("audit = 5\n")
+    (root / "constants5.toml").write_text("constants = 5\n")
+    (root / "options_text.toml").write_text('method_options = "abc"\n')
+    (root / "unknown.toml").write_text("[audit]\nepsilonn = 1\n")
+    (root / "eps_text.toml").write_text('[audit]\nepsilon = "x"\n')
+    (root / "nonhex.salt").write_text("not hex at all\n")
+    (root / "short.salt").write_text("00ff\n")
+    (root / "good.salt").write_text("11" * 32 + "\n")
+    (root / "array.json").write_text("[1, 2]\n")
+    (root / "not.json").write_text("{nope\n")
+    (root / "schema_bad.json").write_text(json.dumps({"verdict": 1}))
+    (root / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
+    shutil.copy(DATA / "sample-report.json", root / "report.json")
+    (root / "ids.txt").write_text("1\n2\n")
+    keys = root / "keys"
+    generate_keypair(keys)
+    loose = root / "loose.pem"
+    loose.write_bytes((keys / "private.pem").read_bytes())
+    loose.chmod(0o644)
+    (root / "norep").mkdir()
+    # a signed directory whose envelope is deeply nested JSON, and one whose report was tampered with
+    for name, envelope in (("nested_env", "[" * 100_000 + "]" * 100_000), ("garbage_env", "{\"payload\": 5}")):
+        d = root / name
+        d.mkdir()
+        shutil.copy(DATA / "sample-report.json", d / "report.json")
+        (d / "report.dsse.json").write_text(envelope)
+    return {"root": str(root)}
+
+
+R = "{root}"
+# (case id, argv, expected exit code, text the one sentence must contain)
+CLI_CASES = [
+    # -- audit run: values
+    ("epsilon-zero", ["run", "--epsilon", "0"], 2, "--epsilon"),
+    ("epsilon-negative", ["run", "--epsilon", "-2"], 2, "--epsilon"),
+    ("epsilon-nan", ["run", "--epsilon", "nan"], 2, "--epsilon"),
+    ("epsilon-inf", ["run", "--epsilon", "inf"], 2, "--epsilon"),
+    ("epsilon-text", ["run", "--epsilon", "abc"], 2, "--epsilon"),
+    ("delta-zero", ["run", "--delta", "0"], 2, "--delta"),
+    ("delta-one", ["run", "--delta", "1"], 2, "--delta"),
+    ("delta-above-one", ["run", "--delta", "1.5"], 2, "--delta"),
+    ("method-unknown", ["run", "--method", "nope"], 2, "--method"),
+    ("mechanism-unknown", ["run", "--mechanism", "foo"], 2, "--mechanism"),
+    ("classic-epsilon-above-1", ["run", "--mechanism", "classic", "--epsilon", "3"], 2, "--epsilon"),
+    ("forget-count-zero", ["run", "--forget-count", "0"], 2, "--forget-count"),
+    ("forget-count-too-many", ["run", "--forget-count", "1500", *FAST], 2, "forget"),
+    ("forget-fraction-high", ["run", "--forget-fraction", "0.9"], 2, "--forget-fraction"),
+    ("forget-two-ways", ["run", "--forget-count", "2", "--forget-fraction", "0.1"], 2, "--forget-fraction"),
+    ("rewind-above-steps", ["run", "--rewind", "200", "--steps", "100"], 2, "--rewind"),
+    ("rewind-two-ways", ["run", "--rewind", "5", "--rewind-fraction", "0.5"], 2, "--rewind-fraction"),
+    ("steps-zero", ["run", "--steps", "0"], 2, "--steps"),
+    ("hidden-text", ["run", "--hidden", "a,b", "--model", "mlp"], 2, "--hidden"),
+    ("model-unknown", ["run", "--model", "nope"], 2, "--model"),
+    ("dataset-unknown", ["run", "--dataset", "nope"], 2, "--dataset"),
+    ("dataset-csv-missing", ["run", "--dataset", "csv:/does/not/exist.csv"], 2, "--dataset"),
+    ("dataset-idx-missing", ["run", "--dataset", "idx:/does/not/exist"], 2, "--dataset"),
+    ("trials-too-few", ["run", "--trials", "5"], 2, "--trials"),
+    ("trials-beyond-memory", ["run", "--trials", "10000000", "--max-train", "300", "--curve-points", "2",
+                              "--noise-draws", "2"], 2, "--trials"),
+    ("confidence-one", ["run", "--confidence", "1"], 2, "--confidence"),
+    ("seed-negative", ["run", "--seed", "-1"], 2, "--seed"),
+    ("attack-unknown", ["run", "--attacks", "nope"], 2, "--attacks"),
+    ("feature-no-equals", ["run", "--feature", "bad"], 2, "--feature"),
+    ("option-no-equals", ["run", "-o", "bad"], 2, "--option"),
+    ("option-twice", ["run", "-o", "l2=0.1", "-o", "l2=0.2"], 2, "--option"),
+    ("eta-given-twice", ["run", "--eta", "0.1", "-o", "eta=0.2"], 2, "--eta"),
+    ("steps-as-option", ["run", "-o", "steps=10"], 2, "--steps"),
+    ("budget-without-requests", ["run", "--budget-epsilon", "5"], 2, "--budget-epsilon"),
+    ("requests-zero", ["run", "--requests", "0"], 2, "--requests"),
+    ("sigma-budget-no-knob", ["run", "--sigma-budget", "1", "--method", "finetune"], 2, "--sigma-budget"),
+    ("report-mode-777", ["run", "--report-mode", "777"], 2, "--report-mode"),
+    ("device-unknown", ["run", "--device", "quantum"], 2, "--device"),
+    ("dtype-unknown", ["run", "--dtype", "float16"], 2, "--dtype"),
+    ("unknown-flag", ["run", "--bogus"], 2, "--bogus"),
+    # -- audit run: files and paths
+    ("config-missing", ["run", "--config", R + "/missing.toml"], 2, "--config"),
+    ("config-directory", ["run", "--config", R + "/adir"], 2, "--config"),
+    ("config-bad-toml", ["run", "--config", R + "/bad.toml"], 2, "--config"),
+    ("config-audit-integer", ["run", "--config", R + "/audit5.toml"], 2, "[audit]"),
+    ("config-constants-integer", ["run", "--config", R + "/constants5.toml"], 2, "constants"),
+    ("config-options-text", ["run", "--config", R + "/options_text.toml"], 2, "method_options"),
+    ("config-unknown-key", ["run", "--config", R + "/unknown.toml"], 2, "epsilonn"),
+    ("config-epsilon-text", ["run", "--config", R + "/eps_text.toml"], 2, "epsilon (in"),
+    ("out-is-a-file", ["run", "--out", R + "/afile"], 2, "--out"),
+    ("out-under-a-file", ["run", "--out", R + "/afile/out"], 2, "--out"),
+    ("out-holds-other-files", ["run", "--out", R + "/keys"], 2, "--out"),
+    ("sign-key-missing", ["run", "--out", R + "/out", "--sign-key", R + "/missing.pem"], 2, "--sign-key"),
+    ("sign-key-without-out", ["run", "--sign-key", R + "/keys/private.pem"], 2, "--sign-key"),
+    ("sign-key-group-readable", ["run", "--out", R + "/out", "--sign-key", R + "/loose.pem"], 2, "chmod 600"),
+    ("salt-directory", ["run", "--commitment-salt", R + "/adir"], 2, "--commitment-salt"),
+    ("salt-missing", ["run", "--commitment-salt", R + "/missing.salt"], 2, "--commitment-salt"),
+    ("salt-not-hex", ["run", "--commitment-salt", R + "/nonhex.salt"], 2, "--commitment-salt"),
+    ("salt-too-short", ["run", "--commitment-salt", R + "/short.salt"], 2, "--commitment-salt"),
+    ("forget-ids-missing", ["run", "--forget-ids", R + "/missing.txt", *FAST], 2, "--forget-ids"),
+    # -- audit calibrate
+    ("calibrate-delta-zero", ["calibrate", "--delta", "0", "--epsilon", "1"], 2, "delta"),
+    ("calibrate-neither", ["calibrate", "--delta", "1e-5"], 2, "--epsilon"),
+    ("calibrate-both", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sigma", "1"], 2, "--sigma"),
+    ("calibrate-negative-sigma", ["calibrate", "--delta", "1e-5", "--sigma", "-1"], 2, "sigma"),
+    ("calibrate-huge-sensitivity", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "1e308"],
+     2, "sensitivity"),
+    ("calibrate-negative-epsilon", ["calibrate", "--delta", "1e-5", "--epsilon", "-1"], 2, "epsilon"),
+    ("calibrate-negative-sensitivity", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "-1"],
+     2, "sensitivity"),
+    ("calibrate-classic-above-1", ["calibrate", "--delta", "1e-5", "--epsilon", "3", "--mechanism", "classic"],
+     2, "epsilon"),
+    ("calibrate-mechanism-unknown", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--mechanism", "x"],
+     2, "--mechanism"),
+    # -- audit report
+    ("report-directory", ["report", R + "/adir", "--html", R + "/page.html"], 2, "REPORT_JSON"),
+    ("report-missing", ["report", R + "/missing.json", "--html", R + "/page.html"], 2, "REPORT_JSON"),
+    ("report-not-json", ["report", R + "/not.json", "--html", R + "/page.html"], 2, "REPORT_JSON"),
+    ("report-json-array", ["report", R + "/array.json", "--html", R + "/page.html"], 2, "REPORT_JSON"),
+    ("report-nested-json", ["report", R + "/nested.json", "--html", R + "/page.html"], 2, "REPORT_JSON"),
+    ("report-schema", ["report", R + "/schema_bad.json", "--html", R + "/page.html"], 2, "schema_version"),
+    ("report-html-directory", ["report", R + "/report.json", "--html", R + "/adir"], 2, "--html"),
+    ("report-html-under-file", ["report", R + "/report.json", "--html", R + "/afile/page.html"], 2, "--html"),
+    # -- keys, signatures, commitments
+    ("keygen-under-a-file", ["keygen", "--out", R + "/afile/keys"], 2, "--out"),
+    ("sign-no-report", ["sign", R + "/norep", "--key", R + "/keys/private.pem"], 2, "report"),
+    ("sign-key-loose", ["sign", R + "/garbage_env", "--key", R + "/loose.pem"], 2, "chmod 600"),
+    ("verify-key-missing", ["verify", R + "/garbage_env", "--key", R + "/missing.pem"], 2, "--key"),
+    ("verify-nested-envelope", ["verify", R + "/nested_env", "--key", R + "/keys/public.pem"], 3, "verification failed"),
+    ("verify-garbage-envelope", ["verify", R + "/garbage_env", "--key", R + "/keys/public.pem"], 3,
+     "verification failed"),
+    ("verify-unsigned", ["verify", R + "/norep", "--key", R + "/keys/public.pem"], 3, "verification failed"),
+    ("commitment-wrong-salt", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
+                               R + "/ids.txt"], 3, "does not open"),
+    ("commitment-salt-directory", ["commitment", "verify", R + "/report.json", "--salt", R + "/adir", "--ids",
+                                   R + "/ids.txt"], 2, "--salt"),
+    ("commitment-ids-missing", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
+                                R + "/missing.txt"], 2, "--ids"),
+]
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize(("argv", "code", "names"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_cli_bad_input(tmp_path, monkeypatch, argv, code, names):
+    fixtures = _fixtures(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    if "--trials" in argv and "10000000" in argv:  # the same refusal on any machine: 4 GiB available
+        monkeypatch.setattr("audit.memory.available_bytes", lambda: 4 * 2**30)
+    argv = [a.format(**fixtures) for a in argv]
+    if argv[0] == "run" and "--out" not in argv and "--sign-key" not in argv:
+        argv += ["--out", str(tmp_path / "out")]
+    before = _listing(tmp_path)
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == code, (result.exit_code, result.stderr, result.exception)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and names in lines[0], lines[0]
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    assert _listing(tmp_path) == before  # nothing written, nothing half-written, nothing hidden left
+
+
+def test_the_table_covers_at_least_60_cli_and_library_cases():
+    assert len(CLI_CASES) + len(LIBRARY_CASES) >= 60 and len({c[0] for c in CLI_CASES}) == len(CLI_CASES)
+
+
+# -- the library: one InvalidInput naming the field ----------------------------------------------
+LIBRARY_CASES = [
+    ("hidden-int", {"hidden": 5}, "hidden"),
+    ("attacks-none", {"attacks": None}, "attacks"),
+    ("attacks-int", {"attacks": 5}, "attacks"),
+    ("attacks-unknown", {"attacks": ("nope",)}, "attacks"),
+    ("constants-int", {"constants": 5}, "constants"),
+    ("constants-text-value", {"constants": {"L": "3"}}, "constants.L"),
+    ("constants-unknown-key", {"constants": {"Q": 3.0}}, "constants"),
+    ("method-list", {"method": ["r2d"]}, "method"),
+    ("method-unknown", {"method": "nope"}, "method"),
+    ("forget-fraction-text", {"forget_fraction": "0.1"}, "forget_fraction"),
+    ("trials-fractional", {"trials": 10.5}, "trials"),
+    ("trials-bool", {"trials": True}, "trials"),
+    ("epsilon-bool", {"epsilon": True}, "epsilon"),
+    ("epsilon-text", {"epsilon": "1"}, "epsilon"),
+    ("delta-text", {"delta": "1e-5"}, "delta"),
+    ("seed-negative", {"seed": -1}, "seed"),
+    ("requests-zero", {"requests": 0}, "requests"),
+    ("method-options-text", {"method_options": "x"}, "method_options"),
+    ("method-options-audit-fed", {"method_options": {"eta": 0.2}}, "method_options.eta"),
+    ("feature-map-int", {"feature_map": 3}, "feature_map"),
+    ("dtype-unknown", {"dtype": "float16"}, "dtype"),
+    ("device-list", {"device": ["cpu"]}, "device"),
+    ("unknown-field", {"epsilonn": 1.0}, "config"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [c[1:] for c in LIBRARY_CASES], ids=[c[0] for c in LIBRARY_CASES])
+def test_library_bad_input(kwargs, field):
+    from audit.config import AuditConfig
+
+    with pytest.raises(InvalidInput) as info:
+        AuditConfig.from_dict(kwargs)
+    assert info.value.field == field and field in str(info.value)
+
+
+def test_a_whole_float_is_normalised_to_an_integer():
+    """trials=10.0 is the integer 10, stored as an int (not kept as the float given)."""
+    from audit.config import AuditConfig
+
+    cfg = AuditConfig(trials=10.0)
+    assert cfg.trials == 10 and type(cfg.trials) is int
+
+
+def test_a_short_salt_is_refused_by_the_library():
+    from audit import AuditConfig, run
+
+    with pytest.raises(InvalidInput) as info:
+        run(AuditConfig(max_train=300, attacks=()), salt=b"short")
+    assert info.value.field == "salt"
