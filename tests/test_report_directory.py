@@ -244,3 +244,19 @@ def test_cli_refuses_a_second_run_into_a_locked_out_before_any_work(tmp_path):
         elapsed = time.perf_counter() - t0
     assert result.exit_code == 2 and "--out" in result.stderr and "no other audit" in result.stderr
     assert elapsed < 10  # refused at start-up, not after the audit's work
+
+
+def test_cli_carries_a_salt_given_from_the_directory_it_replaces(tmp_path):
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    out = tmp_path / "out"
+    fast = ["run", "--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--attacks", "none", "-q"]
+    assert CliRunner().invoke(app, [*fast, "--out", str(out)]).exit_code == 0
+    salt = (out / "deletion-commitment.salt").read_text()
+    again = CliRunner().invoke(app, [*fast, "--out", str(out), "--commitment-salt", str(out / "deletion-commitment.salt")])
+    assert again.exit_code == 0, again.stderr
+    assert (out / "deletion-commitment.salt").read_text() == salt and _mode(out / "deletion-commitment.salt") == 0o600
+    commitment = json.loads((out / "report.json").read_text())["deletion_request"]["commitment"]
+    assert commitment  # the new report commits with the same salt that was kept

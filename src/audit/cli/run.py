@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import tomllib
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -133,9 +134,9 @@ def run(**params: Any) -> None:
 
     err = console()
     target = ReportDirectory(out, file_mode=file_mode, field="--out") if out is not None else None
-    if target is not None:
-        target.__enter__()  # validated and locked before the work: a second run into --out is refused now
-    try:
+    # Entered before the work: --out is validated and locked now, so a second run into it is
+    # refused at start-up; leaving the block for any reason removes what was staged.
+    with target if target is not None else nullcontext():
         with Stages(err, STAGES, quiet=quiet) as stages:
             try:
                 report = run_audit(cfg, progress=stages.progress, salt=salt)
@@ -147,9 +148,6 @@ def run(**params: Any) -> None:
             keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE
             fill(target, report, sign_key=sign_key, save_salt=commitment_salt is None or keep)
             written = target.commit()
-    finally:
-        if target is not None:
-            target.__exit__(None, None, None)
     if as_json:
         typer.echo(report.to_json(), nl=False)
     if not quiet:
