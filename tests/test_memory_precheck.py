@@ -3,9 +3,6 @@ with the bytes needed and the bytes available; what fits passes."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -78,19 +75,16 @@ def test_trial_bytes_counts_stacks_and_bookkeeping() -> None:
     assert info.value.field == "trial_mode"
 
 
-def test_estimate_is_a_lower_bound_of_real_noise_trials() -> None:
-    # a fresh process, so that its peak memory is this trial set's alone
-    code = (
-        "import json, resource, torch\n"
-        "from audit.trials import noise_trials\n"
-        "def peak(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
-        "torch.zeros(1); base = peak()\n"
-        "noise_trials(torch.zeros(200, dtype=torch.float64), torch.ones(200, dtype=torch.float64), 1.0, 20000, 0)\n"
-        "print(json.dumps(peak() - base))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
-    used = json.loads(out.stdout.strip().splitlines()[-1])
-    assert sum(trial_bytes(20000, 200, "float64", "noise")) <= used
+def test_estimate_covers_what_a_trial_set_holds() -> None:
+    """The estimate's parameter stacks are never below the tensors a trial set really keeps
+    (counted exactly by their bytes; a process's peak RSS is too noisy to test against)."""
+    from audit.trials import noise_trials
+
+    n, d = 2000, 200
+    ts = noise_trials(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64), 1.0, n, 0)
+    held = sum(t.numel() * t.element_size() for t in (ts.unlearned, ts.retrained, ts.original))
+    stacks, bookkeeping = trial_bytes(n, d, "float64", "noise")
+    assert held <= stacks and bookkeeping > 0
 
 
 # -- refusing and passing -----------------------------------------------------------------------
@@ -158,7 +152,7 @@ def test_gpu_stacks_are_checked_against_the_gpu() -> None:
 
 def test_precheck_run_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
     from audit.config import AuditConfig
-    from audit.memory import precheck_run
+    from audit.attacking import precheck_run
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 64 * MIB)
     with pytest.raises(InvalidInput) as info:

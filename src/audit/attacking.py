@@ -20,8 +20,10 @@ import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
 import torch
 from torch import Tensor
 
@@ -29,7 +31,7 @@ from attacks.base import AttackInputs, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
-from audit.memory import check_trial_memory
+from audit.memory import STACKS, check_trial_memory, trial_bytes
 from audit.report import schema
 from audit.trials import TrialSet, make_trials
 from certify.errors import InvalidInput
@@ -260,3 +262,39 @@ def smoothness_of(certificate, objective: Objective, X: Tensor, y: Tensor, theta
     except KeyError:
         pass
     return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0))["L"].value
+
+
+def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu") -> None:
+    """The trial-memory check of a run, before training: as soon as the parameter count is known.
+
+    The trial count is the one the attack stage will use (``trials``, or the count that reaches
+    ``target_ceiling``, or the mode's default); with ``trial_mode = "auto"`` the mode is decided
+    only after the certificate, so the cheaper of the two modes is assumed here (a lower bound:
+    this refuses only runs the exact check at the attack stage would refuse too, or whose
+    certificate turns out to need infinite noise, where the attacks are skipped). Shadow models
+    count when a selected attack needs them. Nothing is checked when no attack runs.
+    """
+    if not config.attacks:
+        return
+    from audit.config import NOISE_TRIALS, RETRAIN_TRIALS
+
+    field, fixed = "trials", None
+    if config.target_ceiling is not None:
+        each = per_attack_confidence(config.confidence, len(config.attacks))
+        fixed = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
+        field = "target_ceiling"
+    elif config.trials is not None:
+        fixed = int(config.trials)
+    defaults = {"noise": NOISE_TRIALS, "retrain": RETRAIN_TRIALS}
+    modes = [config.trial_mode] if config.trial_mode in STACKS else list(STACKS)
+    needs_shadows = any("shadows" in get_attack(name).needs for name in config.attacks)
+    shadows = config.shadow_models if needs_shadows else 0
+
+    def total(mode: str) -> int:
+        n = fixed if fixed is not None else defaults[mode]
+        return sum(trial_bytes(n + shadows, n_params, config.dtype, mode))
+
+    mode = min(modes, key=total)  # "auto": the cheaper of the modes the certificate may choose
+    check_trial_memory(trials=fixed if fixed is not None else defaults[mode], n_params=n_params,
+                       dtype=config.dtype, mode=mode, shadow_models=shadows, device=device,
+                       trials_field=field, ceiling=config.target_ceiling)
