@@ -229,7 +229,8 @@ FIELDS: tuple[Field, ...] = (
 )
 FIELD = {f.name: f for f in FIELDS}
 
-_CHOSEN_ONE = {
+#: Fields of which at most (``rewind``) or exactly (``forget``) one may be set.
+CHOSEN_ONE = {
     "forget": ("forget_count", "forget_fraction", "forget_class", "forget_groups", "forget_ids"),
     "rewind": ("rewind", "rewind_fraction", "sigma_budget"),
 }
@@ -240,14 +241,14 @@ def _validate(self: Any) -> Any:
     raise :class:`InvalidInput` naming the first bad one."""
     for f in FIELDS:
         setattr(self, f.name, f.check(getattr(self, f.name)))
-    chosen = [n for n in _CHOSEN_ONE["forget"] if getattr(self, n) is not None]
+    chosen = [n for n in CHOSEN_ONE["forget"] if getattr(self, n) is not None]
     if len(chosen) > 1:
-        raise InvalidInput("forget", "exactly one of " + ", ".join(_CHOSEN_ONE["forget"]), chosen)
+        raise InvalidInput("forget", "exactly one of " + ", ".join(CHOSEN_ONE["forget"]), chosen)
     if not chosen:
         self.forget_count = 1
-    rewinds = [n for n in _CHOSEN_ONE["rewind"] if getattr(self, n) is not None]
+    rewinds = [n for n in CHOSEN_ONE["rewind"] if getattr(self, n) is not None]
     if len(rewinds) > 1:
-        raise InvalidInput("rewind", "at most one of " + ", ".join(_CHOSEN_ONE["rewind"]), rewinds)
+        raise InvalidInput("rewind", "at most one of " + ", ".join(CHOSEN_ONE["rewind"]), rewinds)
     if not rewinds:
         self.rewind_fraction = 0.95
     if self.rewind is not None and self.rewind > self.steps:

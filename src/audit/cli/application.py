@@ -32,25 +32,22 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
     raise typer.Exit(int(code))
 
 
-def _flagless(params: list[Any]) -> None:
-    for p in params:
-        if getattr(p, "is_flag", False):
-            p.metavar = ""  # a flag takes no value: show none (Typer would print "<bool>")
+class _Flagless:
+    """A flag takes no value: show none in --help (Typer would print ``<bool>``)."""
 
-
-class AuditCommand(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        _flagless(params)
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for p in params:
+            if getattr(p, "is_flag", False):
+                p.metavar = ""
         return params
 
 
-class AuditGroup(TyperGroup):
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        _flagless(params)
-        return params
+class AuditCommand(_Flagless, TyperCommand):
+    pass
 
+
+class AuditGroup(_Flagless, TyperGroup):
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         try:

@@ -87,7 +87,7 @@ def methods(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
         out.print(f"[red]unavailable {u['kind']} {u['name']}[/]: {escape(u['error'])}", highlight=False)
 
 
-@command("keygen", renames={"out": "--out", "out_dir": "--out"})
+@command("keygen", renames={"out": "--out"})
 def keygen(out: Annotated[Path, typer.Option(help="Directory for private.pem (mode 0600) and public.pem.")]) -> None:
     """Make an Ed25519 key pair for signing reports."""
     from audit.report.signing import generate_keypair, keyid
@@ -98,8 +98,7 @@ def keygen(out: Annotated[Path, typer.Option(help="Directory for private.pem (mo
     typer.echo(f"keyid:       {keyid(public)}")
 
 
-@command("sign", renames={"private_key_path": "--key", "key": "--key", "report_dir": "REPORT_DIR",
-                          "out_dir": "REPORT_DIR"})
+@command("sign", renames={"private_key_path": "--key", "report_dir": "REPORT_DIR"})
 def sign(
     report_dir: Annotated[Path, typer.Argument(help="Directory holding report.json (and report.html).")],
     key: Annotated[Path, typer.Option(help="Ed25519 private key (PEM, mode 0600).")],
@@ -110,7 +109,7 @@ def sign(
     typer.echo(f"signed: {sign_report(report_dir, key)}")
 
 
-@command("verify", renames={"public_key_path": "--key", "key": "--key", "report_dir": "REPORT_DIR"})
+@command("verify", renames={"public_key_path": "--key", "report_dir": "REPORT_DIR"})
 def verify(
     report_dir: Annotated[Path, typer.Argument(help="Directory holding report.dsse.json and the signed files.")],
     key: Annotated[Path, typer.Option(help="The signer's Ed25519 public key (PEM).")],
@@ -153,7 +152,7 @@ def read_report(report_json: Path) -> dict[str, Any]:
     return data
 
 
-@command("report", renames={"report": "REPORT_JSON", "html": "--html"})
+@command("report")
 def report(
     report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
     html: Annotated[Path, typer.Option(help="Where to write the re-rendered HTML page (a file path).")],
@@ -210,7 +209,7 @@ commitment_app = typer.Typer(help="Open the deletion commitment of a report.", n
 app.add_typer(commitment_app, name="commitment")
 
 
-@command("verify", parent=commitment_app, renames={"salt": "--salt", "ids": "--ids", "report": "REPORT_JSON"})
+@command("verify", parent=commitment_app)
 def commitment_verify(
     report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
     salt: Annotated[Path, typer.Option(help="The salt file (hex) written next to the report.")],

@@ -100,9 +100,8 @@ _OUTPUT_OPTIONS = [
             help="No progress, no summary (errors only)."),
 ]
 
-#: internal parameter names, as the user typed them
-RENAMES = {"out": "--out", "sign_key": "--sign-key", "private_key_path": "--sign-key", "config": "--config",
-           "commitment_salt": "--commitment-salt", "report_mode": "--report-mode"}
+#: internal parameter names, as the user typed them (the signing code names its key parameter)
+RENAMES = {"private_key_path": "--sign-key"}
 
 
 def run(**params: Any) -> None:
@@ -178,14 +177,13 @@ def _typed(ctx: Any, name: str) -> bool:
 
 def _named(exc: InvalidInput, typed: set[str], config_path: Path | None) -> InvalidInput:
     """Name the field as the user wrote it: the flag, or the key in the config file."""
-    from audit.config import FIELD
+    from audit.config import CHOSEN_ONE, FIELD
 
     head, dot, rest = exc.field.partition(".")
-    if head in ("forget", "rewind") and isinstance(exc.got, list):  # a rule tying fields: name their flags
-        quantity, _, names = exc.allowed.partition(" of ")
-        allowed = f"{quantity} of " + ", ".join(FIELD[n].flag if n in FIELD else n for n in names.split(", "))
-        return InvalidInput("the " + head + " flags", allowed, [FIELD[n].flag for n in exc.got if n in FIELD],
-                            exc.hint)
+    if head in CHOSEN_ONE and isinstance(exc.got, list):  # a rule tying fields: name their flags
+        quantity = exc.allowed.partition(" of ")[0]
+        allowed = f"{quantity} of " + ", ".join(FIELD[n].flag for n in CHOSEN_ONE[head])
+        return InvalidInput("the " + head + " flags", allowed, [FIELD[n].flag for n in exc.got], exc.hint)
     if head not in FIELD:
         return exc
     f = FIELD[head]

@@ -94,7 +94,7 @@ class ReportDirectory:
 
     # -- lock ------------------------------------------------------------------------------------
     def __enter__(self) -> ReportDirectory:
-        self.replaced = check_target(self.target, self.field)
+        check_target(self.target, self.field)  # before creating anything beside a target that is a file
         try:
             self.target.parent.mkdir(parents=True, exist_ok=True)
             self._acquire()
