@@ -444,13 +444,10 @@ def test_empty_charts_say_so():
     assert plots.epsilon_chart("inf", "nan", None).startswith('<svg class="plot"')
 
 
-def test_charts_leave_global_matplotlib_state_alone():
-    import matplotlib
-
-    before = dict(matplotlib.rcParams)
-    plots.epsilon_chart(1.0, 0.5, {"a": 0.2})
-    assert dict(matplotlib.rcParams) == before
-    assert json_safe(plots.num("-inf")) == "-inf"
+def test_chart_numbers_decode_the_report_encoding():
+    """(What each chart draws is checked in test_plots.py.)"""
+    assert plots.num("-inf") == -math.inf and json_safe(plots.num("-inf")) == "-inf"
+    assert math.isnan(plots.num(None)) and math.isnan(plots.num("abc")) and plots.num(3) == 3.0
 
 
 def test_a_method_without_a_theorem_shows_no_certified_epsilon(consistent):

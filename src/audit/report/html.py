@@ -228,8 +228,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "tradeoff": plots.tradeoff_chart(tradeoff, certified),
         "fdp": plots.fdp_chart(fdp["roc"], fdp["direction"], fdp["attack"], fdp["mu"], fdp["chart_reason"]),
     }
-    # safe: our own matplotlib output; report strings reach a chart only as tick/legend text,
-    # which svg.fonttype = "path" turns into glyph outlines, never into markup
+    # safe: SVG written by audit.report.plots, which escapes every string from the report
+    # (tick, legend and title text) before it reaches the markup
     charts = {k: Markup(v) for k, v in charts.items()}
 
     attack_rows = []
