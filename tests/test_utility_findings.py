@@ -77,3 +77,26 @@ def test_unusable_ranks_between_consistent_and_not_certified():
     assert CODES["released-at-chance"].verdict == "consistent"
     assert verdict_of([{"code": "utility-departure"}, {"code": "no-theorem"}]) == "not-certified"
     assert DEPARTURE_POINTS == 0.05
+
+
+def test_mcnemar_p_value_equals_scipy_binomtest():
+    """The report's one-sided exact test (computed from the binomial tail without importing
+    scipy.stats) equals scipy.stats.binomtest(b, b + c, 1/2, alternative="greater")."""
+    import torch
+    from scipy.stats import binomtest
+    from torch import nn
+
+    from audit.measurements import unlearned_vs_retrained
+    from unlearners.objective import Objective
+
+    objective = Objective(nn.Linear(1, 1).double())
+    X = torch.linspace(-1, 1, 200, dtype=torch.float64).reshape(-1, 1)
+    y = (X[:, 0] > 0).long()
+    retrained = torch.tensor([10.0, 0.0], dtype=torch.float64)  # right on every record
+    for shift in (0.0, 0.05, 0.2, 0.6):  # the unlearned model is wrong on more records as it shifts
+        unlearned = torch.tensor([10.0, -10.0 * shift], dtype=torch.float64)
+        out = unlearned_vs_retrained(objective, unlearned, retrained, (X, y))
+        b, c = out.unlearned_wrong_retrained_right, out.retrained_wrong_unlearned_right
+        expected = binomtest(b, b + c, 0.5, alternative="greater").pvalue if b + c else 1.0
+        assert out.p_value == pytest.approx(expected, rel=1e-12, abs=1e-300)
+        assert (b > 0) == (shift > 0)

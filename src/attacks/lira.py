@@ -77,7 +77,6 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.special import log_ndtr, logsumexp
-from scipy.stats import rankdata
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon
@@ -616,6 +615,8 @@ class UliraResult:
 
 def _column_aurocs(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     """Mann–Whitney AUROC of every column, ties counting one half."""
+    from scipy.stats import rankdata  # scipy.stats costs 0.5 s to import: only when scoring
+
     ranks = rankdata(np.concatenate([pos, neg], axis=0), method="average", axis=0)
     n1, n0 = pos.shape[0], neg.shape[0]
     u = ranks[:n1].sum(axis=0) - n1 * (n1 + 1) / 2.0

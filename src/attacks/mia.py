@@ -66,11 +66,6 @@ from typing import Any
 
 import numpy as np
 from scipy.special import log_expit, logsumexp
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import RepeatedStratifiedKFold
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
 from attacks.roc import auroc
@@ -311,7 +306,13 @@ def _balance(
     return mem.astype(np.int64), non.astype(np.int64), counts, members_subsampled, notes
 
 
-def _attacker(standardize: bool) -> Pipeline | LogisticRegression:
+def _attacker(standardize: bool) -> Any:
+    """The attacker model (scikit-learn, imported when an attack runs: importing this module
+    to list attacks must not load scikit-learn)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     if standardize:
         return make_pipeline(StandardScaler(), LogisticRegression())
     return LogisticRegression()
@@ -451,6 +452,9 @@ def population_mia(
     _, cell_counts = np.unique(joint, return_counts=True)
     use_joint = bool(cell_counts.min() >= n_splits)
     strata = joint if use_joint else membership
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import RepeatedStratifiedKFold
 
     cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
     fold_aurocs: list[float] = []

@@ -9,7 +9,6 @@ dropped silently.
 
 from __future__ import annotations
 
-from attacks.base import Attack
 from certify.registry import Registry
 
 ENTRY_POINT_GROUP = "unlearn_audit.attacks"
@@ -34,7 +33,8 @@ OPTIONAL: dict[str, str] = {
 }
 
 ATTACKS: Registry = Registry(
-    Attack, ENTRY_POINT_GROUP, {**BUILTIN, **OPTIONAL}, "attacks", noun="attack",
+    "attacks.base:Attack",  # by path: listing attack names (audit --help) must not import torch
+    ENTRY_POINT_GROUP, {**BUILTIN, **OPTIONAL}, "attacks", noun="attack",
     allowed=lambda names: "a comma-separated subset of " + ", ".join(names) + " (or 'none')")
 
 register = ATTACKS.register

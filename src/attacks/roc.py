@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sklearn.metrics
 
 from certify.errors import InvalidInput, Real
 
@@ -95,11 +94,15 @@ def _curve(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     (threshold +inf, nothing positive; scikit-learn >= 1.3). ``drop_intermediate=False`` keeps
     every point: dropping collinear ones would remove thresholds that :func:`tpr_at_fpr` may need.
     """
+    import sklearn.metrics  # on first use: listing attacks must not import scikit-learn
+
     return sklearn.metrics.roc_curve(*_labelled(pos, neg), drop_intermediate=False)
 
 
 def _auroc(pos: np.ndarray, neg: np.ndarray) -> float:
     # clipped because a trapezoidal sum of rates in [0, 1] can round a hair past either end
+    import sklearn.metrics
+
     return float(min(1.0, max(0.0, sklearn.metrics.roc_auc_score(*_labelled(pos, neg)))))
 
 

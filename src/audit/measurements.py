@@ -65,14 +65,15 @@ def unlearned_vs_retrained(objective: Objective, unlearned: Tensor, retrained: T
                            test: tuple[Tensor, Tensor]) -> schema.UnlearnedVsRetrained:
     """The two noiseless models record by record on the test split, with an exact one-sided
     binomial (McNemar) test of "the unlearned model is the wrong one more often"."""
-    from scipy.stats import binomtest
+    from scipy.special import bdtrc  # scipy.stats (binomtest) costs 0.6 s to import; this is its exact tail
 
     X, y = test
     u_right = objective.predict(unlearned, X) == y
     r_right = objective.predict(retrained, X) == y
     b = int((r_right & ~u_right).sum())
     c = int((u_right & ~r_right).sum())
-    p = float(binomtest(b, b + c, 0.5, alternative="greater").pvalue) if b + c else 1.0
+    # binomtest(b, b + c, 0.5, alternative="greater").pvalue = P[Bin(b + c, 1/2) >= b] = bdtrc(b - 1, ...)
+    p = float(bdtrc(b - 1, b + c, 0.5)) if b > 0 else 1.0
     return schema.UnlearnedVsRetrained(n=int(y.numel()), unlearned_wrong_retrained_right=b,
                                        retrained_wrong_unlearned_right=c, accuracy_gap=(b - c) / int(y.numel()),
                                        p_value=min(1.0, p))

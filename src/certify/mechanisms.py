@@ -53,8 +53,6 @@ import math
 import sys
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erfcx, log_ndtr
 
 from certify.errors import (
     InvalidInput,
@@ -150,6 +148,21 @@ _MAX_PANELS = 64
 #: (2k − 1)!! for the asymptotic series of erfcx used when w = s + t >= 30 (8 terms: the first
 #: omitted, 17!!/w^18, is below 1e-18 of the sum).
 _ODD_FACTORIALS = np.array([1.0, 3.0, 15.0, 105.0, 945.0, 10395.0, 135135.0, 2027025.0])
+
+
+def erfcx(x: float) -> float:
+    """scipy.special.erfcx, imported on first use: this module is imported by every command
+    (the configuration names its mechanisms), scipy only by those that calibrate."""
+    from scipy.special import erfcx as scaled_erfc
+
+    return scaled_erfc(x)
+
+
+def log_ndtr(x: float) -> float:
+    """scipy.special.log_ndtr (log Φ), imported on first use (see :func:`erfcx`)."""
+    from scipy.special import log_ndtr as log_cdf
+
+    return log_cdf(x)
 
 
 def _log_delta_integral(mu: float, t: float) -> float | None:
@@ -293,6 +306,8 @@ def _solve_decreasing(g, start: float, lower: float, upper: float) -> float:
     lo, hi = _bracket_decreasing(g, start, lower, upper)
     if lo == hi:
         return lo
+    from scipy.optimize import brentq  # on first use (see erfcx)
+
     root = float(brentq(g, lo, hi, xtol=_XTOL, rtol=_RTOL, maxiter=_MAXITER))
     # brentq lands within its tolerance on either side of the root; step to the side where
     # g <= 0 (δ at or below the target), so that the σ or ε returned is never the too-small

@@ -25,7 +25,9 @@ class Registry(Generic[T]):
     Parameters
     ----------
     base:
-        The interface every entry subclasses.
+        The interface every entry subclasses, or its ``"module:Class"`` path: a registry is
+        consulted by commands that never load an entry (``audit --help``), so the interface's
+        module (and what it imports, e.g. torch) is imported only when an entry is checked.
     group:
         The entry-point group third-party packages register in.
     builtin:
@@ -38,13 +40,21 @@ class Registry(Generic[T]):
         How the allowed values are described, given the known names (``"one of 'a', 'b'"``).
     """
 
-    def __init__(self, base: T, group: str, builtin: dict[str, str], field: str,
+    def __init__(self, base: T | str, group: str, builtin: dict[str, str], field: str,
                  allowed: Callable[[tuple[str, ...]], str] | None = None, noun: str | None = None):
-        self.base, self.group, self.builtin, self.field = base, group, dict(builtin), field
+        self._base, self.group, self.builtin, self.field = base, group, dict(builtin), field
         self.noun = noun or field
         self.allowed = allowed or (lambda names: "one of " + ", ".join(repr(n) for n in names))
         self.registered: dict[str, T] = {}
         self.entry_points = entry_points  # looked up at call time, so tests can replace it
+
+    @property
+    def base(self) -> T:
+        """The interface class (imported on first use when given by path)."""
+        if isinstance(self._base, str):
+            module, _, attr = self._base.partition(":")
+            self._base = getattr(import_module(module), attr)
+        return self._base
 
     def register(self, cls: T) -> T:
         """Make ``cls`` available under ``cls.name`` in this process (usable as a decorator)."""
