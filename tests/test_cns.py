@@ -20,7 +20,7 @@ from certify.bounds.cns import (
 from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for
 from unlearners.registry import get_method
-from unlearners.cns import ConstrainedNewtonStep, project
+from unlearners.cns import ConstrainedNewtonStep, project, solver_costs
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
 
@@ -140,7 +140,7 @@ def test_lr_with_the_paper_condition_is_certified_but_only_damped(adult_lr):
     """λ = 1.25‖H‖ meets Theorem 3.4's condition: a valid certificate that bounds the distance,
     but (H + λI)⁻¹ with λ > ‖H‖ shrinks the Newton step by more than half in every direction."""
     obj, X, y, theta0 = adult_lr
-    cns = ConstrainedNewtonStep(obj, steps=500, eta=4.0, l2=1e-2)
+    cns = ConstrainedNewtonStep(obj, steps=500, eta=4.0, l2=1e-2, solver="lissa")
     theta = cns.fit(X, y, theta0)
     forget = _forget(X.shape[0], 0)
     unlearned, retrained = cns.unlearn(forget), cns.retrain(forget)
@@ -173,7 +173,8 @@ def test_conditions_that_fail_are_reported_and_not_issued():
     forget = _forget(400, 1, 0.02)
 
     def cert(**kw):
-        cns = ConstrainedNewtonStep(obj, steps=100, l2=1e-2, **{"hessian_batch": None, **kw})
+        # the LiSSA conditions are under test: name the solver (auto would pick dense here)
+        cns = ConstrainedNewtonStep(obj, steps=100, l2=1e-2, **{"hessian_batch": None, "solver": "lissa", **kw})
         cns.fit(X, y, theta0)
         return cns.certify(forget, 1.0, 1e-5)
 
@@ -274,3 +275,96 @@ def test_minibatch_training_keeps_the_certificate_it_measures():
     assert cert.valid and "full-batch gradient descent" not in {c.name for c in cert.conditions}
     assert cert.sensitivity >= float(torch.linalg.vector_norm(cns.unlearn(forget) - cns.retrain(forget)))
     assert cns.report_hyperparameters()["batch_size"] == 50
+
+
+# -- the solver: auto's choice, the downdated dense step, the Weyl spectrum ---------------------------
+
+
+def _exact_step(obj, theta, X, y, l2, lam):
+    """An independent Newton step: torch.func.hessian of the regularised retained loss, torch.linalg.solve."""
+    def loss(t):
+        return obj.loss(t, X, y) + 0.5 * l2 * torch.dot(t, t)
+
+    H = torch.func.hessian(loss)(theta)
+    g = torch.func.grad(loss)(theta)
+    eye = torch.eye(H.shape[0], dtype=H.dtype)
+    return theta - torch.linalg.solve(H + lam * eye, g), torch.linalg.eigvalsh(H)
+
+
+def test_solver_costs_pick_dense_for_the_default_logistic_regression_and_lissa_for_the_default_mlp():
+    common = dict(n=34190, depth=1000, repeats=1, hessian_batch=10)
+    lr = solver_costs(d=3, linear=True, n_outputs=1, **common)
+    mlp = solver_costs(d=257, linear=False, n_outputs=1, **common)
+    assert lr["dense"] < lr["lissa"] and mlp["lissa"] < mlp["dense"]
+    # more records make the dense Hessian dearer and leave the mini-batch recursion unchanged
+    bigger = solver_costs(d=257, linear=False, n_outputs=1, **{**common, "n": 10 * 34190})
+    assert bigger["dense"] > mlp["dense"] and bigger["lissa"] == mlp["lissa"]
+
+
+@pytest.mark.parametrize("model,classes", [("logreg", 2), ("logreg", 3), ("mlp", 2)])
+def test_dense_step_at_w_star_is_the_exact_newton_step_on_the_retained_records(model, classes):
+    """The dense step downdates the Hessian formed after training by the deleted records' ones:
+    the same step as an independent exact Newton step on D_r (torch.func.hessian + solve)."""
+    X, y = synthetic(n=300, d=4, classes=classes, seed=7)
+    opts = {"hidden": (5,)} if model == "mlp" else {}
+    obj = Objective(build_model(model, 4, classes, **opts).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(1))
+    cns = ConstrainedNewtonStep(obj, steps=200, l2=5e-2, solver="dense")
+    cns.fit(X, y, theta0)
+    forget = _forget(300, 4, 0.03)
+    keep = torch.ones(300, dtype=torch.bool)
+    keep[forget] = False
+    expected, eigs = _exact_step(obj, cns.theta_, X[keep], y[keep], cns.l2, cns.lam_)
+    assert torch.allclose(cns.unlearn(forget), expected, atol=1e-10, rtol=0)
+    diag = cns.step_diagnostics(forget)[0]
+    assert "n H(D) - m H(Z)" in diag["spectrum_method"]
+    assert diag["lambda_min"] == pytest.approx(float(eigs[0]), abs=1e-10)
+    assert diag["hessian_norm"] == pytest.approx(float(eigs.abs().max()), abs=1e-10)
+    cert = cns.certify(forget, 1.0, 1e-5)
+    err = cert.constant("solve_error").value
+    assert 0 <= err < 1e-9 and "Theorem 3.4" in cert.theorem
+    assert cert.sensitivity == pytest.approx(
+        cns_exact_newton_bound(cns.C, cert.constant("M").value, cns.lam_, cert.constant("lambda_min").value,
+                               cert.constant("G").value) + err, rel=1e-12)
+
+
+def test_lissa_spectrum_at_w_star_bounds_the_retained_hessian_by_weyl():
+    X, y = synthetic(n=2000, d=5, classes=2, seed=8)
+    obj = Objective(build_model("logreg", 5, 2).double())
+    cns = ConstrainedNewtonStep(obj, steps=200, l2=5e-2, solver="lissa", depth=200)
+    cns.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    forget = torch.tensor([3])
+    diag = cns.step_diagnostics(forget)[0]
+    assert "Weyl" in diag["spectrum_method"]
+    keep = torch.ones(2000, dtype=torch.bool)
+    keep[forget] = False
+    _, eigs = _exact_step(obj, cns.theta_, X[keep], y[keep], cns.l2, cns.lam_)
+    # bounds, not estimates: below the true smallest eigenvalue, above the true norm, and tight
+    assert float(eigs[0]) - 1e-3 * cns.lam_ <= diag["lambda_min"] <= float(eigs[0])
+    assert float(eigs.abs().max()) <= diag["hessian_norm"] <= float(eigs.abs().max()) + 1e-2 * cns.lam_
+    # a large deletion moves the spectrum too far for Weyl: measured at the step instead
+    big = _forget(2000, 1, 0.2)
+    assert "Lanczos" in cns.step_diagnostics(big)[0]["spectrum_method"]
+
+
+def test_auto_reports_the_solver_it_ran_and_why():
+    X, y = synthetic(n=300, d=4, classes=2, seed=3)
+    obj = Objective(build_model("logreg", 4, 2).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(0))
+    auto = ConstrainedNewtonStep(obj, steps=100, l2=5e-2)
+    auto.fit(X, y, theta0)
+    hp = auto.report_hyperparameters()
+    assert (hp["solver"], hp["solver_requested"]) == ("dense", "auto") and "cost model" in hp["solver_reason"]
+    forget = torch.tensor([0, 7])
+    assert auto.step_diagnostics(forget)[0]["solver"].startswith("dense")
+    cert = auto.certify(forget, 1.0, 1e-5)
+    assert "rho" not in {c.name for c in cert.constants}  # no LiSSA term, no failure probability
+    capped = ConstrainedNewtonStep(obj, steps=100, l2=5e-2, dense_max_dim=2)
+    capped.fit(X, y, theta0)
+    hp = capped.report_hyperparameters()
+    assert hp["solver"] == "lissa" and "dense_max_dim" in hp["solver_reason"]
+    assert capped.certify(forget, 1.0, 1e-5).constant("rho").value > 0
+    asked = ConstrainedNewtonStep(obj, steps=100, l2=5e-2, solver="lissa")
+    asked.fit(X, y, theta0)
+    assert (asked.report_hyperparameters()["solver"], asked.report_hyperparameters()["solver_reason"]) == \
+        ("lissa", "requested")

@@ -270,3 +270,22 @@ def test_operators_work_under_no_grad_and_in_float32():
     t32 = theta.float()
     out = gauss_newton_operator(obj32, t32, X.float(), y)(v.float())
     assert out.dtype == torch.float32 and torch.allclose(out.double(), gn, atol=1e-5)
+
+
+@pytest.mark.parametrize("model,classes", [("logreg", 2), ("logreg", 3), ("mlp", 2), ("mlp", 3)])
+def test_one_shot_product_of_a_lissa_step_matches_autograd_hessian(model, classes):
+    """hvp_once (closed form, or autograd double backward) on each drawn batch: the explicit
+    Hessian of that batch times v, also under torch.no_grad (the LiSSA loop may run inside one)."""
+    from unlearners.linalg import hvp_once
+
+    obj, theta, X, y = _problem(model, classes)
+    v = _vec(obj.dim)
+    for idx in (torch.arange(10), torch.tensor([3, 3, 7])):
+        H = _autograd_hessian(obj, theta, X[idx], y[idx])
+        with torch.no_grad():
+            got = hvp_once(obj, theta, X[idx], y[idx], v, l2=0.3)
+        assert torch.allclose(got, H @ v + 0.3 * v, atol=1e-12)
+    op = stochastic_operator(hvp_operator, obj, theta, X, y, batch_size=5, l2=0.3)
+    g1, g2 = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
+    idx = torch.randint(X.shape[0], (5,), generator=g2)
+    assert torch.allclose(op(v, g1), _autograd_hessian(obj, theta, X[idx], y[idx]) @ v + 0.3 * v, atol=1e-12)

@@ -13,7 +13,8 @@ Zhang, Dong, Wang & Li, "Towards Certified Unlearning for Deep Neural Networks",
       w̃ = w* − (H_{w*} + λI)⁻¹ ∇L(w*, D_r),   H_{w*} = ∇²L(w*, D_r),
 
   the inverse-Hessian-vector product estimated by LiSSA (Prop. 3.5, Eq. 8: s recursion steps,
-  scale H above every sampled ‖∇²l + λI‖), or solved exactly by Cholesky for small models.
+  scale H above every sampled ‖∇²l + λI‖), or solved exactly by Cholesky (Theorem 3.4, Eq. 7)
+  where that is the cheaper of the two (``solver="auto"``, :func:`solver_costs`).
 * Sequential requests (Algorithm 2, Prop. 4.2): w̃_k = w̃_{k−1} − (H_{w̃_{k−1}} + λI)⁻¹
   ∇L(w̃_{k−1}, D_{r_k}) with the full retained gradient; every released model gets its own noise
   (the released code's sequential script adds none: a bug not copied here).
@@ -26,6 +27,7 @@ Zhang, Dong, Wang & Li, "Towards Certified Unlearning for Deep Neural Networks",
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -51,7 +53,7 @@ from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
 from unlearners.training import minibatches
 
-SOLVERS = ("lissa", "dense")
+SOLVERS = ("auto", "lissa", "dense")
 GRADIENTS = ("retain", "forget")
 OVERRIDABLE = ("L", "M", "lambda_min", "G")
 #: λ = LAM_MARGIN·‖∇²L(w*, D)‖ when ``lam`` is None (the theorem needs λ > ‖H_{w*}‖).
@@ -61,6 +63,55 @@ SAFETY = 1.2
 ESTIMATION_POINTS = 4
 #: Lanczos products for ‖H‖ and λ_min when no explicit Hessian is formed.
 LANCZOS_ITERS = 60
+#: The spectrum of the retained-loss Hessian at w* is bounded from the one measured on D after
+#: training (Weyl) when the m deleted records can move it by at most this fraction of λ.
+WEYL_FRACTION = 0.01
+
+# -- the cost model behind solver="auto" ---------------------------------------------------------
+# Seconds on one CPU thread of the development machine (2 cores shared with other work; the
+# minimum of 3 runs; the measurements are listed again in bench/bench_cns.py's docstring). The
+# choices they drive are far from the boundary on the default audit: 0.6 ms (dense) against
+# 0.10 s (LiSSA) for the logistic regression, 34 s (dense) against 0.64 s (LiSSA) for the MLP.
+#  * a linear model's closed-form Hessian over n records (Objective.hessian): 0.65 ms at d = 3,
+#    44 ms at d = 109, 215 ms at d = 300, 784 ms at d = 610 with C = 10 (n = 34,190), i.e. about
+#    0.5 ms + 0.2 ns per unit of n·q²·C(C+1)/2 (q = features + 1; 0.07-0.2 measured, 2.1 at d = 3
+#    where the fixed cost dominates);
+#  * any other model's Hessian from d vmapped products: 4 ns (d = 65) to 14 ns (d = 257) per
+#    unit of d²·n (the default MLP, d = 257, n = 34,190: 18 s measured) -> 15 ns;
+#  * eigvalsh + Cholesky of a d×d matrix: 0.08-0.18 ns per d³ (3 ms at d = 256, 0.7 s at 2048);
+#  * one LiSSA step on a 10-record batch: 90-103 µs for a linear model (closed form, d = 3 to
+#    610), 570-580 µs for the MLPs (autograd double backward, d = 65 and 257), plus the records'
+#    share of the product (≈ the per-record cost of the dense Hessian's products, × d).
+DENSE_FIXED_S = 5e-4
+LINEAR_HESSIAN_S = 2e-10
+NONLINEAR_HESSIAN_S = 1.5e-8
+CUBIC_S = 2e-10
+LISSA_STEP_S = {"linear": 1e-4, "nonlinear": 6e-4}
+
+
+def solver_costs(*, d: int, n: int, linear: bool, n_outputs: int, depth: int, repeats: int,
+                 hessian_batch: int | None) -> dict[str, float]:
+    """Predicted seconds of each solver for one deletion (the cost model above; deterministic,
+    so the same configuration always picks the same solver and the same certificate).
+
+    ``dense``: the explicit Hessian over the n records (formed once, after training; a deletion
+    then subtracts the m deleted records' Hessians, see ``ConstrainedNewtonStep._step_spectrum``)
+    plus its eigendecomposition and Cholesky factorisation, counted twice (after training and at
+    the step). Counting the whole Hessian, not only the downdate, keeps the rule conservative:
+    ``auto`` picks dense only when even learning's extra work is below LiSSA's recursion.
+    ``lissa``: s·R steps, each a fixed cost plus the batch's share of one product (a full-batch
+    recursion, ``hessian_batch=None``, reads all n records per step).
+    """
+    q = d // max(n_outputs, 1)  # features + 1 of a linear model (d = C·q with a bias)
+    if linear:
+        hessian = DENSE_FIXED_S + LINEAR_HESSIAN_S * n * q * q * n_outputs * (n_outputs + 1) / 2
+        per_record = LINEAR_HESSIAN_S * q * n_outputs * 4  # V x, Λu, (Λu) xᵀ for one record
+    else:
+        hessian = NONLINEAR_HESSIAN_S * d * d * n
+        per_record = NONLINEAR_HESSIAN_S * d
+    step = LISSA_STEP_S["linear" if linear else "nonlinear"] + per_record * (n if hessian_batch is None
+                                                                            else hessian_batch)
+    return {"dense": hessian + 2 * CUBIC_S * d ** 3, "lissa": depth * repeats * step}
 
 
 def project(theta: Tensor, C: float) -> Tensor:
@@ -103,8 +154,11 @@ class ConstrainedNewtonStep(Unlearner):
         λ = 1.25·‖∇²L(w*, D)‖ measured after training, so that the theorem's λ > ‖H_{w*}‖ holds
         with a margin (the paper sets λ by hand: 1 for its MLP, which violates the condition).
     solver:
-        ``"lissa"`` (the paper) or ``"dense"`` (explicit Hessian + Cholesky; small models; the
-        LiSSA term of the bound then vanishes and ρ = 0).
+        ``"lissa"`` (the paper), ``"dense"`` (explicit Hessian + Cholesky; small models; the
+        certificate is then Theorem 3.4's exact-inverse bound, without the LiSSA term, and
+        ρ = 0) or ``"auto"`` (default): dense when d <= ``dense_max_dim`` and the cost model of
+        :func:`solver_costs` predicts it cheaper than the LiSSA recursion, else LiSSA. The
+        solver that ran, and why, is reported (``report_hyperparameters``).
     depth, repeats, hessian_batch, hessian_scale:
         LiSSA recursion depth s (paper: 1000), independent repetitions averaged (paper: 1,
         released code: 10), records per Hessian sample (paper: 1, released code: 10; ``None``
@@ -167,6 +221,12 @@ class ConstrainedNewtonStep(Unlearner):
         "where the classic formula is unproven)",
         "sequential requests release every intermediate model with its own noise (the released "
         "code adds none)",
+        "solver=auto (default) takes the exact inverse (Theorem 3.4, the paper's exact-Hessian ablation) instead "
+        "of LiSSA when a cost model predicts it cheaper (d <= dense_max_dim): the Hessian on D is formed after "
+        "training and a deletion subtracts the deleted records' Hessians; Delta adds the solve's measured "
+        "rounding error",
+        "at w* the check lambda > ||H_w*|| and lambda_min use the spectrum measured after training on D, "
+        "moved by Weyl's inequality by at most mL/(n - m) (only when that is below 1% of lambda)",
     )
 
     hyperparameters = (
@@ -176,7 +236,8 @@ class ConstrainedNewtonStep(Unlearner):
         Param("l2", 5e-4, Real(ge=0), "weight decay of the trained objective"),
         Param("lam", None, Optional(Real(ge=0), f"for {LAM_MARGIN} ||grad^2 L(w*, D)||"),
               "lambda, the local convex coefficient added to the Hessian"),
-        Param("solver", "lissa", Choice(SOLVERS), "lissa (the paper) or dense (Cholesky)"),
+        Param("solver", "auto", Choice(SOLVERS),
+              "lissa (the paper), dense (Cholesky, Theorem 3.4), or auto: the cheaper by a cost model"),
         Param("depth", 1000, Integer(1), "LiSSA recursion depth s"),
         Param("repeats", 1, Integer(1), "independent LiSSA repetitions averaged"),
         Param("hessian_batch", 10, Optional(Integer(0), "(or 0) for all retained records"),
@@ -210,6 +271,7 @@ class ConstrainedNewtonStep(Unlearner):
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Projected full-batch gradient descent on D from θ_0; estimates the constants."""
         self.theta0_ = theta0.clone()
+        self.solver_, self.solver_reason_ = self._choose_solver(int(X.shape[0]))
         self._retrains: dict[tuple[int, ...], tuple[Tensor, float]] = {}
         self._sequences: dict[tuple[tuple[int, ...], ...], tuple[list[Tensor], list[dict]]] = {}
         gen = torch.Generator().manual_seed(self.seed)
@@ -312,7 +374,8 @@ class ConstrainedNewtonStep(Unlearner):
                 v = -(m / (n - m)) * self._grad(theta, self.X_[Z], self.y_[Z])
             else:
                 v = self._grad(theta, X_r, y_r)
-            step, diag = self._newton_step(theta, X_r, y_r, v)
+            # the first step is at w*, where the Hessian measured after training can be downdated
+            step, diag = self._newton_step(theta, X_r, y_r, v, removed.clone() if i == 0 else None)
             diag.update(forget_size=int(Z.numel()), removed_total=int(removed.sum()))
             if not single:
                 diag.update(request=i + 1, start_norm=float(torch.linalg.vector_norm(theta)))
@@ -327,13 +390,16 @@ class ConstrainedNewtonStep(Unlearner):
         """Release every intermediate model with its own independent noise draw."""
         return [Unlearner.release(t, sigma, generator) for t in thetas]
 
-    def _newton_step(self, theta: Tensor, X_r: Tensor, y_r: Tensor, v: Tensor) -> tuple[Tensor, dict]:
+    def _newton_step(self, theta: Tensor, X_r: Tensor, y_r: Tensor, v: Tensor,
+                     removed: Tensor | None = None) -> tuple[Tensor, dict]:
+        """One step (H + λI)⁻¹ v at θ on the retained records; ``removed`` (the deleted records'
+        mask) when θ is w*, the trained model, so that the spectrum after training is reused."""
         gen = torch.Generator().manual_seed(self.seed + 1)
-        spec = self._spectrum(theta, X_r, y_r, gen)
+        spec = self._step_spectrum(theta, X_r, y_r, gen, removed)
         lam = self.lam_
         diag = {"gradient_norm": float(torch.linalg.vector_norm(v)), "hessian_norm": spec["norm"],
                 "lambda_min": spec["lambda_min"], "spectrum_method": spec["method"]}
-        if self.solver == "dense":
+        if self.solver_ == "dense":
             H = spec["H"]
             try:
                 x = dense_solve(H, v, damping=lam)
@@ -367,7 +433,8 @@ class ConstrainedNewtonStep(Unlearner):
         if spec["H"] is not None:
             eye = torch.eye(spec["H"].shape[0], dtype=theta.dtype, device=theta.device)
             res = (spec["H"] + lam * eye) @ x - v
-            diag["relative_residual"] = float(torch.linalg.vector_norm(res)) / max(diag["gradient_norm"], 1e-300)
+            diag["residual_norm"] = float(torch.linalg.vector_norm(res))
+            diag["relative_residual"] = diag["residual_norm"] / max(diag["gradient_norm"], 1e-300)
         diag["step_norm"] = float(torch.linalg.vector_norm(x))
         return x, diag
 
@@ -416,7 +483,7 @@ class ConstrainedNewtonStep(Unlearner):
         """Form the explicit Hessian for the dense solver, or for a full-batch LiSSA when that
         costs fewer Hessian-vector products (d) than the recursion itself (depth)."""
         d = self.objective.dim
-        if self.solver == "dense":
+        if self.solver_ == "dense":
             if d > self.dense_max_dim:
                 raise InvalidInput("solver", f"'lissa' for a model with d = {d} > dense_max_dim = "
                                    f"{self.dense_max_dim} parameters (the dense path forms a d x d Hessian)",
@@ -440,6 +507,63 @@ class ConstrainedNewtonStep(Unlearner):
                                       generator=gen, dtype=theta.dtype, device=theta.device)
             method = f"Lanczos, {k} Hessian-vector products (Ritz values: may under-estimate |lambda|)"
         return {"H": H, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)), "method": method}
+
+    def _choose_solver(self, n: int) -> tuple[str, str]:
+        """The solver that runs and why: the requested one, or ``auto``'s choice by
+        :func:`solver_costs` (never dense above ``dense_max_dim``)."""
+        d = self.objective.dim
+        if self.solver != "auto":
+            return self.solver, "requested"
+        if d > self.dense_max_dim:
+            return "lissa", f"d = {d} > dense_max_dim = {self.dense_max_dim}: no d x d Hessian is formed"
+        costs = solver_costs(d=d, n=n, linear=self.objective.linear_layout is not None,
+                             n_outputs=self.objective.n_outputs, depth=self.depth, repeats=self.repeats,
+                             hessian_batch=self.hessian_batch)
+        choice = "dense" if costs["dense"] <= costs["lissa"] else "lissa"
+        return choice, (f"cost model (solver_costs): dense ~ {costs['dense']:.3g} s (the d x d Hessian over "
+                        f"n = {n} records, d = {d}, with its factorisations) against LiSSA ~ {costs['lissa']:.3g} s "
+                        f"({self.depth * self.repeats} recursion steps)")
+
+    def _step_spectrum(self, theta: Tensor, X_r: Tensor, y_r: Tensor, gen: torch.Generator,
+                       removed: Tensor | None) -> dict:
+        """The spectrum (and explicit Hessian, when one is formed) of ∇²L(θ, D_r) + l2·I.
+
+        At w* (``removed`` given) the measurement made after training on D is reused:
+
+        * an explicit Hessian is downdated, H(D_r) = (n·H(D) − m·H(Z) − m·l2·I)/(n − m) with H(Z)
+          the m deleted records' mean Hessian: the same matrix up to rounding, at the cost of m
+          records instead of n − m (when m <= n − m);
+        * otherwise ‖H‖ and λ_min are bounded by Weyl's inequality: the deleted records' summed
+          Hessian has eigenvalues in [−mL, mL] (Assumption 3.1, L including l2, an upper bound),
+          so λ_max(H_r) <= (n(λ_max(H_D) − l2) + mL)/(n − m) + l2 and
+          λ_min(H_r) >= (n(λ_min(H_D) − l2) − mL)/(n − m) + l2. Used only while mL/(n − m) is at
+          most WEYL_FRACTION·λ, so the bounds cost the certificate under 1 % of λ; else Lanczos.
+
+        Elsewhere (sequential steps after the first) it is measured anew (:meth:`_spectrum`).
+        """
+        fit = self.spectrum_fit_
+        if removed is None:
+            return self._spectrum(theta, X_r, y_r, gen)
+        n, m, l2 = int(removed.numel()), int(removed.sum()), self.l2
+        if fit["H"] is not None:
+            if m > n - m:
+                return self._spectrum(theta, X_r, y_r, gen)
+            eye = torch.eye(fit["H"].shape[0], dtype=fit["H"].dtype, device=fit["H"].device)
+            H_Z = explicit_hessian(self.objective, theta, self.X_[removed], self.y_[removed])
+            H = (n * fit["H"] - m * H_Z - (m * l2) * eye) / (n - m)
+            ev = torch.linalg.eigvalsh(H)
+            lo, hi = float(ev[0]), float(ev[-1])
+            return {"H": H, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)),
+                    "method": "dense eigendecomposition (exact up to rounding) of H(D_r) = (n H(D) - m H(Z))/(n - m), "
+                    "H(D) formed after training"}
+        shift = m * self.constants_["L"].value / (n - m)
+        if shift > WEYL_FRACTION * self.lam_:
+            return self._spectrum(theta, X_r, y_r, gen)
+        hi = (n * (fit["lambda_max"] - l2)) / (n - m) + shift + l2
+        lo = (n * (fit["lambda_min"] - l2)) / (n - m) - shift + l2
+        return {"H": None, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)),
+                "method": f"Weyl bounds from the Hessian on D at w* ({fit['method']}) and ||sum of the {m} deleted "
+                f"records' Hessians|| <= m L: shifted by m L/(n - m) = {shift:.3g}"}
 
     def _scale(self) -> float:
         return float(self.hessian_scale) if self.hessian_scale is not None else self.constants_["L"].value + self.lam_
@@ -480,7 +604,7 @@ class ConstrainedNewtonStep(Unlearner):
                       "spectral norm of the retained-loss Hessian (plus l2) at the point of each Newton "
                       "step (the maximum over sequential steps); only the condition lambda > ||H|| uses it",
                       {"estimator": method})
-        lissa_path = self.solver == "lissa"
+        lissa_path = self.solver_ == "lissa"
         rho = (self.rho if self.rho is not None else delta / 2.0) if lissa_path else 0.0
         retrain_residual = self._retrain_with_residual(union)[1]
         exact = [Constant("C", self.C, "enforced", "norm bound: every training step is projected onto "
@@ -512,13 +636,34 @@ class ConstrainedNewtonStep(Unlearner):
             diverged=any(s.get("diverged") for s in steps), retrain_residual=retrain_residual,
             forget_trick_residual=self.residual_ if trick else None, sequential=0 if single else len(requests),
             constants=(L, M, lmin, G, hn, *exact))
+        if not lissa_path:
+            bound = self._with_solve_error(bound, steps[-1], lam + lmin.value)
         return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
                      assumptions=self.assumptions, reserved_delta=rho)
+
+    @staticmethod
+    def _with_solve_error(bound, step: dict, curvature: float):
+        """Theorem 3.4 bounds the *exact* step x* = (H + λI)⁻¹v; the Cholesky solution x differs by
+        ‖x − x*‖ <= ‖(H + λI)x − v‖ / (λ + λ_min) (as ‖(H + λI)⁻¹‖ = 1/(λ + λ_min), Eq. 25), the
+        measured residual over the certificate's λ + λ_min. Added to Δ (triangle inequality), so the
+        dense certificate covers the computed step, not an idealised one; it is ~1e-15 of Δ in
+        float64 (H + λI has condition number below 2λ/(λ + λ_min) as λ > ‖H‖)."""
+        if not curvature > 0 or not math.isfinite(bound.value):
+            return bound
+        err = step.get("residual_norm", 0.0) / curvature
+        return dataclasses.replace(
+            bound, value=bound.value + err,
+            formula=bound.formula + " + ||(H + lambda I)x - v||/(lambda + lambda_min) (the Cholesky solve's "
+            "measured residual: Delta covers the computed step)",
+            constants=bound.constants + (Constant("solve_error", err, "enforced",
+                                                  "||x - x*|| <= ||(H + lambda I)x - v||/(lambda + lambda_min), the "
+                                                  "dense solve's rounding, measured"),))
 
     def report_hyperparameters(self) -> dict:
         return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta,
                 "C": self.C, "l2": self.l2, "lam": getattr(self, "lam_", self.lam), "lam_requested": self.lam,
-                "solver": self.solver, "depth": self.depth, "repeats": self.repeats,
+                "solver": getattr(self, "solver_", self.solver), "solver_requested": self.solver,
+                "solver_reason": getattr(self, "solver_reason_", None), "depth": self.depth, "repeats": self.repeats,
                 "hessian_batch": self.hessian_batch,
                 "hessian_scale": self._scale() if hasattr(self, "lam_") else self.hessian_scale,
                 "rho": self.rho, "bound": self.bound, "gradient": self.gradient,

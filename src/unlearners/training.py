@@ -79,26 +79,42 @@ def batched_gradient_descent(
 
     Row i follows exactly :func:`unlearners.training.gradient_descent` from ``thetas0[i]``
     (θ_t = θ_{t−1} − η ∇f_D(θ_{t−1})), with the gradients of all rows computed by one
-    ``vmap`` of :meth:`Objective.grad` per step (``chunk`` rows at a time).
+    ``vmap`` of :meth:`Objective.grad` per step, ``chunk`` rows at a time (default: a block size
+    fixed by the model and the data, :data:`ROW_BLOCK`; the last block is padded), so that row
+    i's result does not depend on how many rows are stacked with it.
 
     Returns ``(θ_T, {t: θ_t})`` with stacks of shape (N, d) for every requested t ∈ [0, T].
     """
     if thetas0.ndim != 2:
         raise InvalidInput("thetas0", "a stack of parameter vectors of shape (N, d)", tuple(thetas0.shape))
-    size = chunk_size(objective, X, thetas0.shape[0], chunk)
+    size = chunk_size(objective, X, ROW_BLOCK, chunk)  # a function of the model and data, never of N
+    n = thetas0.shape[0]
     grads = vmap(objective.grad, in_dims=(0, None, None))
     wanted = set(int(t) for t in keep)
-    thetas = thetas0.clone()
-    kept: dict[int, Tensor] = {0: thetas.clone()} if 0 in wanted else {}
+    thetas = _padded(thetas0, size)
+    kept: dict[int, Tensor] = {0: thetas[:n].clone()} if 0 in wanted else {}
     for t in range(1, int(steps) + 1):
-        if size >= thetas.shape[0]:
-            g = grads(thetas, X, y)
-        else:
-            g = torch.cat([grads(part, X, y) for part in thetas.split(size)])
+        g = torch.cat([grads(part, X, y) for part in thetas.split(size)])
         thetas = thetas - eta * g
         if t in wanted:
-            kept[t] = thetas.clone()
-    return thetas, kept
+            kept[t] = thetas[:n].clone()
+    return thetas[:n].clone(), kept
+
+
+#: Rows per vmapped gradient when the caller names no chunk (fewer when one activation would not
+#: fit :data:`unlearners.batched.CHUNK_ELEMENTS`). It must not depend on the number of rows: the
+#: BLAS kernels behind a vmapped matrix product block the stacked rows by position, so a row's
+#: last bits depend on the size of the block it is computed in (measured: 2e-16 apart between
+#: 3 and 6 rows of the closed-form logistic gradient). With a fixed block, and the last block
+#: padded to it, row i is computed the same way however many rows there are: the first N trials
+#: of a larger run are bit for bit the smaller run, and shards of trials agree with one run.
+ROW_BLOCK = 16
+
+
+def _padded(rows: Tensor, size: int) -> Tensor:
+    """``rows`` with copies of its last row appended up to a multiple of ``size`` (dropped after)."""
+    extra = -rows.shape[0] % size
+    return rows if extra == 0 else torch.cat([rows, rows[-1:].expand(extra, -1)])
 
 
 def minibatches(n: int, batch_size: int | None, steps: int, seed: int, device=None) -> list[Tensor] | None:
