@@ -134,6 +134,7 @@ def test_update_is_far_smaller_than_damped_newton_on_the_default_mlp(adult_mlp):
     assert float(obj.accuracy(unlearned, Xt, yt)) >= float(obj.accuracy(theta, Xt, yt)) - 0.01
 
 
+@pytest.mark.slow  # the adult_mlp fixture: a 2,000-record Adult MLP trained for 1,000 steps
 def test_stochastic_variant_descends_the_retained_loss(adult_mlp):
     obj, cure, theta, forget, _ = adult_mlp
     scure = CureNewton(obj, steps=1000, variant="stochastic")
@@ -183,3 +184,49 @@ def test_audit_plugs_in_and_reports_not_certified():
     assert d["certificate"]["epsilon"] is None and d["attacks"]["comparison"]["certified_epsilon"] is None
     assert d["certificate"]["warnings"] == [WARNING]
     assert d["attacks"]["attacks"]["whitebox"]["details"]["distance"] > 0
+
+
+# -- memory: checked before training, working memory included ------------------------------------
+@pytest.mark.slow  # about 70 s on 2 shared cores (measured for issue 14's fast lane)
+def test_dense_hessian_chunk_shrinks_to_fit_the_cap_and_what_cannot_fit_is_refused():
+    """The dense step's working memory grows with the Hessian columns built at once (3.5 GB on a
+    257-parameter MLP on Adult at linalg's default): under a cap, fewer columns at a time; below
+    what one column needs, a refusal before training that names the field and the way out."""
+    X, y = synthetic(n=3000, d=2, seed=0)
+    obj = Objective(build_model("mlp", 2, 2, hidden=(64,)).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(0))
+    roomy = CureNewton(obj, steps=3)
+    default = roomy.memory_estimate(X, y, theta0)
+    small = roomy.memory_estimate(X, y, theta0, hessian_chunk=8)
+    assert default["hessian_chunk"] == obj.dim and small["bound"] < default["bound"] / 4
+    capped = CureNewton(obj, steps=3, memory_cap=small["bound"])
+    capped.fit(X, y, theta0)
+    assert capped.hessian_chunk_ <= 8
+    H, _ = capped._retained_hessian_gradient(capped.forget_indices([0, 1]))
+    roomy.fit(X, y, theta0)
+    H_default, _ = roomy._retained_hessian_gradient(roomy.forget_indices([0, 1]))
+    assert torch.allclose(H, H_default, rtol=1e-10, atol=1e-12)  # the same Hessian, in smaller pieces
+    one_column = roomy.memory_estimate(X, y, theta0, hessian_chunk=1)["bound"]
+    tiny = CureNewton(obj, steps=3, memory_cap=one_column - 1)
+    with pytest.raises(InvalidInput, match="variant=stochastic") as info:
+        tiny.fit(X, y, theta0)
+    assert info.value.field == "memory_cap" and getattr(tiny, "theta_", None) is None
+
+
+@pytest.mark.slow  # trains in a fresh process to measure its peak RSS
+def test_memory_estimate_bounds_the_measured_peak():
+    """Fit and one dense unlearning step in a fresh process: the bound is at least the real peak
+    RSS growth, and at most 4x it."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    config = {"method": "curenewton", "n": 6000, "features": 2, "options": {"hidden": [64]},
+              "method_options": {"steps": 3}}
+    probe = Path(__file__).resolve().parent / "memory_probe.py"
+    out = subprocess.run([sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True,
+                         check=True, timeout=600)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["measured"] > 50 * 2**20, result
+    assert result["measured"] <= result["bound"] <= 4 * result["measured"], result

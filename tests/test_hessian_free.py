@@ -247,19 +247,70 @@ def test_power_iteration_recovers_known_spectra(spectrum):
 
 
 # -- memory and validation ---------------------------------------------------------------------
-def test_memory_cap_fails_before_training_with_the_bytes_needed():
+def test_memory_cap_fails_before_training_naming_a_count_that_fits():
     X, y = synthetic(n=100, d=4, classes=2)
     obj = Objective(logistic_regression(4, 2).double())
-    method = HessianFree(obj, memory_cap=1000)
-    with pytest.raises(InvalidInput, match=r"100 records x 5 parameters x 8 bytes = 4000 bytes") as info:
-        method.fit(X, y, torch.zeros(obj.dim, dtype=torch.float64))
-    assert "memory_cap" in str(info.value) and not hasattr(method, "theta_")
-    method = HessianFree(obj, memory_cap=1000, deletable=[1, 2, 3], epochs=3)
-    method.fit(X, y, torch.zeros(obj.dim, dtype=torch.float64))
+    theta0 = torch.zeros(obj.dim, dtype=torch.float64)
+    probe = HessianFree(obj, epochs=3)
+    cap = probe.memory_estimate(X, y, theta0, 3)["bound"]
+    assert cap < probe.memory_estimate(X, y, theta0, 100)["bound"]
+    method = HessianFree(obj, memory_cap=cap, epochs=3)
+    with pytest.raises(InvalidInput, match=r"100 records, whose precomputation would hold up to") as info:
+        method.fit(X, y, theta0)
+    assert info.value.field == "deletable" and "memory_cap" in str(info.value)
+    assert not hasattr(method, "theta_") and not hasattr(method, "table_")  # refused before training
+    suggested = int(str(info.value).split("at most ")[1].split()[0])
+    assert 3 <= suggested < 100  # the count named really fits, and the refused one did not
+    assert probe.memory_estimate(X, y, theta0, suggested)["bound"] <= cap
+    method = HessianFree(obj, memory_cap=cap, deletable=[1, 2, 3], epochs=3)
+    method.fit(X, y, theta0)
     assert method.table_.shape == (3, 5)
     method.unlearn(torch.tensor([2]))
     with pytest.raises(InvalidInput, match="deletable"):
         method.unlearn(torch.tensor([4]))
+
+
+def test_working_memory_is_checked_not_only_the_table():
+    """A configuration the table-only check let through (issue 14: killed at 20.8 GB after
+    passing at 2 GiB): the table is 2.3 MB, the batched products' working memory hundreds of MB."""
+    X, y = synthetic(n=600, d=10, classes=2)
+    obj = Objective(mlp(10, 2, hidden=(32,)).double())
+    theta0 = default_init(obj, torch.Generator().manual_seed(0))
+    table = 600 * obj.dim * 8
+    method = HessianFree(obj, epochs=2, memory_cap=4 * table)  # the old check: table <= cap, passed
+    plan = method.memory_estimate(X, y, theta0, 600)
+    assert plan["working"] > 10 * table and plan["bound"] > method.memory_cap
+    with pytest.raises(InvalidInput, match="working memory") as info:
+        method.fit(X, y, theta0)
+    assert info.value.field == "deletable"
+    assert not hasattr(method, "table_") and not hasattr(method, "theta_")
+
+
+MEMORY_CONFIGS = [  # full batch (MLP, softmax regression) and mini-batches, at sizes of 100-600 MB
+    {"method": "hf", "n": 600, "features": 10, "k": 600, "options": {"hidden": [32]},
+     "method_options": {"epochs": 2}},
+    {"method": "hf", "n": 1500, "features": 10, "k": 400, "options": {"hidden": [64]},
+     "method_options": {"epochs": 2, "batch_size": 256}},
+    {"method": "hf", "n": 1500, "features": 40, "k": 1500, "model": "logreg", "classes": 10,
+     "method_options": {"epochs": 2}},
+]
+
+
+@pytest.mark.slow  # trains in a fresh process per configuration to measure its peak RSS
+@pytest.mark.parametrize("config", MEMORY_CONFIGS, ids=["mlp-full", "mlp-minibatch", "softmax-full"])
+def test_memory_estimate_bounds_the_measured_peak(config):
+    """The pre-training bound is at least the precomputation's real peak (RSS growth of a fresh
+    process), and not a vacuous over-estimate (at most 4x it)."""
+    import json
+    import subprocess
+    import sys
+
+    probe = Path(__file__).resolve().parent / "memory_probe.py"
+    out = subprocess.run([sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True,
+                         check=True, timeout=600)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["measured"] > 50 * 2**20, result  # large enough to stand out of the baseline's noise
+    assert result["measured"] <= result["bound"] <= 4 * result["measured"], result
 
 
 def test_deletable_forget_keeps_exactly_the_declared_records():
@@ -365,3 +416,23 @@ def test_statistics_that_blow_up_are_refused_with_a_stable_step():
     stable.fit(X, y, theta0)
     assert stable.largest_statistic_ <= stable.stability_bound_ * (1 + 1e-9)  # non-expansive, as proved
     assert stable.report_hyperparameters()["largest_statistic"] == stable.largest_statistic_
+
+
+def test_replicas_reuse_the_estimated_curvature(monkeypatch):
+    """Trials and shadow models fit replicas: an MLP's estimated (M, L) come from the audit's own
+    fit (the certificate's constants), not from a new estimate per replica."""
+    method, _ = _fitted(model="mlp", epochs=4, eta=0.05)
+    assert method.curvature_["M_constant"].provenance == "estimated"
+    calls = []
+    original = HessianFree._curvature_constants
+    monkeypatch.setattr(HessianFree, "_curvature_constants", lambda self, probed: calls.append(1) or original(self, probed))
+    twin = method.replica()
+    twin.fit(method.X_, method.y_, default_init(method.objective, torch.Generator().manual_seed(5), torch.float64))
+    assert calls == []
+    assert twin.curvature_["M_constant"] is method.curvature_["M_constant"]
+    assert twin.curvature_["L_constant"] is method.curvature_["L_constant"]
+    fresh = HessianFree(method.objective, **method.options)  # built directly: estimates its own
+    fresh.fit(method.X_, method.y_, method.theta0_)
+    assert calls == [1] and fresh.curvature_["M_constant"].value == method.curvature_["M_constant"].value
+    linear, _ = _fitted(epochs=3)
+    assert linear.replica().pinned_ == {}  # analytic constants are recomputed exactly for the replica's data

@@ -142,3 +142,33 @@ def test_minibatch_r2d_is_measured_not_certified():
     twin = r2d.replica()
     assert torch.equal(original[1], twin.fit(X, y, starts[1]))
     assert torch.equal(unlearned[1], twin.unlearn(FORGET)) and torch.equal(retrained[1], twin.retrain(FORGET))
+
+
+def test_constants_are_estimated_once_per_audit(monkeypatch):
+    """The fit samples L at θ_0 once (η and the certificate share it) and G only along the
+    trajectory; every replica (trial, shadow model) reuses the fit's L and G, with their
+    provenance, instead of estimating them again (issue 14)."""
+    from unlearners.smoothness import ConstantSampler
+
+    counts = {"G": 0, "L": 0}
+    for name, method in (("G", "_grad_norms"), ("L", "_hessian_norms")):
+        original = getattr(ConstantSampler, method)
+
+        def counted(self, theta, _name=name, _original=original):
+            counts[_name] += 1
+            return _original(self, theta)
+
+        monkeypatch.setattr(ConstantSampler, method, counted)
+    r2d, _, X, y = _fitted("mlp", steps=14, rewind=7, n=200)
+    assert counts == {"G": 8, "L": 8}  # 8 sampled iterates, θ_0 included once (was 9 and 9)
+    assert r2d.constants_["L"].diagnostics["n_samples"] == 8 * 200  # all 200 records at 8 iterates
+    twin = r2d.replica()
+    twin.fit(X, y, default_init(r2d.objective, torch.Generator().manual_seed(3)))
+    assert counts == {"G": 8, "L": 8}  # nothing estimated again
+    assert all(twin.constants_[c] is r2d.constants_[c] for c in ("G", "L")) and twin.eta_ == r2d.eta_
+    assert twin.constants_["G"].provenance == "estimated"
+    assert twin.sensitivity(5) == r2d.sensitivity(5)  # the same certificate for every trial
+    # the user's overrides still win over what a replica inherits
+    assumed = r2d.replica(constants={"L": 9.0})
+    assumed.fit(X, y, default_init(r2d.objective, torch.Generator().manual_seed(3)))
+    assert assumed.constants_["L"].provenance == "assumed" and assumed.constants_["G"] is r2d.constants_["G"]

@@ -112,6 +112,7 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
     if knob is None:
         return None
     values = method.knob_grid(points)
+    swept = None if knob.refits else method.unlearn_sweep(forget, values)
     rows = []
     for i, value in enumerate(values):
         tick("tradeoff", i, len(values))
@@ -122,7 +123,7 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
             cert = variant.certify(forget, epsilon, delta, mechanism)
         else:
             cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
-            theta, reference = method.unlearn(forget, **{knob.option: value}), retrained
+            theta, reference = swept[i], retrained
         sens = cert.sensitivity if cert.sensitivity is not None else math.inf
         distance = float(torch.linalg.vector_norm(theta - reference))
         row = {"value": float(value), "sensitivity": sens, "sigma": cert.sigma, "distance": distance,

@@ -139,6 +139,10 @@ class Unlearner(ABC):
     #: What the theorem assumes about the model that can be checked on its modules
     #: (:data:`unlearners.modelcheck.REQUIREMENTS`); a method without a theorem assumes nothing.
     model_requirements: ClassVar[frozenset[str]] = frozenset()
+    #: Attributes fitting sets that are not options but that a replica must reuse, as it reuses
+    #: :meth:`pinned_options`: estimated constants, which keep their provenance (an option such as
+    #: R2D's ``constants`` would turn them into user-assumed values). See :meth:`replica`.
+    pinned_state: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Batched training re-implements the algorithm it batches: a subclass that changes the
@@ -156,6 +160,9 @@ class Unlearner(ABC):
             setattr(self, key, value)
         self.X_: Tensor | None = None
         self.y_: Tensor | None = None
+        #: What a replica inherited from the fitted instance it was made from (``pinned_state``);
+        #: empty for an instance built directly.
+        self.pinned_: dict[str, Any] = {}
         self._check_options()
         #: The model checked against ``model_requirements`` once, before any work: every
         #: certificate carries these conditions, and a failed one withdraws it.
@@ -188,8 +195,17 @@ class Unlearner(ABC):
 
     def replica(self, **overrides: Any) -> Unlearner:
         """A new, unfitted instance running the same algorithm (options pinned at fit), with
-        ``overrides`` applied: for trials, shadow models and knobs that refit."""
-        return type(self)(self.objective, **{**self.options, **self.pinned_options(), **overrides})
+        ``overrides`` applied: for trials, shadow models and knobs that refit.
+
+        The replica also carries the fitted values named in ``pinned_state`` (in ``pinned_``):
+        the certificate and every trial use the constants of one fit, and estimating them again
+        per replica cost most of each replica's fit (R2D on an MLP). Mu & Klabjan likewise
+        estimated L and G once (seed 1) and reused them for every seed (digest seed-003 §2.5)."""
+        twin = type(self)(self.objective, **{**self.options, **self.pinned_options(), **overrides})
+        twin.pinned_ = {**self.pinned_, **{name: getattr(self, name) for name in type(self).pinned_state
+                                          if getattr(self, name, None) is not None}}
+        twin._pinned_on = (self.X_, self.y_) if self.X_ is not None else getattr(self, "_pinned_on", None)
+        return twin
 
     # -- the algorithm pair (template methods) ---------------------------------------------
     def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
@@ -201,6 +217,11 @@ class Unlearner(ABC):
         if not isinstance(theta0, Tensor) or theta0.shape != (self.objective.dim,):
             raise InvalidInput("theta0", f"a parameter vector of shape ({self.objective.dim},)",
                                tuple(getattr(theta0, "shape", ())))
+        on = getattr(self, "_pinned_on", None)
+        if self.pinned_ and not (on is not None and _same_records(on, (X, y))):
+            # constants estimated on other records (e.g. D without the one-run audit's canaries)
+            # need not cover these: this fit estimates its own
+            self.pinned_ = {}
         self.X_, self.y_ = X, y
         return self._fit(X, y, theta0)
 
@@ -278,6 +299,13 @@ class Unlearner(ABC):
         """``points`` values of the knob across its useful range, for the tradeoff curve."""
         raise NotImplementedError(f"{self.name} declares no knob")
 
+    def unlearn_sweep(self, forget: Tensor | Sequence[int], values: Sequence[Any]) -> Tensor:
+        """U(A(D), D, Z) before noise at each value of the declared knob (a knob that does not
+        refit), stacked (len(values), d): the tradeoff curve. A method that can compute the values
+        together overrides it (R2D replays every rewind from its one stored trajectory at once)."""
+        option = type(self).capabilities.knob.option
+        return torch.stack([self.unlearn(forget, **{option: value}) for value in values])
+
     def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Any:
         """The knob value whose calibrated σ meets the budget ``sigma`` (``Knob.sigma_budget``)."""
         raise NotImplementedError(f"{self.name} declares no sigma budget search")
@@ -352,3 +380,11 @@ def record_indices(value: object, n: int, field: str, device: torch.device | str
     if torch.unique(idx).numel() != idx.numel():
         raise InvalidInput(field, "distinct indices", "repeated indices")
     return idx
+
+
+def _same_records(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor]) -> bool:
+    """The same training set: the same tensors (the trials' case), or equal values."""
+    if a[0] is b[0] and a[1] is b[1]:
+        return True
+    return (a[0].shape == b[0].shape and a[1].shape == b[1].shape and a[0].device == b[0].device
+            and bool(torch.equal(a[0], b[0])) and bool(torch.equal(a[1], b[1])))

@@ -43,14 +43,17 @@ from torch import Tensor
 from typing import Any
 
 from certify.certificate import Certificate, Constant, issue
-from certify.errors import Choice, Integer, Optional, Real, require_positive
+from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_positive
 from certify.params import Param
 from unlearners.base import Unlearner
+from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import explicit_hessian, hvp_operator
 from unlearners.objective import Objective, regularized_grad
-from unlearners.smoothness import model_constants
+from unlearners.smoothness import ConstantSampler, model_constants
 
 VARIANTS = ("auto", "dense", "stochastic")
+#: Default cap on what fitting and unlearning hold (stored state and working memory): 2 GiB.
+DEFAULT_MEMORY_CAP = 2 ** 31
 CAUCHY = ("printed", "consistent")
 
 
@@ -189,6 +192,13 @@ class CureNewton(Unlearner):
     output_noise:
         Standard deviation of Gaussian noise added to the released model at the user's request;
         no theorem calibrates it (the certificate is never issued).
+    memory_cap:
+        Most bytes the method may hold at its largest step, checked before training
+        (:meth:`memory_estimate`). The dense Hessian is built from Hessian-vector products over
+        all retained records, a chunk of columns at a time, whose working memory grows with chunk
+        × records × activations (3.5 GB for a 257-parameter MLP on Adult at linalg's default
+        chunk): the chunk is halved until the step fits, and the fit is refused when one column
+        at a time does not.
     seed:
         Seed of the minibatch draws and estimators.
     """
@@ -234,6 +244,8 @@ class CureNewton(Unlearner):
         Param("perturbation", 0.0, Real(ge=0), "Algorithm 2's saddle-escape perturbation (not privacy noise)"),
         Param("cauchy", "printed", Choice(CAUCHY), "Cauchy-radius convention of Algorithm 2"),
         Param("output_noise", 0.0, Real(ge=0), "std of uncalibrated Gaussian output noise (no theorem)"),
+        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1),
+              "most bytes fitting and unlearning may hold (stored state and working memory)"),
         Param("seed", 0, Integer(0), "seed of the minibatch draws and estimators", audit="seed"),
     )
 
@@ -253,12 +265,12 @@ class CureNewton(Unlearner):
     # -- A ---------------------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Full-batch gradient descent on L_D (mean loss + (l2/2)‖θ‖²) from θ_0."""
+        self.memory_estimate_ = self._check_memory(X, y, theta0)
         self.theta0_ = theta0.clone()
         self.last_ = None
         if self.eta is None:
             gen = torch.Generator().manual_seed(self.seed)
-            L = model_constants(self.objective, X, y, [theta0], generator=gen,
-                                overrides=None if self.objective.is_linear else {"G": 1.0},
+            L = model_constants(self.objective, X, y, [theta0], generator=gen, which=("L",),
                                 records_for_smoothness=128, power_iterations=20)["L"].value
             self.eta_ = 1.0 / (L + self.l2)
         else:
@@ -269,6 +281,73 @@ class CureNewton(Unlearner):
 
     def pinned_options(self) -> dict[str, Any]:
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
+
+    # -- memory, before training ---------------------------------------------------------------
+    def memory_estimate(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None = None) -> dict[str, int]:
+        """An upper bound of the bytes the method holds beyond its inputs at its largest step.
+
+        Each step runs on meta tensors of the real shapes (:func:`unlearners.footprint.peak_bytes`):
+        the full-batch gradient of A; the estimate of L at θ_0 (``eta=None``); and U on at most n
+        retained records: dense, the Hessian built ``hessian_chunk`` columns at a time (its
+        per-chunk intermediates are what grow), then the gradient beside it and the solve (the
+        eigendecomposition, identity, shifted matrix and Cholesky factor: 5 d x d besides H, by
+        count, since the secular iteration cannot run on meta tensors); stochastic, one outer
+        step on |B_1| and |B_2| records. Stored: the retained copy of the data and a few
+        d-vectors. ``hessian_chunk`` None: linalg's default. Returns ``{"stored", "working",
+        "bound", "hessian_chunk"}``, ``bound`` with the margins of :func:`unlearners.footprint.with_margin`.
+        """
+        key = (tuple(X.shape), X.dtype, tuple(y.shape), theta0.dtype, hessian_chunk, repr(sorted(self.options.items())))
+        cache = self.__dict__.setdefault("_memory_plans", {})  # a worker refitted per trial asks again
+        if key not in cache:
+            cache[key] = self._memory_plan(X, y, theta0, hessian_chunk)
+        return dict(cache[key])
+
+    def _memory_plan(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None) -> dict[str, int]:
+        n, d = int(X.shape[0]), self.objective.dim
+        es, dt = theta0.element_size(), theta0.dtype
+        w = meta((d,), dt)
+        Xm, ym = meta(tuple(X.shape), X.dtype), meta(tuple(y.shape), y.dtype)
+        stored = X.numel() * X.element_size() + y.numel() * y.element_size() + 6 * d * es
+        grad_peak = peak_bytes(self._grad, w, Xm, ym)
+        phases = [grad_peak]
+        if self.eta is None and not self.objective.is_linear:
+            sampler = ConstantSampler(self.objective, Xm, ym, generator=torch.Generator(),
+                                      records_for_smoothness=128, power_iterations=1)  # one step's peak is every step's
+            phases.append(peak_bytes(sampler._hessian_norms, w))
+        chunk = None
+        if self.resolved_variant == "dense":
+            chunk = hessian_chunk or max(1, min(d, (1 << 21) // max(1, n)))  # linalg.explicit_hessian's default
+            H = peak_bytes(explicit_hessian, self.objective, w, Xm, ym, l2=self.l2, chunk_size=chunk)
+            phases += [H, d * d * es + grad_peak, 6 * d * d * es]
+        else:
+            b1, b2 = min(self.grad_batch, n), min(self.hessian_batch, n)
+
+            def outer_step(w: Tensor) -> Tensor:
+                g = self._grad(w, Xm[:b1], ym[:b1])
+                return hvp_operator(self.objective, w, Xm[:b2], ym[:b2], l2=self.l2)(g) + g
+
+            phases.append(peak_bytes(outer_step, w) + 4 * d * es)  # g, Δ and the inner steps' vectors
+        working = max(phases)
+        return {"stored": stored, "working": working, "bound": with_margin(stored + working), "hessian_chunk": chunk}
+
+    def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor) -> dict[str, int]:
+        """Halve the dense Hessian's chunk of columns until the step fits ``memory_cap``; refuse,
+        before training, what does not fit with one column at a time."""
+        plan = self.memory_estimate(X, y, theta0)
+        while plan["bound"] > self.memory_cap and (plan["hessian_chunk"] or 1) > 1:
+            plan = self.memory_estimate(X, y, theta0, hessian_chunk=plan["hessian_chunk"] // 2)
+        self.hessian_chunk_ = plan["hessian_chunk"]
+        if plan["bound"] <= self.memory_cap:
+            return plan
+        hint = ""
+        if self.resolved_variant == "dense":
+            stochastic = self.replica(variant="stochastic").memory_estimate(X, y, theta0)["bound"]
+            hint = (f"Or use -o variant=stochastic (Algorithm 2: Hessian-vector products on hessian_batch "
+                    f"records), which would hold about {stochastic} bytes.")
+        raise InvalidInput(
+            "memory_cap", f"at least {plan['bound']} bytes for {self.resolved_variant} CureNewton on {X.shape[0]} "
+            f"records (d = {self.objective.dim}; stored {plan['stored']}, working memory {plan['working']} "
+            "before margins)", self.memory_cap, hint=hint or None)
 
     def _retrain(self, forget: Tensor) -> Tensor:
         X_r, y_r = self.retained(forget)
@@ -336,7 +415,8 @@ class CureNewton(Unlearner):
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
         X_r, y_r = self.retained(forget)
-        H = explicit_hessian(self.objective, self.theta_, X_r, y_r, l2=self.l2)
+        H = explicit_hessian(self.objective, self.theta_, X_r, y_r, l2=self.l2,
+                             chunk_size=getattr(self, "hessian_chunk_", None))
         g = self._grad(self.theta_, X_r, y_r)
         self._hg_cache = (key, H, g)
         return H, g
@@ -364,7 +444,8 @@ class CureNewton(Unlearner):
                 "hessian_batch": self.hessian_batch, "outer_steps": self.outer_steps,
                 "inner_steps": self.inner_steps, "inner_eta": self.inner_eta,
                 "perturbation": self.perturbation, "cauchy": self.cauchy,
-                "output_noise": self.output_noise, "seed": self.seed, "last_unlearn": self.last_}
+                "output_noise": self.output_noise, "seed": self.seed, "last_unlearn": self.last_,
+                "memory_cap": self.memory_cap, "hessian_chunk": getattr(self, "hessian_chunk_", None)}
 
     def _check_fitted(self) -> None:
         if getattr(self, "theta_", None) is None:

@@ -32,7 +32,10 @@ from the authors' code (``../shared/research/seed-004-hessian-free.md`` §2.2).
   the Hessian at every w); otherwise the curvature is estimated by power iteration along the
   trajectory and the certificate is conditional.
 
-Memory is n_deletable × d floats, checked against ``memory_cap`` before training. The deletable
+Memory: the n_deletable × d table plus the working memory of the largest step (the per-record
+gradients of a batch, the batched Hessian-vector products over the approximators, the curvature
+probes), bounded before training by running those steps on meta tensors
+(:mod:`unlearners.footprint`) and checked against ``memory_cap``. The deletable
 records are ``"all"``, a list, or ``"forget"``: exactly the set the audit declares before
 training (:meth:`HessianFree.declare_deletable`), as in the authors' large-model runs.
 """
@@ -58,13 +61,14 @@ from certify.constants import estimated_constant
 from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optional, Real, require_integer
 from certify.params import Param
 from unlearners.base import Capabilities, Unlearner, record_indices
+from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import dense_solve, power_iteration
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_loss
-from unlearners.smoothness import model_constants
+from unlearners.smoothness import ConstantSampler, model_constants
 
 INJECTIONS = ("after", "before")
-#: Default cap on the recollection table: 2 GiB.
+#: Default cap on what the precomputation holds (table and working memory): 2 GiB.
 DEFAULT_MEMORY_CAP = 2 ** 31
 #: Steps at which a non-linear model's curvature is estimated (evenly spaced).
 CURVATURE_PROBES = 12
@@ -90,7 +94,8 @@ class HessianFree(Unlearner):
     ``injection`` (``"after"``: Eq. 8, multiply then inject; ``"before"``: the authors' code),
     ``deletable`` (the records whose statistics are kept: ``"all"``, a list of indices, or
     ``"forget"`` for the set passed to :meth:`declare_deletable` before ``fit``),
-    ``memory_cap`` (bytes; a larger table fails before training), ``chunk`` (approximators per
+    ``memory_cap`` (bytes the precomputation may hold, table and working memory; a larger
+    configuration fails before training), ``chunk`` (approximators per
     batched Hessian-vector product) and ``seed`` (mini-batch shuffles and curvature probes).
     """
 
@@ -132,12 +137,16 @@ class HessianFree(Unlearner):
         Param("deletable", "all", OneOf((Choice(("all", "forget")), ListOf(Integer(0), distinct=True))),
               "the records whose statistics are kept: all, forget (the set declared before training) "
               "or a list of record indices"),
-        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1), "largest recollection table in bytes"),
+        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1),
+              "most bytes the precomputation may hold: the recollection table plus the working memory "
+              "of its largest step"),
         Param("chunk", 256, Integer(1), "approximators per batched Hessian-vector product"),
         Param("seed", 0, Integer(0, 2**63 - 1), "seed of the mini-batch shuffles and curvature probes",
               audit="seed"),
     )
     capabilities = Capabilities(deletable_before_training=True, data_dependent_certificate=True)
+    #: A non-linear model's estimated curvature (M, L): trials and shadow models reuse the fit's.
+    pinned_state = ("curvature_constants_",)
 
     def __init__(self, objective: Objective, **options: Any):
         super().__init__(objective, **options)
@@ -216,16 +225,11 @@ class HessianFree(Unlearner):
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Train by clipped mini-batch SGD and recollect the statistics of the deletable records."""
         self.__dict__.pop("table_", None)  # a refit that fails leaves no stale statistics behind
+        self.__dict__.pop("curvature_constants_", None)
         n, d = int(X.shape[0]), self.objective.dim
         self.tracked_ = self._tracked(n, X.device)
-        needed = int(self.tracked_.numel()) * d * theta0.element_size()
-        self.table_bytes_ = needed
-        if needed > self.memory_cap:
-            raise InvalidInput(
-                "deletable", f"at most memory_cap = {self.memory_cap} bytes of statistics",
-                f"{self.tracked_.numel()} records x {d} parameters x {theta0.element_size()} bytes = {needed} bytes",
-                hint="declare fewer deletable records (-o deletable=...), or raise -o memory_cap to at "
-                     f"least {needed}")
+        self.table_bytes_ = int(self.tracked_.numel()) * d * theta0.element_size()
+        self.memory_estimate_ = self._check_memory(X, y, theta0, int(self.tracked_.numel()))
         self.row_of_ = torch.full((n,), -1, dtype=torch.long, device=X.device)
         self.row_of_[self.tracked_] = torch.arange(self.tracked_.numel(), device=X.device)
         self.theta0_ = theta0.clone()
@@ -270,6 +274,115 @@ class HessianFree(Unlearner):
         self.online_theta_ = w.clone()
         self.deleted_ = torch.zeros(n, dtype=torch.bool, device=X.device)
         return w.clone()
+
+    # -- memory, before training -------------------------------------------------------------
+    def memory_estimate(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
+        """An upper bound of the bytes ``fit`` holds beyond its inputs, with ``tracked`` deletable
+        records: the stored state plus the peak working memory of its largest step.
+
+        Stored: the table (tracked × d), the batch schedule and row map (int64 per record and
+        epoch), the curvature probes' iterates and a few d-vectors. Working memory, whichever phase
+        is largest, each run on meta tensors of the real shapes (:func:`unlearners.footprint.peak_bytes`)
+        for the largest batch |B| with every tracked record active (the worst step):
+
+        * the clipped per-record gradients of the batch (|B| × d and their vmap intermediates);
+        * the transition (I − η H̄) A: the batched Hessian-vector products over all approximators
+          (their per-chunk intermediates grow with chunk × |B| × activations), while the batch's
+          gradients (|B| × d), the injected rows and, when a step can find only part of the
+          table active (mini-batches), the copy of the active rows are held;
+        * non-linear models: the curvature estimation after training (a batch product, the
+          per-record power iteration of L).
+
+        Returns ``{"stored", "working", "bound"}``; ``bound`` adds the margins of
+        :func:`unlearners.footprint.with_margin` (the allocator's share of the process's peak).
+        """
+        key = (tuple(X.shape), X.dtype, y.dtype, theta0.dtype, tracked, repr(sorted(self.options.items())))
+        cache = self.__dict__.setdefault("_memory_plans", {})  # a worker refitted per trial asks again
+        if key not in cache:
+            cache[key] = self._memory_plan(X, y, theta0, tracked)
+        return dict(cache[key])
+
+    def _memory_plan(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
+        n, d = int(X.shape[0]), self.objective.dim
+        es, dt = theta0.element_size(), theta0.dtype
+        B = n if self.batch_size is None else min(self.batch_size, n)
+        key = (n, B, tuple(X.shape[1:]), X.dtype, y.dtype, dt, self.chunk)
+        if getattr(self, "_phases", (None,))[0] != key:  # the phases that do not depend on tracked
+            self._phases = (key, self._fixed_phases(n, B, X, y, dt))
+        fixed = self._phases[1]
+        epochs_index = self.epochs * n * 8 + n * 8 + 2 * n  # schedule, row map, active/deleted flags
+        stored = tracked * d * es + epochs_index + (CURVATURE_PROBES + 6) * d * es
+        held = B * d * es + 2 * min(tracked, B) * d * es  # g, and the injected rows (selected, scaled)
+        if B < n:
+            held += tracked * d * es  # A[idx]: the active rows, copied
+        w, Xb, yb = meta((d,), dt), meta((B, *X.shape[1:]), X.dtype), meta((B,), y.dtype)
+        transition = held + (peak_bytes(self._transition, w, Xb, yb, meta((tracked, d), dt), 0.1) if tracked else 0)
+        working = max(transition, *fixed)
+        return {"stored": stored, "working": working, "bound": with_margin(stored + working)}
+
+    def _fixed_phases(self, n: int, B: int, X: Tensor, y: Tensor, dt: torch.dtype) -> tuple[int, int]:
+        """Peaks of the phases whose size does not depend on the deletable records: the batch's
+        clipped gradients, and (non-linear models) the curvature estimation."""
+        d = self.objective.dim
+        w, Xb, yb = meta((d,), dt), meta((B, *X.shape[1:]), X.dtype), meta((B,), y.dtype)
+        grads = peak_bytes(self._clipped_grads, w, Xb, yb)
+        if self.objective.is_linear:
+            return grads, 0
+        product = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731
+        # One power-iteration step: each step frees the previous one's tensors, so the peak of
+        # the first is the peak of all (and simulating 30 would only cost time).
+        sampler = ConstantSampler(self.objective, meta((n, *X.shape[1:]), X.dtype), meta((n,), y.dtype),
+                                  generator=torch.Generator(), power_iterations=1)
+        return grads, max(peak_bytes(product, meta((d,), dt)), peak_bytes(sampler._hessian_norms, w))
+
+    def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
+        """Refuse, before training, a configuration whose bound exceeds ``memory_cap``, naming a
+        number of deletable records that fits."""
+        plan = self.memory_estimate(X, y, theta0, tracked)
+        if plan["bound"] <= self.memory_cap:
+            return plan
+        fits = self._deletable_that_fit(X, y, theta0, tracked, plan["bound"])
+        allowed = (f"at most {fits} records at memory_cap = {self.memory_cap} bytes" if fits else
+                   f"a configuration that fits memory_cap = {self.memory_cap} bytes (none does with these "
+                   "options, even with a single deletable record)")
+        chunk = self.chunk // 2  # fewer approximators per batched product: the same statistics, less memory
+        while chunk >= 1 and self.replica(chunk=chunk).memory_estimate(X, y, theta0, tracked)["bound"] > self.memory_cap:
+            chunk //= 2
+        smaller = (f"-o chunk={chunk} keeps all {tracked} records within the cap; " if chunk >= 1 else
+                   "lower -o chunk or set -o batch_size (the products' working memory grows with chunk x batch "
+                   "size); ")
+        raise InvalidInput(
+            "deletable", allowed,
+            f"{tracked} records, whose precomputation would hold up to {plan['bound']} bytes (table "
+            f"{self.table_bytes_}, other state {plan['stored'] - self.table_bytes_}, working memory "
+            f"{plan['working']} before margins)",
+            hint=f"Declare fewer deletable records (-o deletable=...); {smaller}or raise -o memory_cap to at "
+                 f"least {plan['bound']}.")
+
+    def _deletable_that_fit(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int, bound: int) -> int:
+        """A number of deletable records whose bound fits the cap (0: none). The bound is nearly
+        affine in the count (table, outputs of the products), so the affine guess between one
+        record and ``tracked`` comes first; then bisection, a few steps, between a count that fits
+        and one that does not (at most 16 steps). Every returned count was checked by :meth:`memory_estimate`."""
+        cap = self.memory_cap
+        def fits(k: int) -> bool:
+            return self.memory_estimate(X, y, theta0, k)["bound"] <= cap
+        one = self.memory_estimate(X, y, theta0, 1)["bound"]
+        if one > cap:
+            return 0
+        lo, hi = 1, tracked
+        guess = 1 + int((cap - one) * (tracked - 1) / max(bound - one, 1))
+        for k in (guess, int(guess * 0.9), int(guess * 0.5)):
+            if lo < k < hi:
+                lo, hi = (k, hi) if fits(k) else (lo, k)
+                if lo == k:
+                    break
+        for _ in range(16):
+            if hi - lo <= 1:
+                break
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
 
     def _check_stable(self, A: Tensor, X: Tensor, y: Tensor) -> None:
         """Refuse statistics that blew up.
@@ -444,8 +557,16 @@ class HessianFree(Unlearner):
     def _estimated_curvature(self, probed: list[tuple[Tensor, Tensor]]) -> dict:
         """A non-linear model: ||H̄_t|| by power iteration (both ends of the spectrum) at iterates
         spread along the trajectory, times a safety factor; the certificate becomes conditional."""
-        gen = torch.Generator().manual_seed(self.seed)
         T = len(self.batches_)
+        pinned = self.pinned_.get("curvature_constants_")
+        if pinned is None:  # a replica reuses the constants of the fit it was made from
+            self.curvature_constants_ = pinned = self._curvature_constants(probed)
+        M, L = pinned
+        return {"analytic": False, "M_constant": M, "L_constant": L, "M": [M.value] * T,
+                "lam": [-M.value] * T, "Lbar": [L.value + self.l2] * T}
+
+    def _curvature_constants(self, probed: list[tuple[Tensor, Tensor]]) -> tuple[Constant, Constant]:
+        gen = torch.Generator().manual_seed(self.seed)
         samples = []
         for w, batch in probed:
             Xb, yb = self.X_[batch], self.y_[batch]
@@ -457,9 +578,8 @@ class HessianFree(Unlearner):
         M = estimated_constant("M", samples, safety_factor=CURVATURE_SAFETY, estimator="power iteration",
                                description="||mean batch Hessian|| along the training trajectory")
         L = model_constants(self.objective, self.X_, self.y_, [self.theta0_, self.theta_],
-                            generator=gen)["L"]
-        return {"analytic": False, "M_constant": M, "L_constant": L, "M": [M.value] * T,
-                "lam": [-M.value] * T, "Lbar": [L.value + self.l2] * T}
+                            generator=gen, which=("L",))["L"]  # G is not used by the bound
+        return M, L
 
     def error_bound(self, forget: Tensor | None = None, forget_size: int | None = None) -> tuple[float, dict]:
         """The corrected Theorem 2 bound for the forget set, or (``forget_size=m``) the worst case

@@ -28,6 +28,7 @@ Deviations from the paper (also in the README's method table):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -39,7 +40,7 @@ from certify.errors import Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
 from unlearners.base import Capabilities, Knob, Unlearner, Worlds
 from unlearners.modelcheck import SMOOTH, STATELESS
-from unlearners.smoothness import model_constants, step_size
+from unlearners.smoothness import ConstantSampler, step_size
 from unlearners.training import batched_gradient_descent, full_batch_condition, gradient_descent, minibatches
 
 #: Keep every iterate when the trajectory fits in this many bytes (needed for σ budgets,
@@ -97,6 +98,7 @@ class RewindToDelete(Unlearner):
         checkpoint_recovery=True,
         batched_training=True,
     )
+    pinned_state = ("constants_",)  # replicas (trials, shadow models) reuse the fit's L and G
 
     def _check_options(self) -> None:
         if self.rewind > self.steps:
@@ -107,8 +109,9 @@ class RewindToDelete(Unlearner):
         """Algorithm 1: T full-batch GD steps on D from θ_0, keeping θ_{T−K}."""
         self.theta0_ = theta0.clone()
         gen = torch.Generator().manual_seed(self.seed)
+        sampler = ConstantSampler(self.objective, X, y, generator=gen)  # θ_0's samples serve η and the certificate
         self.eta_ = step_size(self.objective, X, y, theta0, eta=self.eta, horizon=self.horizon,
-                              steps=self.steps, generator=gen, overrides=self.constants)
+                              steps=self.steps, generator=gen, overrides=self.constants, sampler=sampler)
         T = self.steps
         bytes_needed = (T + 1) * theta0.numel() * theta0.element_size()
         self.full_trajectory_ = bytes_needed <= TRAJECTORY_BYTES
@@ -118,9 +121,9 @@ class RewindToDelete(Unlearner):
             batches=minibatches(int(X.shape[0]), self.batch_size, T, self.seed, X.device),
         )
         sample_at = sorted({round(i * T / 7) for i in range(8)} & set(self.checkpoints_))
-        self.constants_ = model_constants(
-            self.objective, X, y, [self.checkpoints_[t] for t in sample_at],
-            generator=gen, overrides=self.constants,
+        self.constants_ = sampler.constants(
+            {t: self.checkpoints_[t] for t in sample_at}, overrides=self.constants,
+            pinned=self.pinned_.get("constants_"),  # a replica reuses the constants of the fit it came from
         )
         return theta_T
 
@@ -144,6 +147,22 @@ class RewindToDelete(Unlearner):
         theta, _ = gradient_descent(self.objective, start, X_r, y_r, eta=self.eta_, steps=K,
                                     batches=None if schedule is None else schedule[self.steps - K:])
         return theta
+
+    def unlearn_sweep(self, forget: Tensor | Sequence[int], values: Sequence[Any]) -> Tensor:
+        """Algorithm 2 at every rewind K in ``values`` at once: each replay starts from its own
+        stored θ_{T−K} of the one training trajectory, and all of them take full-batch steps on D'
+        together (one batched gradient per step, :func:`batched_gradient_descent`), row j read
+        after its own K_j steps. The mini-batch variant replays one rewind at a time."""
+        rewinds = [self._rewind(int(v)) for v in values]
+        forget = self.forget_indices(forget)
+        if not rewinds or minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+            return super().unlearn_sweep(forget, rewinds)
+        starts = torch.stack([self.checkpoint(self.steps - K) for K in rewinds])
+        X_r, y_r = self.retained(forget)
+        last, kept = batched_gradient_descent(self.objective, starts, X_r, y_r, eta=float(self.eta_),
+                                              steps=max(rewinds), keep=set(rewinds))
+        kept[max(rewinds)] = last
+        return torch.stack([kept[K][j] for j, K in enumerate(rewinds)])
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D'): the same T steps from the same θ_0 on the retained data."""
