@@ -177,3 +177,160 @@ def test_adult_group_column() -> None:
     assert data.preprocessing["groups"]["column"] == "race"
     assert len(data.preprocessing["groups"]["values"]) == 5
     assert not any(n.startswith("race=") for n in data.preprocessing["feature_names_in"])
+
+
+# -- the vectorised parser against the former line-by-line one --------------------------------
+
+
+def _reference_rows(text: str, filename: str) -> list[list[str]]:
+    """The former parser, line by line (kept verbatim as the reference semantics)."""
+    rows: list[list[str]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s or s.startswith("|"):
+            continue
+        parts = s.split(", ")
+        if len(parts) != len(adult_loader.ADULT_COLUMNS) or any(p != p.strip() for p in parts):
+            parts = [p.strip() for p in s.split(",")]
+        if len(parts) != len(adult_loader.ADULT_COLUMNS):
+            raise InvalidInput("dataset", f"{len(adult_loader.ADULT_COLUMNS)} comma-separated fields per Adult record",
+                               f"{len(parts)} fields at {filename} line {lineno}")
+        income = parts[-1].rstrip(".")
+        if income not in ("<=50K", ">50K"):
+            raise InvalidInput("dataset", "income '<=50K' or '>50K'", f"{parts[-1]!r} at {filename} line {lineno}")
+        parts[-1] = income
+        rows.append(parts)
+    return rows
+
+
+def _reference_arrays(data: dict[str, bytes], group_column: str | None = None) -> dict:
+    """The former loader's arrays: rows, then columns of str, then blocks stacked."""
+    rows: list[list[str]] = []
+    records = {}
+    for name, raw in data.items():
+        part = _reference_rows(raw.decode("ascii"), name)
+        records[name] = len(part)
+        rows += part
+    n = len(rows)
+    cols = {c: [r[i] for r in rows] for i, c in enumerate(adult_loader.ADULT_COLUMNS)}
+    y = np.fromiter((v == ">50K" for v in cols["income"]), dtype=np.int64, count=n)
+    continuous = [c for c in adult_loader.ADULT_CONTINUOUS if c != group_column]
+    blocks = [np.array([cols[c] for c in continuous], dtype=np.float64).T]
+    names = list(continuous)
+    vocab = {}
+    for c in adult_loader.ADULT_CATEGORICAL:
+        values = sorted(set(cols[c]))
+        vocab[c] = values
+        if c == group_column:
+            continue
+        index = {v: i for i, v in enumerate(values)}
+        codes = np.fromiter((index[v] for v in cols[c]), dtype=np.int64, count=n)
+        onehot = np.zeros((n, len(values)), dtype=np.float64)
+        onehot[np.arange(n), codes] = 1.0
+        blocks.append(onehot)
+        names += [f"{c}={v}" for v in values]
+    groups = group_values = None
+    if group_column is not None:
+        gvals = np.array(cols[group_column])
+        if group_column in adult_loader.ADULT_CONTINUOUS:
+            gvals = gvals.astype(np.int64)
+        uniq, groups = np.unique(gvals, return_inverse=True)
+        groups = groups.astype(np.int64).reshape(-1)
+        group_values = [v.item() for v in uniq]
+    return {"X": np.hstack(blocks), "y": y, "feature_names": names, "continuous": continuous,
+            "vocabulary": vocab, "groups": groups, "group_values": group_values, "records": records}
+
+
+def _assert_same_arrays(new: dict, old: dict) -> None:
+    assert new.keys() == old.keys()
+    for key in ("X", "y", "groups"):
+        if old[key] is None:
+            assert new[key] is None
+        else:
+            assert new[key].dtype == old[key].dtype and new[key].shape == old[key].shape, key
+            np.testing.assert_array_equal(new[key], old[key], err_msg=key)
+    for key in ("feature_names", "continuous", "vocabulary", "group_values", "records"):
+        assert new[key] == old[key], key
+        assert [type(v) for v in new[key] or ()] == [type(v) for v in old[key] or ()], key
+
+
+@pytest.fixture(scope="module")
+def adult_bytes() -> dict[str, bytes]:
+    folder = Path(str(adult_loader.adult_dir()))
+    return {name: gzip.decompress((folder / f"{name}.gz").read_bytes()) for name in ADULT_SHA256}
+
+
+@pytest.mark.parametrize("group_column", [None, "race", "age", "native-country"])
+def test_vectorised_parser_equals_the_line_parser_on_the_vendored_files(
+    adult_bytes: dict[str, bytes], group_column: str | None
+) -> None:
+    new = adult_loader.adult_arrays(adult_bytes, group_column)
+    _assert_same_arrays(new, _reference_arrays(adult_bytes, group_column))
+    # the real files exercise what the parser must handle: missing values, adult.test's comment
+    # line and its dotted labels
+    assert "?" in new["vocabulary"]["workclass"] and "?" in new["vocabulary"]["native-country"]
+    assert adult_bytes["adult.test"].startswith(b"|") and b"<=50K." in adult_bytes["adult.test"]
+    assert new["records"] == {"adult.data": 32561, "adult.test": 16281}
+    assert new["X"].shape == (ADULT_TOTAL, 108 - (0 if group_column is None else
+                                                  1 if group_column == "age" else
+                                                  len(new["vocabulary"][group_column])))
+
+
+def _record(**over: str) -> str:
+    fields = dict(zip(adult_loader.ADULT_COLUMNS,
+                      ["39", "State-gov", "77516", "Bachelors", "13", "Never-married", "Adm-clerical",
+                       "Not-in-family", "White", "Male", "2174", "0", "40", "United-States", "<=50K"]))
+    fields.update({k.replace("_", "-"): v for k, v in over.items()})
+    return ", ".join(fields.values())
+
+
+EDGE_CASES = {
+    "dotted labels, comments, blanks": "|a comment, with, commas\n\n" + _record(income=">50K.") + "\n   \n"
+    + _record(income="<=50K..") + "\n",
+    "missing values and spacing": _record(workclass="?") + "\n" + _record(occupation="?").replace(", ", " ,\t")
+    + "  \n\t" + _record(native_country="?").replace(", ", ",") + "\n",
+    "CR LF and other line breaks": _record().replace("\n", "") + "\r\n" + _record(age="50") + "\r\r\n"
+    + _record(sex="Female") + "\x0b" + _record(race="Black") + "\x0c\x1c" + _record(age="17"),
+    "no final newline, one record": _record(capital_gain="99999"),
+    "too few fields": _record() + "\n" + _record().rsplit(", ", 1)[0] + "\n",
+    "too many fields": _record() + "\n\n" + _record() + ", extra\n" + _record(income="oops") + "\n",
+    "bad label first": "|x\n" + _record(income=">50K.x") + "\n" + _record().replace(", ", ",,") + "\n",
+    "empty label": _record(income="...") + "\n",
+    "label with inner space": _record(income="<=50K .") + "\n",
+    "numbers other than digit strings": _record(age="-1", fnlwgt="1.5e3", capital_gain="0042", hours_per_week="+7")
+    + "\n" + _record(capital_loss="12345678901234567") + "\n",
+    "empty file": "",
+    "only comments": "|one\n   |two\n\n",
+}
+
+
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_vectorised_parser_keeps_the_line_parser_semantics(case: str) -> None:
+    """Edge cases the old parser handled (or refused): same arrays, or the same refusal."""
+    data = {"adult.data": EDGE_CASES[case].encode("ascii")}
+    try:
+        old = _reference_arrays(data, "race")
+    except InvalidInput as error:
+        with pytest.raises(InvalidInput) as info:
+            adult_loader.adult_arrays(data, "race")
+        assert (info.value.field, info.value.allowed, info.value.got) == (error.field, error.allowed, error.got)
+        return
+    _assert_same_arrays(adult_loader.adult_arrays(data, "race"), old)
+
+
+def test_parser_refuses_non_ascii_and_nul_bytes() -> None:
+    for bad in (_record(workclass="Stäte").encode("latin-1"), _record().encode() + b"\x00"):
+        with pytest.raises(InvalidInput, match="ASCII"):
+            adult_loader.parse_adult(bad, "adult.data")
+
+
+def test_unique_and_numbers_helpers_match_numpy() -> None:
+    words = np.array([b"b", b"a", b"ab", b"", b"a b", b"a", b"abcdefghij", b"abcdefghi", b"?", b"b"])
+    values, inverse = adult_loader._unique(words)
+    expected_values, expected_inverse = np.unique(words, return_inverse=True)
+    np.testing.assert_array_equal(values, expected_values)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
+    digits = np.array([b"0", b"39", b"007", b"999999999999999", b"12"])
+    assert adult_loader._numbers(digits).tolist() == [0.0, 39.0, 7.0, 999999999999999.0, 12.0]
+    other = np.array([b"-3", b"1.25", b"1e3", b"12"])  # not plain digits: numpy's parser, as float()
+    assert adult_loader._numbers(other).tolist() == [-3.0, 1.25, 1000.0, 12.0]

@@ -1,17 +1,23 @@
 """audit.trials: noise and retrain trials, batched through the method's declared capability, determinism."""
 
 import copy
+import math
 
+import numpy as np
 import pytest
 import torch
+from scipy import stats
 
+import audit.trials as trials_module
 from audit.trials import (
+    SEED_SCHEME,
     TrialSet,
     make_trials,
     noise_draws,
     noise_trials,
     retrain_trials,
     trial_generator,
+    trial_noise,
 )
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
@@ -81,8 +87,90 @@ def test_noise_trials_statistics_independence_and_determinism():
     # Trial i depends on (seed, i) only: a smaller run is a prefix of a larger one.
     prefix = noise_trials(u, r, 0.5, 10, seed=11)
     assert torch.equal(prefix.unlearned, trials.unlearned[:10])
-    assert torch.equal(prefix.unlearned[3], Unlearner.release(u, 0.5, trial_generator(11, 3, 1)))
+    assert torch.equal(prefix.unlearned[3], u + 0.5 * trial_noise(11, 1, 3, 4, 30)[0])
+    assert torch.equal(prefix.retrained[7], r + 0.5 * trial_noise(11, 2, 7, 8, 30)[0])
+    assert torch.equal(prefix.original[0], u + 0.5 * trial_noise(11, 3, 0, 1, 30)[0])
     assert trials.describe()["mode"] == "noise"
+
+
+# -- counter-based trial noise ---------------------------------------------------------------
+def _reference_row(seed: int, stream: int, i: int, dim: int) -> torch.Tensor:
+    """Row i of a stream, computed one value at a time from the scheme as the docstring and
+    SEED_SCHEME state it (an independent reading of the description recorded in every report)."""
+    key = np.random.SeedSequence(seed, spawn_key=(stream,)).generate_state(2, dtype=np.uint64)
+    blocks = math.ceil(2 * math.ceil(dim / 2) / 4)
+    words = np.random.Philox(key=key, counter=i * blocks).random_raw(4 * blocks)
+    u = [int(w >> np.uint64(11)) * 2.0**-53 for w in words]
+    z = []
+    for j in range(math.ceil(dim / 2)):
+        r = math.sqrt(-2.0 * math.log(1.0 - u[2 * j]))
+        z += [r * math.cos(2 * math.pi * u[2 * j + 1]), r * math.sin(2 * math.pi * u[2 * j + 1])]
+    return torch.tensor(z[:dim], dtype=torch.float64)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4, 5, 8, 37])
+def test_trial_noise_is_the_documented_scheme(dim):
+    block = trial_noise(5, 2, 0, 12, dim)
+    assert block.shape == (12, dim) and block.dtype == torch.float64
+    for i in (0, 1, 7, 11):
+        # numpy's vectorised log/sin/cos against Python's math: equal up to rounding
+        torch.testing.assert_close(block[i], _reference_row(5, 2, i, dim), rtol=1e-14, atol=1e-14)
+    assert "Philox" in SEED_SCHEME and "Box-Muller" in SEED_SCHEME
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 7, 64])
+def test_trial_noise_rows_are_independent_of_the_block(monkeypatch, dim):
+    full = trial_noise(9, 1, 0, 1000, dim)
+    # prefix: a smaller run is the start of a larger one
+    assert torch.equal(trial_noise(9, 1, 0, 10, dim), full[:10])
+    # row i alone, and row i inside other blocks, is the same row, bit for bit
+    for i in (0, 1, 499, 998, 999):
+        assert torch.equal(trial_noise(9, 1, i, i + 1, dim)[0], full[i])
+    assert torch.equal(trial_noise(9, 1, 250, 1000, dim), full[250:])
+    # two shards [0, a) and [a, N) equal one block
+    for a in (1, 333, 999):
+        assert torch.equal(torch.cat([trial_noise(9, 1, 0, a, dim), trial_noise(9, 1, a, 1000, dim)]), full)
+    # the chunking that bounds memory does not change a row (chunks of a few rows here)
+    monkeypatch.setattr(trials_module, "CHUNK_WORDS", 3 * 4 * trials_module._blocks_per_row(dim))
+    assert torch.equal(trial_noise(9, 1, 0, 1000, dim), full)
+    assert torch.equal(trial_noise(9, 1, 5, 17, dim), full[5:17])
+    assert trial_noise(9, 1, 4, 4, dim).shape == (0, dim)
+
+
+def test_trial_noise_streams_seeds_and_dtypes():
+    base = trial_noise(1, 1, 0, 50, 6)
+    assert not torch.equal(trial_noise(1, 2, 0, 50, 6), base)
+    assert not torch.equal(trial_noise(2, 1, 0, 50, 6), base)
+    assert len({tuple(row.tolist()) for row in base}) == 50  # no row repeats another
+    single = trial_noise(1, 1, 0, 50, 6, torch.float32)
+    assert single.dtype == torch.float32 and torch.equal(single, base.float())  # the float64 draw, cast
+    with pytest.raises(InvalidInput):
+        trial_noise(1, 1, 5, 4, 6)
+    with pytest.raises(InvalidInput):
+        trial_noise(1, 1, 0, 4, 0)
+
+
+def test_trial_noise_is_standard_normal():
+    """Fixed seeds, so these statistics are deterministic; the thresholds are those of fair tests."""
+    z = trial_noise(2024, 1, 0, 40_000, 5)  # 200,000 draws, every coordinate of a 5-wide row
+    flat = z.flatten().numpy()
+    assert abs(flat.mean()) < 4 / flat.size**0.5
+    assert abs(flat.var() - 1) < 4 * (2 / flat.size) ** 0.5
+    assert stats.kstest(flat, "norm").pvalue > 0.01
+    for column in z.T.numpy():  # the cos and sin halves of Box-Muller, and the odd last column
+        assert stats.kstest(column, "norm").pvalue > 0.001
+    # coordinates of a row (a Box-Muller pair among them) and consecutive rows are uncorrelated
+    corr = np.corrcoef(z.T.numpy())
+    assert np.abs(corr - np.eye(5)).max() < 4 / 40_000**0.5
+    assert abs(np.corrcoef(flat[:-5], flat[5:])[0, 1]) < 4 / flat.size**0.5
+    # squared norms of the rows: chi-square with 5 degrees of freedom
+    assert stats.kstest((z**2).sum(1).numpy(), "chi2", args=(5,)).pvalue > 0.001
+
+
+def test_zero_sigma_releases_copies():
+    u, r = torch.linspace(0, 1, 4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+    trials = noise_trials(u, r, 0.0, 5, seed=1)
+    assert torch.equal(trials.unlearned, u.expand(5, -1)) and torch.equal(trials.retrained, r.expand(5, -1))
 
 
 def test_noise_trials_validate():
@@ -111,8 +199,8 @@ def test_retrain_trial_equals_a_single_r2d_run(data):
         u, r = single.unlearn(FORGET), single.retrain(FORGET)
         torch.testing.assert_close(trials.theta_unlearned[i], u, rtol=0, atol=1e-10)
         torch.testing.assert_close(trials.theta_retrained[i], r, rtol=0, atol=1e-10)
-        released_u = Unlearner.release(u, 0.05, trial_generator(3, i, 1))
-        released_r = Unlearner.release(r, 0.05, trial_generator(3, i, 2))
+        released_u = u + 0.05 * trial_noise(3, 1, i, i + 1, obj.dim)[0]
+        released_r = r + 0.05 * trial_noise(3, 2, i, i + 1, obj.dim)[0]
         torch.testing.assert_close(trials.unlearned[i], released_u, rtol=0, atol=1e-10)
         torch.testing.assert_close(trials.retrained[i], released_r, rtol=0, atol=1e-10)
     # The method the audit fitted is untouched.

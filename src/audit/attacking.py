@@ -31,7 +31,7 @@ from attacks.base import AttackInputs, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
-from audit.memory import STACKS, check_trial_memory, trial_bytes
+from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
 from audit.trials import TrialSet, make_trials
 from certify.errors import InvalidInput
@@ -98,7 +98,8 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     check_trial_memory(trials=plan.n_trials, n_params=int(setup.theta_original.numel()),
                        dtype=setup.theta_original.dtype, mode=plan.mode,
                        shadow_models=shadow_models_ if "shadows" in needs else 0,
-                       device=setup.theta_original.device,
+                       device=setup.theta_original.device, forget_size=int(setup.forget.numel()),
+                       width=activation_width(setup.objective, setup.X), train_records=int(setup.X.shape[0]),
                        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
                        ceiling=plan.sized_for_ceiling)
     tick("trials", 0, plan.n_trials)
@@ -264,7 +265,8 @@ def smoothness_of(certificate, objective: Objective, X: Tensor, y: Tensor, theta
     return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0))["L"].value
 
 
-def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu") -> None:
+def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu", *, forget_size: int = 1,
+                 width: int = 1, train_records: int = 0) -> None:
     """The trial-memory check of a run, before training: as soon as the parameter count is known.
 
     The trial count is the one the attack stage will use (``trials``, or the count that reaches
@@ -272,7 +274,9 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu")
     only after the certificate, so the cheaper of the two modes is assumed here (a lower bound:
     this refuses only runs the exact check at the attack stage would refuse too, or whose
     certificate turns out to need infinite noise, where the attacks are skipped). Shadow models
-    count when a selected attack needs them. Nothing is checked when no attack runs.
+    count when a selected attack needs them. ``forget_size``, ``width`` and ``train_records`` size
+    the per-record values and the activations (:func:`audit.memory.trial_bytes`). Nothing is
+    checked when no attack runs.
     """
     if not config.attacks:
         return
@@ -292,9 +296,11 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu")
 
     def total(mode: str) -> int:
         n = fixed if fixed is not None else defaults[mode]
-        return sum(trial_bytes(n + shadows, n_params, config.dtype, mode))
+        return sum(trial_bytes(n + shadows, n_params, config.dtype, mode, forget_size=forget_size, width=width,
+                               train_records=train_records, device=device))
 
     mode = min(modes, key=total)  # "auto": the cheaper of the modes the certificate may choose
     check_trial_memory(trials=fixed if fixed is not None else defaults[mode], n_params=n_params,
                        dtype=config.dtype, mode=mode, shadow_models=shadows, device=device,
+                       forget_size=forget_size, width=width, train_records=train_records,
                        trials_field=field, ceiling=config.target_ceiling)
