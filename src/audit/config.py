@@ -34,6 +34,7 @@ from certify.errors import (
     Real,
     Text,
 )
+from audit.threads import ThreadCount
 from certify.mechanisms import MECHANISMS
 from certify.params import Param
 
@@ -200,6 +201,8 @@ FIELDS: tuple[Field, ...] = (
     Field("seed", 0, Integer(0, 2**63 - 1), "Root seed (all derived seeds are reported).", "run"),
     Field("device", "auto", Choice(("auto", "cpu", "cuda")), "Where parameters live.", "run"),
     Field("dtype", "float64", Choice(("float64", "float32")), "Precision of the parameters.", "run"),
+    Field("threads", "auto", ThreadCount(), "CPU threads for torch: auto (1 for small problems, else every "
+          "available CPU) or a count.", "run"),
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),

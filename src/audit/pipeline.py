@@ -37,6 +37,7 @@ from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.datasets.forget import indices_of_ids, mislabel_records
 from audit.datasets.user import from_user_data, read_ids
+from audit.memory import activation_width
 from audit.measurements import (
     chance_accuracy,
     loss_histograms,
@@ -92,6 +93,21 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     AuditReport
         The report (:class:`audit.report.schema.ReportModel`).
     """
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
+    try:
+        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+    finally:  # the thread count the run chose (audit.threads) ends with it
+        torch.set_num_threads(before)
+        blas.restore_original_limits()
+
+
+def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
+         forget_ids: Any) -> schema.ReportModel:
+    from audit.threads import choose, use_threads
+
     config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids)
     started = _now()
     salt = check_salt(salt)
@@ -112,7 +128,11 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
     objective = prepare(module, X, y, data.n_classes, dtype, device)
-    precheck_run(config, objective.dim, device)  # a trial count that cannot fit is refused before training
+    # a trial count that cannot fit is refused before training
+    precheck_run(config, objective.dim, device, forget_size=len(forget_np), width=activation_width(objective, X),
+                 train_records=int(X.shape[0]))
+    threads = choose(config.threads, int(X.shape[0]), objective.dim)
+    use_threads(threads[0])  # restored by run()
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
         X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)
@@ -268,7 +288,7 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         **({"one_run": one_run} if one_run is not None else {}),
         timings=timings,
         seeds={"root": config.seed, **seeds},
-        environment=environment(device),
+        environment=environment(device, threads),
     ).with_salt(salt)
 
 

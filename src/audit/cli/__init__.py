@@ -44,6 +44,8 @@ def main() -> None:
     """Console-script entry point: no traceback reaches the user unless AUDIT_DEBUG is set."""
     try:
         install_signal_handlers()
+        # waiting OpenMP threads sleep rather than spin (audit.threads): read once, when torch loads
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from audit.cli import app
 
         app()

@@ -50,9 +50,12 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def environment(device) -> dict[str, Any]:
-    """Versions of Python and every numerical dependency, and the device used."""
+def environment(device, threads: tuple[int, str] | None = None) -> dict[str, Any]:
+    """Versions of Python and every numerical dependency, the device used, and the CPU threads
+    (the count torch used, why, and the OpenMP wait policy: :mod:`audit.threads`)."""
     import torch
+
+    from audit.threads import wait_policy
 
     packages = {}
     for name in ("torch", "numpy", "scipy", "scikit-learn", "opacus", "typer", "rich", TOOL):
@@ -61,7 +64,9 @@ def environment(device) -> dict[str, Any]:
         except PackageNotFoundError:
             packages[name] = None
     env = {"python": platform.python_version(), "platform": platform.platform(),
-           "packages": packages, "device": str(device), "threads": torch.get_num_threads()}
+           "packages": packages, "device": str(device), "threads": torch.get_num_threads(),
+           "threads_reason": threads[1] if threads else "torch's setting in this process (not chosen by the audit)",
+           "omp_wait_policy": wait_policy()}
     if str(device).startswith("cuda"):
         env["cuda_device"] = torch.cuda.get_device_name(device)
         env["cuda_version"] = torch.version.cuda

@@ -119,6 +119,7 @@ from certify.errors import (
     InvalidInput,
     ListOf,
     MappingOf,
+    OneOf,
     Optional,
     Real,
 )
@@ -385,6 +386,8 @@ def _annotation(c: Constraint, name: str) -> Any:
         return dict[key, _annotation(c.value, name)]
     if isinstance(c, TextConstraint):
         return Text
+    if isinstance(c, OneOf):
+        return Union[tuple(_annotation(a, name) for a in c.alternatives)]  # noqa: UP007 (a runtime tuple)
     if name == "attacks":
         return list[AttackName]
     return Text  # a registry name (method, model)
@@ -879,6 +882,11 @@ class Environment(_Section):
     """Installed version of each numerical dependency (null when not installed); has ``torch``."""
     device: Text
     threads: PosCount
+    """torch's CPU threads during the run (:mod:`audit.threads`)."""
+    threads_reason: Text
+    """Why that many: ``auto``'s rule with the problem's size, or the configured count."""
+    omp_wait_policy: Str | None
+    """``OMP_WAIT_POLICY`` of the process (the CLI sets ``PASSIVE``; null: the runtime's default)."""
     cuda_device: Text = Absent()
     """Present on CUDA only."""
     cuda_version: Str | None = Absent()

@@ -1,0 +1,49 @@
+"""Start-up: a command imports what it needs (issue 14). `audit --help`, `audit calibrate` and
+`audit verify` must not load torch, scikit-learn, scipy.stats or matplotlib; their wall time
+against `python -c pass` is measured in bench/bench_startup.py, not here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "sklearn", "scipy.stats", "matplotlib", "opacus", "pandas")
+
+_PROBE = """
+import json, sys
+sys.argv = ["audit", *json.loads(sys.argv[1])]
+from audit.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def _loaded(args: list[str]) -> list[str]:
+    code = _PROBE.format(heavy=HEAVY)
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True)
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"],
+    ["run", "--help"],
+    ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"],
+    ["verify", "no-such-directory", "--key", "no-such-key.pem"],
+    ["methods", "--help"],
+])
+def test_light_commands_do_not_import_the_numerical_stack(args):
+    assert _loaded(args) == []
+
+
+def test_a_run_imports_torch_but_not_matplotlib_or_opacus(tmp_path):
+    """The control: the probe does see what a real (small) run loads."""
+    loaded = _loaded(["run", "--method", "r2d", "--epsilon", "1", "--max-train", "300", "--attacks", "none",
+                      "--curve-points", "2", "--quiet", "--out", str(tmp_path / "r")])
+    assert "torch" in loaded
+    assert "matplotlib" not in loaded and "opacus" not in loaded
