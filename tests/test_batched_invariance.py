@@ -28,3 +28,35 @@ def test_rows_do_not_depend_on_how_many_are_stacked(model):
     # a shard starting at a block boundary equals the same rows of the whole run
     shard, _ = batched_gradient_descent(objective, thetas[16:40], X, y, eta=0.5, steps=15)
     assert torch.equal(shard, full[16:40])
+
+
+def test_retrain_trials_report_progress_per_group_without_changing_a_bit():
+    """Progress comes after each group of batched trials (and each trial on the loop path); the
+    grouping is invisible in the results: the same trials as one call without progress."""
+    from audit.trials import make_trials, progress_group
+    from unlearners.registry import get_method
+
+    gen = torch.Generator().manual_seed(3)
+    X = torch.randn(150, 4, generator=gen, dtype=torch.float64)
+    y = (X[:, 0] > 0).long()
+    objective = Objective(nn.Sequential(nn.Linear(4, 1)).double())
+    method = get_method("r2d")(objective, steps=6, rewind=2)
+    method.fit(X, y, torch.zeros(objective.dim, dtype=torch.float64))
+
+    def init(g):
+        return default_init(objective, g, torch.float64)
+
+    group = progress_group(objective, X, None)
+    n = 2 * group + 5
+    seen = []
+    grouped = make_trials("retrain", method, torch.tensor([1, 2]), 0.1, n, seed=9, init=init,
+                          progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(group, n), (2 * group, n), (n, n)]
+    whole = method.train_many(grouped.initial, torch.tensor([1, 2]))  # every trial in one call
+    assert torch.equal(grouped.theta_unlearned, whole.unlearned)
+    assert torch.equal(grouped.theta_retrained, whole.retrained)
+    assert torch.equal(grouped.theta_original, whole.original)
+    looped = []
+    make_trials("retrain", method, torch.tensor([1, 2]), 0.1, 3, seed=9, init=init, batched=False,
+                progress=lambda done, total: looped.append(done))
+    assert looped == [1, 2, 3]

@@ -103,16 +103,16 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
                        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
                        ceiling=plan.sized_for_ceiling)
     tick("trials", 0, plan.n_trials)
-    trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"))
-    tick("trials", plan.n_trials, plan.n_trials)
+    trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"),
+                           lambda done, total: tick("trials", done, total))
     problem = trial_set.degenerate()
     if problem is not None:
         raise DegenerateTrials(problem)
     shadows = None
     if "shadows" in needs:
         tick("shadows", 0, shadow_models_)
-        shadows = _trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"))
-        tick("shadows", shadow_models_, shadow_models_)
+        shadows = _trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"),
+                             lambda done, total: tick("shadows", done, total))
     common = dict(objective=setup.objective, X=setup.X, y=setup.y, forget=setup.forget,
                   X_unseen=setup.X_unseen, y_unseen=setup.y_unseen, theta_original=setup.theta_original,
                   theta_retrained=setup.theta_retrained, released_retrained=trial_set.retrained,
@@ -147,10 +147,10 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     )
 
 
-def _trial_set(setup: AttackSetup, mode: str, n: int, seed: int) -> TrialSet:
+def _trial_set(setup: AttackSetup, mode: str, n: int, seed: int, progress) -> TrialSet:
     return make_trials(mode, setup.method, setup.forget, setup.sigma, n, seed, init=setup.init,
                        theta_unlearned=setup.theta_unlearned, theta_retrained=setup.theta_retrained,
-                       theta_original=setup.theta_original)
+                       theta_original=setup.theta_original, progress=progress)
 
 
 def _control(su, sr, *, delta: float, confidence: float, seed: int) -> tuple[float, float]:

@@ -62,6 +62,8 @@ from torch import Tensor
 
 from certify.errors import InvalidInput, Real, require_integer
 from unlearners.base import Unlearner, Worlds
+from unlearners.batched import chunk_size
+from unlearners.training import ROW_BLOCK
 
 MODES = ("noise", "retrain")
 #: What ``trial_mode`` accepts: a mode, or ``"auto"`` (:func:`choose_mode`).
@@ -313,6 +315,7 @@ def retrain_trials(
     sigma: float,
     batched: bool | None = None,
     chunk: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TrialSet:
     """N trainings from fresh initial points, each unlearned, retrained and released (``"retrain"``).
 
@@ -332,6 +335,10 @@ def retrain_trials(
     * Loop path (any other method, or ``batched=False``): a replica of the method runs its own
       ``fit``, ``unlearn`` and ``retrain`` per trial. ``batched=True`` with a method that does
       not declare batched training raises :class:`InvalidInput`.
+
+    ``progress(done, total)`` is called after each group of trials trained together (a multiple
+    of the batched path's row block, :func:`progress_group`, so the grouping changes no bit of
+    any trial), and after each trial on the loop path.
     """
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
     sigma = _SIGMA.check("sigma", sigma)
@@ -347,7 +354,14 @@ def retrain_trials(
     dtype = _dtype(X, method)
     thetas0 = torch.stack([init(trial_generator(seed, i, STREAM_INIT)).to(device=X.device, dtype=dtype)
                            for i in range(n_trials)])
-    worlds = method.train_many(thetas0, forget, chunk=chunk) if use_vmap else _loop(method, thetas0, forget)
+    group = progress_group(method.objective, X, chunk) if use_vmap else 1
+    parts = []
+    for first in range(0, n_trials, group):
+        part = thetas0[first:first + group]
+        parts.append(method.train_many(part, forget, chunk=chunk) if use_vmap else _loop(method, part, forget))
+        if progress is not None:
+            progress(first + part.shape[0], n_trials)
+    worlds = Worlds(*(torch.cat(column) for column in zip(*parts)))
     return TrialSet(
         unlearned=_noisy_rows(worlds.unlearned, sigma, seed, STREAM_UNLEARNED),
         retrained=_noisy_rows(worlds.retrained, sigma, seed, STREAM_RETRAINED),
@@ -356,6 +370,18 @@ def retrain_trials(
         theta_unlearned=worlds.unlearned, theta_retrained=worlds.retrained, theta_original=worlds.original,
         initial=thetas0, path="vmap" if use_vmap else "loop",
     )
+
+
+#: Trials trained together between two progress reports (rounded up to the row block).
+PROGRESS_TRIALS = 64
+
+
+def progress_group(objective, X: Tensor, chunk: int | None) -> int:
+    """Trials per group of the batched path: :data:`PROGRESS_TRIALS` rounded up to a multiple of
+    the rows that batched gradient descent computes together, so that a trial lands in the same
+    position of the same block whether the trials are trained in groups or all at once."""
+    block = chunk_size(objective, X, ROW_BLOCK, chunk)
+    return block * -(-PROGRESS_TRIALS // block)
 
 
 def _loop(method: Unlearner, thetas0: Tensor, forget: Tensor) -> Worlds:
@@ -387,6 +413,7 @@ def make_trials(
     theta_original: Tensor | None = None,
     batched: bool | None = None,
     chunk: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TrialSet:
     """Select the trial mode by name: ``"noise"`` or ``"retrain"`` (recorded in the TrialSet).
 
@@ -397,10 +424,13 @@ def make_trials(
     if mode == "noise":
         u = method.unlearn(forget) if theta_unlearned is None else theta_unlearned
         r = method.retrain(forget) if theta_retrained is None else theta_retrained
-        return noise_trials(u, r, sigma, n_trials, seed, theta_original)
+        trials = noise_trials(u, r, sigma, n_trials, seed, theta_original)
+        if progress is not None:  # noise draws of all trials take milliseconds: one report
+            progress(n_trials, n_trials)
+        return trials
     if mode == "retrain":
         if init is None:
             raise InvalidInput("init", "a callable init(generator) -> theta0 for retrain mode", init)
         return retrain_trials(method, forget, n_trials, seed, init=init, sigma=sigma,
-                              batched=batched, chunk=chunk)
+                              batched=batched, chunk=chunk, progress=progress)
     raise InvalidInput("mode", "one of " + ", ".join(repr(m) for m in MODES), mode)
