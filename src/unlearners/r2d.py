@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.func import vmap
 
 from certify.bounds import r2d_bound, r2d_rewind_for_sigma, r2d_sensitivity
 from certify.certificate import Certificate, issue
@@ -149,20 +150,33 @@ class RewindToDelete(Unlearner):
         return theta
 
     def unlearn_sweep(self, forget: Tensor | Sequence[int], values: Sequence[Any]) -> Tensor:
-        """Algorithm 2 at every rewind K in ``values`` at once: each replay starts from its own
-        stored θ_{T−K} of the one training trajectory, and all of them take full-batch steps on D'
-        together (one batched gradient per step, :func:`batched_gradient_descent`), row j read
-        after its own K_j steps. The mini-batch variant replays one rewind at a time."""
+        """Algorithm 2 at every rewind K in ``values`` together: each replay starts from its own
+        stored θ_{T−K} of the one training trajectory, and the replays step on D' side by side,
+        a replay joining when K steps remain, so all of them end together and each takes exactly
+        its K steps (Σ K row-steps, one vmapped gradient per step instead of one call per replay
+        and step). Rows of a vmapped product may differ from a lone replay in the last bit. The
+        mini-batch variant replays one rewind at a time."""
         rewinds = [self._rewind(int(v)) for v in values]
         forget = self.forget_indices(forget)
         if not rewinds or minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
             return super().unlearn_sweep(forget, rewinds)
-        starts = torch.stack([self.checkpoint(self.steps - K) for K in rewinds])
         X_r, y_r = self.retained(forget)
-        last, kept = batched_gradient_descent(self.objective, starts, X_r, y_r, eta=float(self.eta_),
-                                              steps=max(rewinds), keep=set(rewinds))
-        kept[max(rewinds)] = last
-        return torch.stack([kept[K][j] for j, K in enumerate(rewinds)])
+        grads = vmap(self.objective.grad, in_dims=(0, None, None))
+        order = sorted(range(len(rewinds)), key=lambda j: -rewinds[j])  # longest replay first
+        horizon, eta = max(rewinds), float(self.eta_)
+        last = self.checkpoint(self.steps)
+        rows = last.new_empty((0, last.numel()))
+        joined = 0
+        for t in range(horizon):
+            while joined < len(order) and rewinds[order[joined]] == horizon - t:  # K steps remain
+                rows = torch.cat([rows, self.checkpoint(self.steps - rewinds[order[joined]]).unsqueeze(0)])
+                joined += 1
+            rows = rows - eta * grads(rows, X_r, y_r)
+        done = [last for _ in order[joined:]]  # K = 0: θ_T itself
+        finished = torch.cat([rows, torch.stack(done)]) if done else rows
+        out = torch.empty_like(finished)
+        out[torch.as_tensor(order, device=finished.device)] = finished
+        return out
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D'): the same T steps from the same θ_0 on the retained data."""
