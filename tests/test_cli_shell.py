@@ -89,20 +89,38 @@ def _started(proc: subprocess.Popen, seconds: float) -> None:
     assert proc.poll() is None, proc.communicate()
 
 
+def _working(proc: subprocess.Popen) -> str:
+    """Wait for the first stage's line on stderr: the run is past its imports and into the work. (A fixed
+    delay is not enough: the whole default audit has taken under 2 s after its imports.)"""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if " done in " in line:
+            return "".join(seen)
+    raise AssertionError("the run ended before its first stage: " + "".join(seen))
+
+
 @pytest.mark.parametrize(("sig", "word"), [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
-@pytest.mark.parametrize("after", [0.4, 4.0])  # during start-up (imports), and during the work
+# during start-up (imports), and during the work (after the data stage; a subprocess that trains: slow)
+@pytest.mark.parametrize("after", [0.4, pytest.param("work", marks=pytest.mark.slow)])
 def test_a_signal_ends_with_one_line_and_the_conventional_status(tmp_path, sig, word, after):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "audit", "run", "--trials", "2000", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
-    _started(proc, after)
+    if after == "work":
+        seen = _working(proc)
+    else:
+        _started(proc, after)
+        seen = ""
     proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=120)
+    _, rest = proc.communicate(timeout=120)
+    stderr = seen + rest
     assert proc.returncode == -sig, stderr  # killed by the signal after clean-up: a shell shows 128 + sig
     assert "Traceback" not in stderr and stderr.strip().splitlines()[-1].startswith(word)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no report, no lock, no staging left
 
 
+@pytest.mark.slow  # a subprocess audit end to end
 def test_piped_output_prints_a_line_per_stage_and_does_not_wrap(tmp_path):
     env = {k: v for k, v in ENV.items() if k != "COLUMNS"}
     proc = subprocess.run([sys.executable, "-m", "audit", "run", *FAST, "--method", "finetune",

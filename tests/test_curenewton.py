@@ -187,7 +187,7 @@ def test_audit_plugs_in_and_reports_not_certified():
 
 
 # -- memory: checked before training, working memory included ------------------------------------
-@pytest.mark.slow  # about 70 s on 2 shared cores (measured for issue 14's fast lane)
+@pytest.mark.slow  # 35 s on 2 idle cores, 70 s on busy ones (measured for issue 14's fast lane)
 def test_dense_hessian_chunk_shrinks_to_fit_the_cap_and_what_cannot_fit_is_refused():
     """The dense step's working memory grows with the Hessian columns built at once (3.5 GB on a
     257-parameter MLP on Adult at linalg's default): under a cap, fewer columns at a time; below

@@ -85,6 +85,7 @@ def test_idx_errors(tmp_path: Path) -> None:
         load_dataset(f"idx:{tmp_path}")
 
 
+@pytest.mark.slow  # reads and verifies the real 70,000-image MNIST files
 @pytest.mark.skipif(
     not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
     reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)",

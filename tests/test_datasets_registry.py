@@ -261,6 +261,7 @@ def test_catalogue_shape_of_each_bundled_dataset_is_what_loading_gives(name: str
         assert shape["image"][0] * shape["image"][1] == shape["features"]
 
 
+@pytest.mark.slow  # reads and verifies the real 70,000-image MNIST files
 @pytest.mark.skipif(
     not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
     reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)",

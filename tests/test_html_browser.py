@@ -38,6 +38,9 @@ from playwright.sync_api import BrowserType, sync_playwright
 
 from audit.report.html import CSP, render_html
 
+# A real browser start per test: the whole module is end-to-end (still run by CI's `python -m pytest`).
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).parent / "data"
 
 #: Hosts that Chromium's own background services contact at start-up, not the page.

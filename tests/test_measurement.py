@@ -43,12 +43,23 @@ def test_the_configuration_accepts_exactly_the_trial_modes():
     assert tuple(FIELD["trial_mode"].constraint.options) == MODE_CHOICES
 
 
-def test_uncertified_finetune_is_attacked_on_trials_that_differ():
-    report = audit.run(AuditConfig(method="finetune", model="mlp", trials=20, attacks=("mia", "whitebox"), **SMALL))
+def _assert_attacked_on_trials_that_differ(report) -> None:
     trials = report.attacks.trials
     assert trials.mode == "retrain" and "sigma = 0" in trials.mode_reason and trials.path == "vmap"
     assert trials.spread_unlearned > 0 and trials.spread_retrained > 0  # never identical copies
     assert "degenerate-trials" not in {f.code for f in report.findings}
+
+
+@pytest.mark.slow  # an MLP audit with the population MIA on 20 retrain-mode trials: 3 s idle, 20 s loaded
+def test_uncertified_finetune_is_attacked_on_trials_that_differ():
+    report = audit.run(AuditConfig(method="finetune", model="mlp", trials=20, attacks=("mia", "whitebox"), **SMALL))
+    _assert_attacked_on_trials_that_differ(report)
+
+
+def test_uncertified_finetune_is_attacked_on_trials_that_differ_fast_lane():
+    """The same mode, path and spread checks on a logistic regression with the white-box attack only."""
+    report = audit.run(AuditConfig(method="finetune", trials=20, attacks=("whitebox",), **SMALL))
+    _assert_attacked_on_trials_that_differ(report)
 
 
 def test_identical_copies_are_refused_with_a_finding():
@@ -59,6 +70,7 @@ def test_identical_copies_are_refused_with_a_finding():
         "degenerate-trials"].message
 
 
+@pytest.mark.slow  # two digits audits of 60 retrain-mode trials each, with 8 U-LiRA shadows
 def test_positive_control_sees_a_noop_and_retraining_is_not_flagged():
     # a logistic regression that memorises 200 digits: a no-op leaves Z visible
     config = dict(dataset="digits", max_train=200, forget_count=10, steps=100, horizon=60.0, trials=60,

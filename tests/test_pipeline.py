@@ -8,6 +8,11 @@ import pytest
 import audit
 from audit import AuditConfig
 
+# Whole audits of Adult (2,000 to 45,000 records), end to end: the full suite runs them, the fast lane
+# (-m "not slow") does not. Their parts have unit tests (rewind = steps and the sigma budget in
+# test_r2d.py, a planted constant's violated verdict in test_cli_shell.py's exit codes).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def default_report():
@@ -15,14 +20,12 @@ def default_report():
     return audit.run(AuditConfig(method="r2d", epsilon=1.0))
 
 
-@pytest.mark.slow
 def test_default_audit_attacks_find_nothing_above_the_certificate(default_report):
     a = default_report.attacks
     assert a.trials.n_per_world >= 1000 and set(a.attacks) == {"mia", "ulira", "relearn", "whitebox"}
     assert a.comparison.ordering_holds and not a.comparison.certificate_violated
 
 
-@pytest.mark.slow
 def test_default_audit_is_certified_and_keeps_utility(default_report):
     r = default_report
     cert = r.certificate
@@ -39,7 +42,6 @@ def test_default_audit_is_certified_and_keeps_utility(default_report):
     assert test.accuracy > 0.79  # well above the 0.76 majority-class rate
 
 
-@pytest.mark.slow
 def test_report_sections_and_json(default_report):
     d = json.loads(default_report.to_json())
     for key in ("config", "dataset", "certificate", "realized", "utility", "tradeoff", "timings",
@@ -55,7 +57,6 @@ def test_report_sections_and_json(default_report):
     assert d["seeds"]["root"] == "0" and len(d["seeds"]) == 7  # big integers travel as strings
 
 
-@pytest.mark.slow
 def test_tradeoff_curve_is_monotone_and_ends_at_retraining(default_report):
     curve = default_report.tradeoff
     assert curve.knob.option == "rewind" and curve.knob.symbol == "K" and not curve.knob.refits
@@ -70,7 +71,6 @@ def test_tradeoff_curve_is_monotone_and_ends_at_retraining(default_report):
         assert row.realized_epsilon <= 1.0
 
 
-@pytest.mark.slow
 def test_checkpoint_recovery_reported(default_report):
     rec = default_report.checkpoint_recovery
     assert rec.applicable and rec.converged
@@ -84,7 +84,6 @@ def test_rewind_equal_to_steps_is_retraining():
     assert r.parameters.sha256_unlearned == r.parameters.sha256_retrained
 
 
-@pytest.mark.slow
 def test_same_seed_same_numbers_different_seed_different_split():
     cfg = dict(max_train=2000, curve_points=3, noise_draws=3, forget_count=5, trials=100,
                attacks=("whitebox", "mia"))
@@ -113,7 +112,6 @@ def test_planted_wrong_constant_is_flagged():
     assert any(f.code == "bound-violated" for f in r.findings)
 
 
-@pytest.mark.slow
 def test_mlp_and_multiclass_digits_run():
     r = audit.run(AuditConfig(dataset="digits", model="mlp", hidden=(16,), steps=30, forget_count=5,
                               curve_points=2, noise_draws=2, trials=50, shadow_models=2))

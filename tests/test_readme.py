@@ -118,6 +118,21 @@ def test_ci_runs_the_readme_test_command():
     assert command in readme and command in (ROOT / ".ci" / "run").read_text()
 
 
+def test_readme_fast_lane_deselects_a_declared_marker_with_plugins_the_test_extra_installs():
+    import re
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    lane = re.search(r"\n(python -m pytest -m \"not slow\"[^\n]*)\n", readme)
+    assert lane, "the README's fast-lane command"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    ini = pyproject["tool"]["pytest"]["ini_options"]
+    assert any(m.startswith("slow:") for m in ini["markers"]) and "--strict-markers" in ini["addopts"]
+    if re.search(r" -n ", lane.group(1)):
+        test_extra = pyproject["project"]["optional-dependencies"]["test"]
+        assert any(re.match(r"pytest-xdist\b", r) for r in test_extra), "-n needs pytest-xdist in .[test]"
+
+
 def test_readme_method_table_has_a_row_for_every_built_in_method():
     from unlearners.registry import available_methods
 

@@ -292,6 +292,7 @@ def test_frontier_of_separated_and_identical_worlds():
 # Power against an oracle threshold
 
 
+@pytest.mark.slow  # 40 repetitions of every strategy: a power simulation
 def test_pareto_bonferroni_beats_split_and_grid_near_the_oracle():
     mech = gaussian(3.0)
     orc = oracle(mech, 1000)
