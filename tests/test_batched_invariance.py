@@ -60,3 +60,38 @@ def test_retrain_trials_report_progress_per_group_without_changing_a_bit():
     make_trials("retrain", method, torch.tensor([1, 2]), 0.1, 3, seed=9, init=init, batched=False,
                 progress=lambda done, total: looped.append(done))
     assert looped == [1, 2, 3]
+
+
+@pytest.mark.parametrize("mode", ["noise", "retrain"])
+@pytest.mark.parametrize("hidden", [0, 5])
+def test_shards_of_trials_are_the_whole_runs_rows(mode, hidden):
+    """Trials computed as shards [0, a), [a, b), [b, N) (a, b on the row block) are, bit for bit,
+    the rows of one run of N trials: the ground sharded and resumed trial sets stand on."""
+    from audit.trials import make_trials, progress_group
+    from certify.errors import InvalidInput
+    from unlearners.registry import get_method
+
+    gen = torch.Generator().manual_seed(4)
+    X = torch.randn(120, 4, generator=gen, dtype=torch.float64)
+    y = (X[:, 0] > 0).long()
+    module = nn.Sequential(nn.Linear(4, 1)) if hidden == 0 else nn.Sequential(
+        nn.Linear(4, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+    objective = Objective(module.double())
+    method = get_method("r2d")(objective, steps=5, rewind=2)
+    method.fit(X, y, default_init(objective, torch.Generator().manual_seed(0), torch.float64))
+    forget = torch.tensor([3, 8])
+
+    def init(g):
+        return default_init(objective, g, torch.float64)
+
+    block = progress_group(objective, X, None)
+    n = 2 * block + 7
+    whole = make_trials(mode, method, forget, 0.05, n, seed=11, init=init)
+    cuts = [0, block, 2 * block, n]
+    shards = [make_trials(mode, method, forget, 0.05, b - a, seed=11, init=init, first=a)
+              for a, b in zip(cuts, cuts[1:])]
+    for name in ("unlearned", "retrained", "original"):
+        assert torch.equal(torch.cat([getattr(s, name) for s in shards]), getattr(whole, name))
+    if mode == "retrain":  # a shard off the row block would round its trials differently: refused
+        with pytest.raises(InvalidInput, match="first"):
+            make_trials(mode, method, forget, 0.05, 3, seed=11, init=init, first=1)

@@ -201,12 +201,14 @@ def noise_draws(theta: Tensor, sigma: float, n: int, generator: torch.Generator)
     return theta.unsqueeze(0) + sigma * noise.to(theta.device)
 
 
-def _noisy_rows(thetas: Tensor, sigma: float, seed: int, stream: int) -> Tensor:
-    """Row i of (N, d) plus σ times the trial-i noise of ``stream`` (:func:`trial_noise`), in
-    the rows' dtype and on their device: θ_i + σ ξ_i, rounded as ``θ + σ * ξ``. σ = 0: a copy."""
+def _noisy_rows(thetas: Tensor, sigma: float, seed: int, stream: int, first: int = 0) -> Tensor:
+    """Row i of (N, d) (trial ``first + i``) plus σ times that trial's noise of ``stream``
+    (:func:`trial_noise`), in the rows' dtype and on their device: θ_i + σ ξ_i, rounded as
+    ``θ + σ * ξ``. σ = 0: a copy."""
     if sigma == 0:
         return thetas.clone()
-    noise = trial_noise(seed, stream, 0, thetas.shape[0], thetas.shape[1], thetas.dtype).to(thetas.device)
+    noise = trial_noise(seed, stream, first, first + thetas.shape[0], thetas.shape[1],
+                        thetas.dtype).to(thetas.device)
     return noise.mul_(sigma).add_(thetas)  # in place: the noise block becomes the released stack
 
 
@@ -279,15 +281,17 @@ def _spread(stack: Tensor) -> float:
 
 
 def noise_trials(theta_unlearned: Tensor, theta_retrained: Tensor, sigma: float, n_trials: int,
-                 seed: int, theta_original: Tensor | None = None) -> TrialSet:
+                 seed: int, theta_original: Tensor | None = None, *, first: int = 0) -> TrialSet:
     """N independent noise draws around each world's noiseless parameters (mode ``"noise"``).
 
     Trial i of the unlearned world is θ_u + σ ξ_i with ξ_i row i of :func:`trial_noise` of
     stream 1; the retrained world uses stream 2 and the original model (the positive control;
     θ_u when not given) stream 3 (see the module docstring), so the worlds' noises are
-    independent and each trial is a pure function of (seed, i).
+    independent and each trial is a pure function of (seed, i). ``first``: the index of the
+    first trial (a shard of a larger run: trials ``first .. first + n_trials − 1``).
     """
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
+    first = require_integer("first", first, 0)
     sigma = _SIGMA.check("sigma", sigma)
     theta_original = theta_unlearned if theta_original is None else theta_original
     if not (theta_unlearned.shape == theta_retrained.shape == theta_original.shape) or theta_unlearned.ndim != 1:
@@ -296,9 +300,9 @@ def noise_trials(theta_unlearned: Tensor, theta_retrained: Tensor, sigma: float,
     rows = {name: theta.unsqueeze(0).expand(n_trials, -1)
             for name, theta in (("u", theta_unlearned), ("r", theta_retrained), ("o", theta_original))}
     return TrialSet(
-        unlearned=_noisy_rows(rows["u"], sigma, seed, STREAM_UNLEARNED),
-        retrained=_noisy_rows(rows["r"], sigma, seed, STREAM_RETRAINED),
-        original=_noisy_rows(rows["o"], sigma, seed, STREAM_ORIGINAL),
+        unlearned=_noisy_rows(rows["u"], sigma, seed, STREAM_UNLEARNED, first),
+        retrained=_noisy_rows(rows["r"], sigma, seed, STREAM_RETRAINED, first),
+        original=_noisy_rows(rows["o"], sigma, seed, STREAM_ORIGINAL, first),
         mode="noise", n_trials=n_trials, seed=seed, sigma=sigma,
         theta_unlearned=theta_unlearned.clone(), theta_retrained=theta_retrained.clone(),
         theta_original=theta_original.clone(), path="noise",
@@ -316,6 +320,7 @@ def retrain_trials(
     batched: bool | None = None,
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    first: int = 0,
 ) -> TrialSet:
     """N trainings from fresh initial points, each unlearned, retrained and released (``"retrain"``).
 
@@ -339,8 +344,14 @@ def retrain_trials(
     ``progress(done, total)`` is called after each group of trials trained together (a multiple
     of the batched path's row block, :func:`progress_group`, so the grouping changes no bit of
     any trial), and after each trial on the loop path.
+
+    ``first``: the index of the first trial, for a shard of a larger run (trials ``first ..
+    first + n_trials − 1``). On the batched path it must be a multiple of the row block
+    (:func:`progress_group` is one), so that each trial sits where it sits in the whole run and
+    the shard's trials are bit for bit the whole run's.
     """
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
+    first = require_integer("first", first, 0)
     sigma = _SIGMA.check("sigma", sigma)
     X, y = method.X_, method.y_
     if X is None or y is None:
@@ -352,20 +363,24 @@ def retrain_trials(
                            batched)
     use_vmap = can_batch and batched is not False
     dtype = _dtype(X, method)
+    if use_vmap and first % chunk_size(method.objective, X, ROW_BLOCK, chunk):
+        block = chunk_size(method.objective, X, ROW_BLOCK, chunk)
+        raise InvalidInput("first", f"a multiple of {block}, the rows batched gradient descent computes together "
+                           "(a shard starting elsewhere would round its trials differently from the whole run)", first)
     thetas0 = torch.stack([init(trial_generator(seed, i, STREAM_INIT)).to(device=X.device, dtype=dtype)
-                           for i in range(n_trials)])
+                           for i in range(first, first + n_trials)])
     group = progress_group(method.objective, X, chunk) if use_vmap else 1
     parts = []
-    for first in range(0, n_trials, group):
-        part = thetas0[first:first + group]
+    for start in range(0, n_trials, group):
+        part = thetas0[start:start + group]
         parts.append(method.train_many(part, forget, chunk=chunk) if use_vmap else _loop(method, part, forget))
         if progress is not None:
-            progress(first + part.shape[0], n_trials)
+            progress(start + part.shape[0], n_trials)
     worlds = Worlds(*(torch.cat(column) for column in zip(*parts)))
     return TrialSet(
-        unlearned=_noisy_rows(worlds.unlearned, sigma, seed, STREAM_UNLEARNED),
-        retrained=_noisy_rows(worlds.retrained, sigma, seed, STREAM_RETRAINED),
-        original=_noisy_rows(worlds.original, sigma, seed, STREAM_ORIGINAL),
+        unlearned=_noisy_rows(worlds.unlearned, sigma, seed, STREAM_UNLEARNED, first),
+        retrained=_noisy_rows(worlds.retrained, sigma, seed, STREAM_RETRAINED, first),
+        original=_noisy_rows(worlds.original, sigma, seed, STREAM_ORIGINAL, first),
         mode="retrain", n_trials=n_trials, seed=seed, sigma=sigma,
         theta_unlearned=worlds.unlearned, theta_retrained=worlds.retrained, theta_original=worlds.original,
         initial=thetas0, path="vmap" if use_vmap else "loop",
@@ -414,17 +429,20 @@ def make_trials(
     batched: bool | None = None,
     chunk: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    first: int = 0,
 ) -> TrialSet:
     """Select the trial mode by name: ``"noise"`` or ``"retrain"`` (recorded in the TrialSet).
 
     In noise mode the noiseless parameters default to ``method.unlearn(forget)`` and
     ``method.retrain(forget)`` of the fitted method (the original to the unlearned one when
-    not given); retrain mode needs ``init``.
+    not given); retrain mode needs ``init``. ``first`` makes the set a shard of a larger run:
+    trials ``first .. first + n_trials − 1``, bit for bit those rows of the whole run (the
+    groundwork of sharded and resumable trials).
     """
     if mode == "noise":
         u = method.unlearn(forget) if theta_unlearned is None else theta_unlearned
         r = method.retrain(forget) if theta_retrained is None else theta_retrained
-        trials = noise_trials(u, r, sigma, n_trials, seed, theta_original)
+        trials = noise_trials(u, r, sigma, n_trials, seed, theta_original, first=first)
         if progress is not None:  # noise draws of all trials take milliseconds: one report
             progress(n_trials, n_trials)
         return trials
@@ -432,5 +450,5 @@ def make_trials(
         if init is None:
             raise InvalidInput("init", "a callable init(generator) -> theta0 for retrain mode", init)
         return retrain_trials(method, forget, n_trials, seed, init=init, sigma=sigma,
-                              batched=batched, chunk=chunk, progress=progress)
+                              batched=batched, chunk=chunk, progress=progress, first=first)
     raise InvalidInput("mode", "one of " + ", ".join(repr(m) for m in MODES), mode)
