@@ -27,17 +27,17 @@ import argparse
 import compileall
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 TARGET_CPU_S = 3.0
 COMMAND = ["audit", "run", "--method", "r2d", "--epsilon", "1"]
+from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
+
 RESULTS = Path(__file__).resolve().parent / "results" / "default_audit.json"
 
 _STAGES = textwrap.dedent("""
@@ -110,17 +110,12 @@ def _child_json(code: str) -> dict:
 
 
 def _command_once() -> tuple[float, float, dict]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        proc = subprocess.run([*COMMAND, "--out", out + "/report", "--quiet"], capture_output=True, text=True)
-        wall = time.perf_counter() - start
+        wall, cpu, proc = timed_child([*COMMAND, "--out", out + "/report", "--quiet"], capture_output=True, text=True)
         if proc.returncode != 0:
             print(json.dumps({"error": proc.stderr.strip(), "returncode": proc.returncode}))
             sys.exit(1)
         report = json.loads((Path(out) / "report" / "report.json").read_text())
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall, report
 
 
@@ -139,7 +134,7 @@ def main() -> None:
     report = runs[-1][2]
     stages = _child_json(_STAGES)
     minimal = _child_json(_MINIMAL)
-    python_start = _command_cpu([sys.executable, "-c", "pass"])
+    python_start = timed_child([sys.executable, "-c", "pass"], check=True)[1]
     result = {
         "benchmark": "default_audit",
         "command": " ".join(COMMAND),
@@ -168,13 +163,6 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(text + "\n")
     print(text)
-
-
-def _command_cpu(command: list[str]) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 if __name__ == "__main__":

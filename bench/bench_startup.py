@@ -16,24 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
 
 
 def _timed(command: list[str]) -> tuple[float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cpu, _ = timed_child(command, check=True, capture_output=True)
+    return wall, cpu
 
 
 def main() -> None:

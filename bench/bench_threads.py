@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import time
 from pathlib import Path
 
 TARGET_RATIO = 1.3
+from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
+
 RESULTS = Path(__file__).resolve().parent / "results" / "threads.json"
 
 
@@ -38,13 +39,9 @@ def _run(threads: int, policy: str | None, attacks: bool) -> tuple[float, float]
     command = ["audit", "run", "--method", "r2d", "--epsilon", "1", "--threads", str(threads), "--quiet"]
     if not attacks:
         command += ["--attacks", "none"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        subprocess.run([*command, "--out", out + "/r"], check=True, env=env, capture_output=True)
-        wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        wall, cpu, _ = timed_child([*command, "--out", out + "/r"], check=True, env=env, capture_output=True)
+    return wall, cpu
 
 
 def main() -> None:

@@ -197,3 +197,19 @@ def test_hook_on_the_layer_disables_the_closed_form():
     model = nn.Sequential(nn.Linear(5, 1))
     model[0].register_forward_hook(lambda m, i, o: 2 * o)
     assert Objective(model).linear_layout is None
+
+
+def test_a_linear_layer_under_an_activation_is_not_logistic_regression():
+    """One Linear then Tanh has a logistic regression's parameters but not its constants: it must
+    get estimated constants (and the torch.func derivatives), never the closed forms."""
+    import torch.nn as tnn
+
+    from unlearners.smoothness import model_constants
+
+    obj = Objective(tnn.Sequential(tnn.Linear(3, 1), tnn.Tanh()).double())
+    assert not obj.is_linear and obj.linear_layout is None
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(40, 3, generator=gen, dtype=torch.float64)
+    y = (X[:, 0] > 0).long()
+    constants = model_constants(obj, X, y, [torch.zeros(obj.dim, dtype=torch.float64)], generator=gen)
+    assert {c.provenance for c in constants.values()} == {"estimated"}

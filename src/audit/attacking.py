@@ -262,7 +262,8 @@ def smoothness_of(certificate, objective: Objective, X: Tensor, y: Tensor, theta
             return value
     except KeyError:
         pass
-    return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0))["L"].value
+    return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0),
+                           which=("L",))["L"].value
 
 
 def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu", *, forget_size: int = 1,

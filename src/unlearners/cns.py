@@ -443,9 +443,8 @@ class ConstrainedNewtonStep(Unlearner):
         """Smoothness of l = f_z + (l2/2)‖θ‖²: closed form (logistic) or estimated, plus l2."""
         if "L" in self.constants:
             return user_constant("L", self.constants["L"], "per-sample smoothness, supplied by the user")
-        # G is not needed here (it is a different quantity for CNS): skip its estimation.
-        base = model_constants(self.objective, self.X_, self.y_, iterates, generator=gen,
-                               overrides=None if self.objective.is_linear else {"G": 1.0},
+        # G is not needed here (it is a different quantity for CNS): only L is estimated
+        base = model_constants(self.objective, self.X_, self.y_, iterates, generator=gen, which=("L",),
                                records_for_smoothness=128, power_iterations=20)["L"]
         return Constant("L", base.value + self.l2, base.provenance,
                         base.description + f"; plus l2 = {self.l2:g} of the trained objective "

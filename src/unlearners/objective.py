@@ -74,13 +74,13 @@ class Objective:
         self.numels = [p.numel() for _, p in model.named_parameters()]
         self.dim = int(sum(self.numels))
         self.n_outputs = int(_output_units(model) if n_outputs is None else n_outputs)
-        linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
-        #: True for a single linear layer (logistic regression): closed-form constants apply.
-        self.is_linear = len(linears) == 1 and self.dim == sum(p.numel() for p in linears[0].parameters())
-        #: The layout of θ when the derivatives have closed forms (see the module docstring), or
-        #: None: a stricter test than ``is_linear``, which counts parameters only (a single
-        #: Linear followed by, say, Tanh is ``is_linear`` but not closed-form).
+        #: The layout of θ when the model computes exactly W·flatten(x) + b (see the module
+        #: docstring), else None.
         self.linear_layout = _closed_form_layout(model, self.names, self.n_outputs)
+        #: True for logistic (softmax) regression: closed-form derivatives and constants apply.
+        #: Decided by what the model computes, not by counting parameters: a single Linear
+        #: followed by Tanh has a logistic regression's parameters but not its constants.
+        self.is_linear = self.linear_layout is not None
 
     # -- layout ----------------------------------------------------------------------
     def unflatten(self, theta: Tensor) -> dict[str, Tensor]:
