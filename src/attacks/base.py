@@ -7,6 +7,16 @@ facts it wants in the report (:class:`AttackOutcome`). The audit then turns ever
 scores into the same ε lower bound, ROC curve and GDP estimate, so an attack never computes a
 bound itself and the report and HTML page show a new attack without edits.
 
+Two halves, so that the models can be made elsewhere (:mod:`audit.shards`). An attack reads a
+model through :meth:`Attack.features`: small per-model arrays (its loss on Z, its confidence on
+each forgotten record, a relearn time), a pure function of each model and the shared inputs.
+The audit computes them where the models are trained, shard by shard, on any executor, and
+ships only those arrays; :meth:`Attack.score` then turns the features of every model into the
+outcome (fitting shadow Gaussians, choosing a variance model, ranking records: everything that
+looks across models). :meth:`Attack.run` is the two in one process. An attack that implements
+only ``run`` still works everywhere: its features default to the parameters themselves, so its
+models are shipped whole.
+
 Conventions: a larger score says "this release comes from the unlearned world" (the bound
 tries both directions anyway); scores are finite; ``details`` is JSON data (numbers, strings,
 lists, mappings), never personal data of the forgotten records.
@@ -16,12 +26,13 @@ Attacks are found by name through :mod:`attacks.registry`; this module imports n
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from unlearners.objective import Objective
@@ -45,10 +56,12 @@ class AttackInputs:
     theta_original, theta_unlearned, theta_retrained:
         The audit's own noiseless A(D), U(A(D), D, Z) and A(D \\ Z), shape (d,).
     released_unlearned, released_retrained:
-        The trials: released models of each world, shape (N, d).
+        The trials: released models of each world, shape (N, d). Empty, (0, d), in the inputs
+        :meth:`Attack.features` and :meth:`Attack.score` receive (the models come as rows and
+        as features).
     noiseless_unlearned, noiseless_retrained:
         The trials' noiseless parameters: (d,) when trials are noise draws, (N, d) when every
-        trial retrains.
+        trial retrains ((0, d) beside empty released stacks).
     sigma, delta:
         The release's noise scale and the δ of the bounds.
     seed:
@@ -88,6 +101,51 @@ class AttackInputs:
     def forget_data(self) -> tuple[Tensor, Tensor]:
         return self.X[self.forget], self.y[self.forget]
 
+    @property
+    def every_trial_retrains(self) -> bool:
+        """Whether the trials are trainings (retrain mode) rather than noise draws around one model."""
+        return self.noiseless_unlearned.ndim == 2
+
+    def worlds(self) -> dict[str, ModelRows]:
+        """The models of these inputs by world (:data:`WORLDS`): the two released stacks, and
+        the shadow stacks that are present."""
+        retrains = self.every_trial_retrains
+        out = {"unlearned": ModelRows(self.released_unlearned, self.noiseless_unlearned if retrains else None),
+               "retrained": ModelRows(self.released_retrained, self.noiseless_retrained if retrains else None)}
+        for side in ("shadows_in", "shadows_out"):
+            if getattr(self, side) is not None:
+                out[side] = ModelRows(getattr(self, side))
+        return out
+
+    def without_models(self) -> AttackInputs:
+        """These inputs with empty model stacks: the shared part that features and scores read."""
+        empty = self.theta_original.new_empty((0, self.theta_original.shape[-1]))
+        return replace(self, released_unlearned=empty, released_retrained=empty,
+                       noiseless_unlearned=empty if self.every_trial_retrains else self.noiseless_unlearned,
+                       noiseless_retrained=empty if self.every_trial_retrains else self.noiseless_retrained,
+                       shadows_in=None, shadows_out=None)
+
+
+#: The worlds whose models an attack scores: the trials of both worlds, and the shadow models
+#: trained with Z then unlearned ("in") and trained without Z ("out").
+WORLDS = ("unlearned", "retrained", "shadows_in", "shadows_out")
+
+
+@dataclass(frozen=True)
+class ModelRows:
+    """A block of models of one world: released parameters (n, d) and, when every trial
+    retrains, their noiseless parameters (n, d) (None for noise draws and shadow models)."""
+
+    released: Tensor
+    noiseless: Tensor | None = None
+
+    def __len__(self) -> int:
+        return int(self.released.shape[0])
+
+
+#: Features of the models of every world: world -> feature name -> array with one row per model.
+Features = Mapping[str, Mapping[str, np.ndarray]]
+
 
 @dataclass(frozen=True)
 class AttackOutcome:
@@ -103,6 +161,9 @@ class Attack(ABC):
 
     Class attributes: ``name`` (the ``--attacks`` key), ``title``, ``description`` (what a
     score is, for the report), ``needs`` (a subset of :data:`NEEDS`).
+
+    A subclass implements :meth:`features` and :meth:`score` (the models are then never shipped:
+    only their features), or only :meth:`run` (its features are the parameters).
     """
 
     name: ClassVar[str]
@@ -110,9 +171,59 @@ class Attack(ABC):
     description: ClassVar[str]
     needs: ClassVar[frozenset[str]] = frozenset()
 
-    @abstractmethod
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        halves = cls.features is not Attack.features, cls.score is not Attack.score
+        if halves[0] != halves[1]:
+            raise TypeError(f"{cls.__name__} implements {'features' if halves[0] else 'score'} without "
+                            f"{'score' if halves[0] else 'features'}: an attack implements both, or only run")
+
+    @classmethod
+    def ships_models(cls) -> bool:
+        """Whether this attack's features are the parameters themselves (it implements only run)."""
+        return cls.features is Attack.features
+
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """What this attack reads of each model of ``models``: arrays with one row per model.
+
+        ``inputs`` holds the shared part (:meth:`AttackInputs.without_models`: data, the audit's
+        own models, σ, the seed, the shadow count in ``settings``). The rows must be a pure function of
+        each model and ``inputs``, never a statistic over the block: the audit computes them in
+        blocks of its choosing, on other machines, and concatenates them. Default: the released
+        parameters (and the noiseless ones when every trial retrains), for an attack that
+        implements only :meth:`run`."""
+        out = {"released": to_numpy(models.released)}
+        if models.noiseless is not None:
+            out["noiseless"] = to_numpy(models.noiseless)
+        return out
+
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        """The outcome from the features of every model, by world (:data:`WORLDS`; the shadow
+        worlds only for an attack that needs them). Default (an attack that implements only
+        :meth:`run`): the parameters are stacked back and :meth:`run` scores them."""
+        device, dtype = inputs.theta_original.device, inputs.theta_original.dtype
+
+        def stack(world: str, name: str) -> Tensor:
+            return torch.as_tensor(features[world][name], dtype=dtype, device=device)
+
+        retrains = "noiseless" in features["unlearned"]
+        models = dict(released_unlearned=stack("unlearned", "released"),
+                      released_retrained=stack("retrained", "released"))
+        if retrains:
+            models.update(noiseless_unlearned=stack("unlearned", "noiseless"),
+                          noiseless_retrained=stack("retrained", "noiseless"))
+        for side in ("shadows_in", "shadows_out"):
+            if side in features:
+                models[side] = stack(side, "released")
+        return self.run(replace(inputs, **models))
+
     def run(self, inputs: AttackInputs) -> AttackOutcome:
-        """Score every released model of both worlds."""
+        """Score every released model of both worlds: :meth:`features` of each world's models,
+        then :meth:`score`."""
+        if type(self).ships_models():
+            raise NotImplementedError(f"{type(self).__name__} implements neither run nor features and score")
+        shared = inputs.without_models()
+        return self.score(shared, {world: self.features(shared, rows) for world, rows in inputs.worlds().items()})
 
 
 def to_numpy(t: Any) -> np.ndarray:

@@ -16,6 +16,7 @@ that "passes" them has not shown anything.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Callable
@@ -33,7 +34,6 @@ from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
-from audit.trials import TrialSet, make_trials
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.objective import Objective
@@ -86,11 +86,48 @@ class TrialPlan:
     sized_for_ceiling: float | None = None
 
 
+@dataclass(frozen=True)
+class ExecutionSettings:
+    """Where the shards run (:mod:`audit.executors`) and where finished ones are kept."""
+
+    executor: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
+    shard_size: int | None = None
+    resume: str | None = None
+
+
+#: Shards per worker when the shard size is left to the audit (some slack for uneven workers),
+#: and the largest automatic shard (what a killed worker can lose, in granules).
+SHARDS_PER_WORKER, MAX_AUTO_GRANULES = 4, 16
+
+
+def shard_size_for(n: int, granule: int, settings: ExecutionSettings, workers: int) -> int:
+    """Trials per shard: the configured size rounded up to the granule; else the whole role in one
+    shard locally without a run directory, and about :data:`SHARDS_PER_WORKER` shards per worker
+    (at most :data:`MAX_AUTO_GRANULES` granules each) otherwise."""
+    from audit.shards import round_to_granule
+
+    if settings.shard_size is not None:
+        return round_to_granule(settings.shard_size, granule)
+    if settings.executor == "local" and settings.resume is None:
+        return round_to_granule(n, granule)
+    size = round_to_granule(-(-n // (SHARDS_PER_WORKER * max(1, workers))), granule)
+    return min(size, MAX_AUTO_GRANULES * granule)
+
+
 def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan, shadow_models_: int,
-                confidence: float, relearn_max_steps: int, seed: int, tick: Tick) -> schema.Attacks:
+                confidence: float, relearn_max_steps: int, seed: int, tick: Tick,
+                execution: ExecutionSettings = ExecutionSettings()) -> schema.Attacks:
     """Run the selected attacks and their positive control; return the report's ``attacks`` section.
 
+    The trials (and shadow models) are made and read shard by shard (:mod:`audit.shards`) on the
+    configured executor (:mod:`audit.executors`); the attacks score the gathered features here.
     Raises :class:`DegenerateTrials` when every released model of each world is the same."""
+    from audit.executors import Execution, execute, make_executor
+    from audit.shards import ShardContext, features_of, gather, identical_copies, plan_shards
+    from audit.trials import progress_group
+
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
     # the trial stacks are the audit's largest allocation and their size is known now: refuse a
@@ -102,55 +139,52 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
                        width=activation_width(setup.objective, setup.X), train_records=int(setup.X.shape[0]),
                        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
                        ceiling=plan.sized_for_ceiling)
+    settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
+    sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
+    granule = progress_group(setup.objective, setup.X, None)
+    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(attacks), mode=plan.mode, seed=seed, settings=settings,
+                       sizes=sizes, granule=granule, smoothness=setup.smoothness() if "smoothness" in needs else None)
+    executor = make_executor(execution.executor, execution.workers, address=execution.ray_address,
+                             device=setup.theta_original.device.type)
+    size = shard_size_for(max(sizes.values()), granule, execution, executor.workers)
+    shards = [shard for role, n in sizes.items() for shard in plan_shards(role, n, size, granule)]
+    store = None
+    if execution.resume is not None:
+        from audit.runstore import RunStore
+
+        store = RunStore(execution.resume, ctx.key())
     tick("trials", 0, plan.n_trials)
-    trial_set = _trial_set(setup, plan.mode, plan.n_trials, child_seed(seed, "trials"),
-                           lambda done, total: tick("trials", done, total))
-    problem = trial_set.degenerate()
-    if problem is not None:
-        raise DegenerateTrials(problem)
-    shadows = None
-    if "shadows" in needs:
-        tick("shadows", 0, shadow_models_)
-        shadows = _trial_set(setup, plan.mode, shadow_models_, child_seed(seed, "shadows"),
-                             lambda done, total: tick("shadows", done, total))
-    common = dict(objective=setup.objective, X=setup.X, y=setup.y, forget=setup.forget,
-                  X_unseen=setup.X_unseen, y_unseen=setup.y_unseen, theta_original=setup.theta_original,
-                  theta_retrained=setup.theta_retrained, released_retrained=trial_set.retrained,
-                  noiseless_retrained=trial_set.theta_retrained, sigma=setup.sigma, delta=setup.delta,
-                  settings={"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps},
-                  shadows_out=None if shadows is None else shadows.retrained,
-                  smoothness=setup.smoothness() if "smoothness" in needs else None)
-    game = dict(common, theta_unlearned=setup.theta_unlearned, released_unlearned=trial_set.unlearned,
-                noiseless_unlearned=trial_set.theta_unlearned,
-                shadows_in=None if shadows is None else shadows.unlearned)
-    control = dict(common, theta_unlearned=setup.theta_original, released_unlearned=trial_set.original,
-                   noiseless_unlearned=trial_set.theta_original,
-                   shadows_in=None if shadows is None else shadows.original)
+    if "shadows" in sizes:
+        tick("shadows", 0, sizes["shadows"])
+    results, resumed = execute(ctx, shards, executor, store=store, tick=tick)
+    gathered = {role: gather(results, role) for role in sizes}
+    if identical_copies(gathered["trials"]):
+        n = plan.n_trials
+        raise DegenerateTrials(f"all {n} released models of each world are identical ({plan.mode} mode, "
+                               f"sigma = {setup.sigma:.4g}): nothing random separates the trials, so an attack "
+                               "would only compare two fixed parameter vectors")
     bound_seed = child_seed(seed, "bound")
     each = per_attack_confidence(confidence, len(classes))
-    results: dict[str, schema.AttackResult] = {}
+    results_: dict[str, schema.AttackResult] = {}
     controls: dict[str, tuple[float, float]] = {}
     for i, cls in enumerate(classes):
         tick("attacks", i, len(classes))
-        outcome = cls().run(AttackInputs(seed=child_seed(seed, cls.name), **game))
-        results[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, outcome.details,
-                                    delta=setup.delta, confidence=each, seed=bound_seed)
-        outcome = cls().run(AttackInputs(seed=child_seed(seed, cls.name + "/control"), **control))
+        outcome = cls().score(ctx.inputs(cls, "game"), features_of(gathered, cls.name, "game"))
+        results_[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, outcome.details,
+                                     delta=setup.delta, confidence=each, seed=bound_seed)
+        outcome = cls().score(ctx.inputs(cls, "control"), features_of(gathered, cls.name, "control"))
         controls[cls.name] = _control(outcome.scores_unlearned, outcome.scores_retrained, delta=setup.delta,
                                       confidence=each, seed=bound_seed)
     tick("attacks", len(classes), len(classes))
+    execution_ = Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
+                           shards=len(shards), resumed=[s.name for s in resumed], run_directory=execution.resume)
     return schema.Attacks(
-        trials=_trials(trial_set, plan, seed, confidence, each, setup.delta),
-        attacks=results,
-        comparison=_comparison(setup, results),
+        trials=_trials(gathered["trials"], setup, plan, seed, confidence, each),
+        attacks=results_,
+        comparison=_comparison(setup, results_),
         positive_control=_positive_control(controls),
+        execution=schema.Execution(**dataclasses.asdict(execution_)),
     )
-
-
-def _trial_set(setup: AttackSetup, mode: str, n: int, seed: int, progress) -> TrialSet:
-    return make_trials(mode, setup.method, setup.forget, setup.sigma, n, seed, init=setup.init,
-                       theta_unlearned=setup.theta_unlearned, theta_retrained=setup.theta_retrained,
-                       theta_original=setup.theta_original, progress=progress)
 
 
 def _control(su, sr, *, delta: float, confidence: float, seed: int) -> tuple[float, float]:
@@ -204,12 +238,20 @@ def per_attack_confidence(confidence: float, n_attacks: int) -> float:
     return 1.0 - (1.0 - confidence) / (STATEMENTS_PER_ATTACK * max(1, n_attacks))
 
 
-def _trials(trial_set: TrialSet, plan: TrialPlan, seed: int, confidence: float, each: float,
-            delta: float) -> schema.Trials:
-    return schema.Trials(**trial_set.describe(), mode_reason=plan.reason, sized_for_ceiling=plan.sized_for_ceiling,
-                         ceiling=strategy_ceiling(trial_set.n_trials, delta, each),
-                         n_per_world=trial_set.n_trials, root_seed=seed, confidence=confidence,
-                         per_attack_confidence=each, delta=delta)
+def _trials(trials: dict, setup: AttackSetup, plan: TrialPlan, seed: int, confidence: float,
+            each: float) -> schema.Trials:
+    from audit.shards import spread
+    from audit.trials import SEED_SCHEME
+
+    theta = setup.theta_original
+    return schema.Trials(mode=plan.mode, n_trials=plan.n_trials, seed=child_seed(seed, "trials"), sigma=setup.sigma,
+                         path=str(trials["path"]), seed_scheme=SEED_SCHEME, dim=int(theta.numel()),
+                         device=str(theta.device), dtype=str(theta.dtype).removeprefix("torch."),
+                         spread_unlearned=spread(trials, "unlearned"), spread_retrained=spread(trials, "retrained"),
+                         mode_reason=plan.reason, sized_for_ceiling=plan.sized_for_ceiling,
+                         ceiling=strategy_ceiling(plan.n_trials, setup.delta, each),
+                         n_per_world=plan.n_trials, root_seed=seed, confidence=confidence,
+                         per_attack_confidence=each, delta=setup.delta)
 
 
 def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int) -> schema.AttackResult:

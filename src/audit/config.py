@@ -203,6 +203,18 @@ FIELDS: tuple[Field, ...] = (
     Field("dtype", "float64", Choice(("float64", "float32")), "Precision of the parameters.", "run"),
     Field("threads", "auto", ThreadCount(), "CPU threads for torch: auto (1 for small problems, else every "
           "available CPU) or a count.", "run"),
+    Field("executor", "local", Choice(("local", "processes", "ray")),
+          "Where trials and shadow models run: local (this process), processes (local worker processes) or ray "
+          "(a Ray cluster: pip install \"unlearn-audit[ray]\").", "run"),
+    Field("workers", None, Optional(Integer(1, 4096), "for every CPU (local: 1)"),
+          "Worker processes, or a local Ray cluster's CPUs.", "run"),
+    Field("ray_address", None, Optional(Text(), "for a local cluster started for the run"),
+          "Address of a running Ray cluster (with executor ray).", "run"),
+    Field("shard_size", None, Optional(Integer(1, 10_000_000), "to choose"),
+          "Trials per shard (rounded up to a multiple of 64); results do not depend on it.", "run"),
+    Field("resume", None, Optional(Text(), "for no run directory"),
+          "Run directory: every finished shard is kept there and a rerun skips it (created if missing; refused "
+          "if made by another configuration).", "run"),
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),
@@ -262,6 +274,11 @@ def _validate(self: Any) -> Any:
     if "pca_components" in self.feature_map and self.pca_components is not None:
         raise InvalidInput("feature_map", "pca_components set once (here or as pca_components)",
                            self.feature_map["pca_components"])
+    if self.ray_address is not None and self.executor != "ray":
+        raise InvalidInput("ray_address", "used only with executor = ray", self.ray_address)
+    if self.executor == "local" and self.workers not in (None, 1):
+        raise InvalidInput("workers", "1 or unset with executor = local (use processes or ray for more)",
+                           self.workers)
     if self.budget_epsilon is not None and self.requests == 1:
         raise InvalidInput("budget_epsilon", "used with requests > 1 (the ledger composes several releases)",
                            self.budget_epsilon)

@@ -9,6 +9,7 @@ its certificate means from the certificate's kind.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from audit import findings as rules
 from audit.attacking import (
     AttackSetup,
     DegenerateTrials,
+    ExecutionSettings,
     TrialPlan,
     child_seed,
     precheck_run,
@@ -140,8 +142,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     n = int(X.shape[0])
     tick("data", 1, 1)
 
-    def init(generator: torch.Generator) -> Tensor:
-        return init_parameters(objective, generator, dtype).to(device)
+    # a partial of a module-level function, not a closure: it travels to worker processes
+    init = functools.partial(_initial_point, objective, dtype, device)
 
     theta0 = init(torch.Generator().manual_seed(seeds["init"]))
     method = build_method(config, objective, seeds)
@@ -237,7 +239,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
             attack_results = run_attacks(
                 setup, attacks=config.attacks, plan=plan, shadow_models_=config.shadow_models,
                 confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"],
-                tick=tick)
+                tick=tick, execution=ExecutionSettings(config.executor, config.workers, config.ray_address,
+                                                       config.shard_size, config.resume))
         except DegenerateTrials as exc:
             refused = str(exc)
         timings["attacks_s"] = time.perf_counter() - t0
@@ -293,6 +296,11 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
 
 
 # ----------------------------------------------------------------------------------------
+def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
+    """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
+    return init_parameters(objective, generator, dtype).to(device)
+
+
 def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
     """The trial count: ``trials``, or the fewest that reach ``target_ceiling`` (said in the report)."""
     if config.target_ceiling is None:

@@ -1026,7 +1026,8 @@ class Trials(_Section):
     device: Text
     dtype: Literal["float64", "float32"]
     spread_unlearned: NonNegFloat
-    """Root-mean-square distance of the unlearned world's releases from their mean (0: identical copies)."""
+    """Root-mean-square distance of the unlearned world's releases from that world's own noiseless model (the
+    audit's U(A(D), D, Z): in noise mode the centre of the releases, so about sigma * sqrt(d))."""
     spread_retrained: NonNegFloat
     ceiling: ExtNonNegNoNan
     """The largest bound a perfectly separating attack could prove with these trials (default strategy)."""
@@ -1074,12 +1075,28 @@ class PositiveControl(_Section):
     """False when no attack proves anything about the original model: a pass then means nothing."""
 
 
+class Execution(_Section):
+    """Where the trials and shadow models ran (audit.executors); the scores do not depend on it."""
+
+    executor: Literal["local", "processes", "ray"]
+    workers: PosCount
+    shard_size: PosCount
+    """Trials per shard (a multiple of the block of models computed together)."""
+    shards: PosCount
+    resumed: list[Text]
+    """Shards read back from the run directory instead of computed, e.g. trials[0:64)."""
+    run_directory: Text | None
+    """The run directory (resume), or null."""
+
+
 class Attacks(_Section):
     trials: Trials
     attacks: dict[AttackName, AttackResult]
     """One entry per attack that ran, by name (built-in or plug-in)."""
     comparison: Comparison
     positive_control: PositiveControl
+    execution: Execution | None = None
+    """Where the trials ran (absent from reports written before sharded execution)."""
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""The run directory of a resumable audit: one file per finished shard, keyed by the run's digest.
+
+``audit run --resume DIR`` keeps every finished shard (:mod:`audit.shards`) in DIR as it
+arrives, so a killed run loses only the shards in flight, and a second run with the same
+configuration skips what is there. Layout::
+
+    DIR/run.json                       {"key": <digest of everything the shards depend on>, ...}
+    DIR/<key[:16]>-trials-0-64.npz     one shard's features (numpy .npz, no pickles)
+
+Every file is written to a temporary name in DIR, flushed to disk and renamed into place
+(``os.replace`` is atomic on POSIX), so a file either is a whole shard or is absent. A directory
+made by another configuration (another key) is refused, never mixed. A shard file that cannot be
+read back (a disk error, an edit) is computed again and replaced, and the run says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from audit.shards import Shard
+from certify.errors import InvalidInput
+
+MANIFEST = "run.json"
+FORMAT = "unlearn-audit run directory 1"
+
+
+class RunStore:
+    """Finished shards of one run (``key``: :meth:`audit.shards.ShardContext.key`) in ``path``."""
+
+    def __init__(self, path: str | os.PathLike, key: str, *, field: str = "resume") -> None:
+        self.path, self.key, self.field = Path(path), key, field
+        if self.path.exists() and not self.path.is_dir():
+            raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
+        manifest = self.path / MANIFEST
+        if manifest.exists():
+            try:
+                found = json.loads(manifest.read_text())
+                other = found["key"] if found.get("format") == FORMAT else None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                other = None
+            if other is None:
+                raise InvalidInput(field, f"a run directory of unlearn-audit ({MANIFEST} unreadable or of another "
+                                   "format)", str(path))
+            if other != key:
+                raise InvalidInput(field, "the run directory of this configuration (it holds shards of run "
+                                   f"{other[:16]}, this run is {key[:16]}: another configuration, seed, data or "
+                                   "version); use a new directory", str(path))
+        else:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                if any(p.name != MANIFEST for p in self.path.iterdir()):
+                    raise InvalidInput(field, "a new or empty directory, or the run directory of this "
+                                       "configuration (this one holds other files)", str(path))
+                _atomic_write(manifest, json.dumps({"format": FORMAT, "key": key}, indent=2).encode())
+            except OSError as exc:
+                raise InvalidInput(field, "a writable directory for the run's finished shards",
+                                   str(path), hint=f"{type(exc).__name__}: {exc.strerror or exc}") from None
+
+    def file(self, shard: Shard) -> Path:
+        return self.path / f"{self.key[:16]}-{shard.role}-{shard.start}-{shard.stop}.npz"
+
+    def load(self, shard: Shard) -> dict[str, np.ndarray] | None:
+        """The stored result of ``shard``, or None when it is absent or unreadable."""
+        file = self.file(shard)
+        if not file.exists():
+            return None
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                return {name: data[name] for name in data.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+            return None
+
+    def save(self, shard: Shard, result: Mapping[str, np.ndarray]) -> None:
+        import io
+
+        buffer = io.BytesIO()
+        np.savez(buffer, **result)
+        _atomic_write(self.file(shard), buffer.getvalue())
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, whole or not at all: a temporary file in the same directory,
+    fsynced, then renamed over ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
