@@ -80,7 +80,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_expit
 
-from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows, to_numpy
 from attacks.lira import logit_confidence
 from certify.errors import InvalidInput, require_finite_array
 from unlearners.batched import batched_logits
@@ -452,22 +452,23 @@ class CompetitionMetric(Attack):
                    "competition's per-example epsilon (point estimates over single- and double-threshold "
                    "rules across the released models, Triantafillou et al. 2024) and its forget score")
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """``confidence``: the competition confidence of each released model on each forget
+        example, shape (n, m)."""
         Xf, yf = inputs.forget_data
         one = inputs.objective.n_outputs == 1
+        logits = batched_logits(inputs.objective, models.released, Xf)
+        return {"confidence": competition_confidence(to_numpy(logit_confidence(to_numpy(logits).astype(np.float64),
+                                                                               to_numpy(yf), one_logit=one)))}
 
-        def confs(thetas):
-            logits = batched_logits(inputs.objective, thetas, Xf)
-            return competition_confidence(to_numpy(logit_confidence(to_numpy(logits).astype(np.float64),
-                                                                    to_numpy(yf), one_logit=one)))
-
-        cu, cr = confs(inputs.released_unlearned), confs(inputs.released_retrained)  # (N, m) each
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        cu, cr = features["unlearned"]["confidence"], features["retrained"]["confidence"]  # (N, m) each
         m = cu.shape[1]
         positions = np.arange(m)
         if m > MAX_EXAMPLES:  # a seeded subset: ~20 ms per example at 1,000 models per world
             positions = np.sort(np.random.default_rng(inputs.seed).choice(m, MAX_EXAMPLES, replace=False))
         result = competition_metric(cu[:, positions], cr[:, positions])
-        mode = "retrain" if inputs.noiseless_unlearned.ndim == 2 else "noise"
+        mode = "retrain" if inputs.every_trial_retrains else "noise"
         details = result.to_dict()
         details["example_positions"] = positions.tolist()  # what the per-example lists refer to
         details["below_resolution_positions"] = [int(positions[i]) for i in details["below_resolution_positions"]]

@@ -78,7 +78,7 @@ import numpy as np
 import torch
 from scipy.special import log_ndtr, logsumexp
 
-from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary
 from certify.errors import InvalidInput, require_finite_array, require_integer, require_positive
@@ -97,6 +97,7 @@ __all__ = [
     "logit_confidence",
     "per_record_exposure",
     "phi_of_models",
+    "shadow_features",
     "ulira_attack",
     "ulira_example_scores",
     "ulira_scores",
@@ -969,12 +970,21 @@ def phi_of_models(objective: Any, thetas: Any, X: Any, y: Any, *, chunk: int = M
     return np.concatenate(parts, axis=0)
 
 
-def _shadows(inputs: AttackInputs, side: str) -> Any:
-    value = getattr(inputs, side)
-    if value is None or int(value.shape[0]) < 2:
+def shadow_features(features: Features, side: str, name: str) -> np.ndarray:
+    """Feature ``name`` of the shadow models of ``side`` ("shadows_in" or "shadows_out"), which
+    an attack that needs shadows requires at least 2 of."""
+    world = features.get(side)
+    if world is None or int(np.shape(world[name])[0]) < 2:
         raise InvalidInput(side, "at least 2 shadow models (the attack declares needs={'shadows'})",
-                           None if value is None else f"{int(value.shape[0])} model(s)")
-    return value
+                           None if world is None else f"{int(np.shape(world[name])[0])} model(s)")
+    return world[name]
+
+
+def _forget_phi(inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+    """``phi``: φ of each released model of ``models`` on the forget set, shape (n, m): the
+    features of the LiRA attacks (each row reads one model only)."""
+    Xf, yf = inputs.forget_data
+    return {"phi": phi_of_models(inputs.objective, models.released, Xf, yf)}
 
 
 def exposure_details(example_unlearned: np.ndarray, example_retrained: np.ndarray,
@@ -1006,17 +1016,14 @@ class ULiRA(Attack):
                    "log-likelihood ratio summed over the forget set")
     needs = frozenset({"shadows"})
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
-        Xf, yf = inputs.forget_data
-        shadows_in, shadows_out = _shadows(inputs, "shadows_in"), _shadows(inputs, "shadows_out")
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        return _forget_phi(inputs, models)
 
-        def phi(thetas):
-            return phi_of_models(inputs.objective, thetas, Xf, yf)
-
-        result = ulira_attack(phi(shadows_in), phi(shadows_out),
-                              phi(inputs.released_unlearned), phi(inputs.released_retrained))
-        details = {"shadow_models_per_side": int(shadows_in.shape[0]),
-                   "targets": int(Xf.shape[0]),
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        phi_in, phi_out = shadow_features(features, "shadows_in", "phi"), shadow_features(features, "shadows_out", "phi")
+        result = ulira_attack(phi_in, phi_out, features["unlearned"]["phi"], features["retrained"]["phi"])
+        details = {"shadow_models_per_side": int(phi_in.shape[0]),
+                   "targets": int(inputs.forget_data[0].shape[0]),
                    "score": "sum over the forget set of per-record log-likelihood ratios (a group test)",
                    "variance_model": result.variance.model,
                    "variance_choice": result.variance.to_dict()}
@@ -1034,15 +1041,12 @@ class LiRAOffline(Attack):
                    "-log p-value summed over the forget set")
     needs = frozenset({"shadows"})
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
-        Xf, yf = inputs.forget_data
-        shadows_out = _shadows(inputs, "shadows_out")
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        return _forget_phi(inputs, models)
 
-        def phi(thetas):
-            return phi_of_models(inputs.objective, thetas, Xf, yf)
-
-        result = lira_offline_attack(phi(shadows_out), phi(inputs.released_unlearned),
-                                     phi(inputs.released_retrained))
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        result = lira_offline_attack(shadow_features(features, "shadows_out", "phi"), features["unlearned"]["phi"],
+                                     features["retrained"]["phi"])
         details = {"shadow_models_out": result.n_shadow_out,
                    "targets": result.n_targets,
                    "score": "sum over the forget set of -log Pr[Z >= phi], Z ~ N(mu_out, sigma_out^2)",

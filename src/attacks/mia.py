@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows, to_numpy
 from attacks.roc import auroc
 from certify.errors import InvalidInput, require_finite_array, require_integer
 from unlearners.base import Unlearner
@@ -488,7 +488,13 @@ def population_mia(
 class MembershipInference(Attack):
     """The seed papers' population MIA on the original, unlearned and retrained models (noiseless
     and released), plus a black-box per-release score: the release's mean loss on Z (lower =
-    remembers), from which the ε bound is computed."""
+    remembers), from which the ε bound is computed.
+
+    The per-release score reads one number of each trial (its mean loss on Z: the only feature
+    shipped). The population MIA reads the audit's own three noiseless models, and each of them
+    released once with noise from this attack's own generator (seeded by ``inputs.seed``, drawn
+    in the order original, unlearned, retrained; only when σ is finite), not a trial: the
+    trials are never seen whole by :meth:`score`."""
 
     name = "mia"
     title = "Membership inference"
@@ -496,25 +502,27 @@ class MembershipInference(Attack):
                    "class-balanced, repeated stratified k-fold AUROC); epsilon bound from the forget-set "
                    "loss of each released model")
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """``forget_loss``: each released model's mean loss on Z, shape (n,)."""
+        Xf, yf = inputs.forget_data
+        return {"forget_loss": to_numpy(batched_per_sample_loss(inputs.objective, models.released, Xf, yf).mean(1))}
+
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         import torch
 
         Xf, yf = inputs.forget_data
         gen = torch.Generator().manual_seed(inputs.seed % 2**32)
-        original = (Unlearner.release(inputs.theta_original, inputs.sigma, gen)
-                    if math.isfinite(inputs.sigma) else None)
-        models = {"original": (inputs.theta_original, original),
-                  "unlearned": (inputs.theta_unlearned, inputs.released_unlearned[0]),
-                  "retrained": (inputs.theta_retrained, inputs.released_retrained[0])}
+        released = math.isfinite(inputs.sigma)
         population = {}
-        for name, (noiseless, released) in models.items():
+        # one generator, one draw per model in this order: the releases are a function of the seed alone
+        for name in ("original", "unlearned", "retrained"):
+            noiseless = getattr(inputs, "theta_" + name)
             entry = {"noiseless": self._population(inputs, noiseless, Xf, yf)}
-            if released is not None:
-                entry["released"] = self._population(inputs, released, Xf, yf)
+            if released:
+                entry["released"] = self._population(inputs, Unlearner.release(noiseless, inputs.sigma, gen), Xf, yf)
             population[name] = entry
-        su = -batched_per_sample_loss(inputs.objective, inputs.released_unlearned, Xf, yf).mean(1)
-        sr = -batched_per_sample_loss(inputs.objective, inputs.released_retrained, Xf, yf).mean(1)
-        return AttackOutcome(to_numpy(su), to_numpy(sr), {"population_auroc": population})
+        return AttackOutcome(-features["unlearned"]["forget_loss"], -features["retrained"]["forget_loss"],
+                             {"population_auroc": population})
 
     @staticmethod
     def _population(inputs: AttackInputs, theta, Xf, yf) -> dict:

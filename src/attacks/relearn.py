@@ -17,9 +17,12 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
-from attacks.base import Attack, AttackInputs, AttackOutcome
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows
 from certify.errors import InvalidInput, require_integer, require_positive
 from unlearners.objective import Objective
+
+CHUNK = 4096
+"""Models fine-tuned at once (bounds memory; the relearn summary's mean curve is summed by chunk)."""
 
 
 @dataclass
@@ -55,7 +58,7 @@ def relearn_time(
     target_loss: float,
     lr: float,
     max_steps: int = 200,
-    chunk: int = 4096,
+    chunk: int = CHUNK,
 ) -> RelearnResult:
     """Fine-tune every model in ``thetas`` (N, d) on Z until its forget loss ≤ ``target_loss``.
 
@@ -83,28 +86,15 @@ def relearn_time(
     """
     if thetas.ndim != 2:
         raise InvalidInput("thetas", "a 2-D stack (N models, d parameters)", tuple(thetas.shape))
-    if X_forget.shape[0] == 0 or X_forget.shape[0] != y_forget.shape[0]:
-        raise InvalidInput("forget set", "a non-empty set of records with one label each",
-                           (tuple(X_forget.shape), tuple(y_forget.shape)))
-    lr = require_positive("lr", lr)
-    max_steps = require_integer("max_steps", max_steps, 1)
+    lr, max_steps = _checked(X_forget, y_forget, lr, max_steps)
 
-    loss = vmap(objective.loss, in_dims=(0, None, None))
-    step = vmap(objective.grad, in_dims=(0, None, None))  # closed form for a linear model
     steps_all, curves = [], []
     for start in range(0, thetas.shape[0], chunk):
-        theta = thetas[start:start + chunk].clone()
-        reached = torch.full((theta.shape[0],), max_steps + 1, dtype=torch.long, device=theta.device)
-        curve = []
-        for t in range(max_steps + 1):
-            current = loss(theta, X_forget, y_forget)
-            curve.append(current.sum())
-            newly = (current <= target_loss) & (reached > max_steps)
-            reached[newly] = t
-            if t == max_steps or bool((reached <= max_steps).all()):
-                curve.extend([current.sum()] * (max_steps - t))
-                break
-            theta = theta - lr * step(theta, X_forget, y_forget)
+        reached, losses = _fine_tune(objective, thetas[start:start + chunk], X_forget, y_forget,
+                                     target_loss=target_loss, lr=lr, max_steps=max_steps, stop_early=True)
+        # the curve after the chunk stopped holds its last loss
+        curve = [current.sum() for current in losses]
+        curve.extend([curve[-1]] * (max_steps + 1 - len(losses)))
         steps_all.append(reached.cpu())
         curves.append(torch.stack(curve).cpu())
     steps = torch.cat(steps_all).numpy()
@@ -113,9 +103,63 @@ def relearn_time(
                          lr=lr, max_steps=int(max_steps), curve=[float(v) for v in mean_curve])
 
 
+def _checked(X_forget: Tensor, y_forget: Tensor, lr: float, max_steps: int) -> tuple[float, int]:
+    """``lr`` and ``max_steps`` validated, once the forget set is checked non-empty and labelled."""
+    if X_forget.shape[0] == 0 or X_forget.shape[0] != y_forget.shape[0]:
+        raise InvalidInput("forget set", "a non-empty set of records with one label each",
+                           (tuple(X_forget.shape), tuple(y_forget.shape)))
+    return require_positive("lr", lr), require_integer("max_steps", max_steps, 1)
+
+
+def _fine_tune(objective: Objective, thetas: Tensor, X_forget: Tensor, y_forget: Tensor, *, target_loss: float,
+               lr: float, max_steps: int, stop_early: bool) -> tuple[Tensor, list[Tensor]]:
+    """Fine-tune the rows of ``thetas`` together: (the first step at which each row's forget loss is
+    at most ``target_loss``, ``max_steps + 1`` when never; each row's forget loss at steps 0, 1, ...).
+
+    Every row follows its own descent, so its step count and losses do not depend on the other
+    rows. ``stop_early`` stops once every row reached the target (fewer losses are returned then:
+    which step that is depends on every row); otherwise all ``max_steps + 1`` losses are computed.
+    """
+    loss = vmap(objective.loss, in_dims=(0, None, None))
+    step = vmap(objective.grad, in_dims=(0, None, None))  # closed form for a linear model
+    theta = thetas.clone()
+    reached = torch.full((theta.shape[0],), max_steps + 1, dtype=torch.long, device=theta.device)
+    losses = []
+    for t in range(max_steps + 1):
+        current = loss(theta, X_forget, y_forget)
+        losses.append(current)
+        newly = (current <= target_loss) & (reached > max_steps)
+        reached[newly] = t
+        if t == max_steps or (stop_early and bool((reached <= max_steps).all())):
+            break
+        theta = theta - lr * step(theta, X_forget, y_forget)
+    return reached, losses
+
+
+def _mean_curve(steps: np.ndarray, losses: np.ndarray, max_steps: int, chunk: int,
+                device: torch.device) -> list[float]:
+    """:attr:`RelearnResult.curve` from every model's step count (N,) and whole loss curve
+    (N, max_steps + 1), as :func:`relearn_time` computes it with ``chunk``: each chunk of models
+    stops at the step where its last model reached the target and holds that loss after it
+    (summed in the same order, on ``device``, so the numbers are :func:`relearn_time`'s bit for bit)."""
+    curves = []
+    for start in range(0, steps.shape[0], chunk):
+        rows = torch.as_tensor(losses[start:start + chunk], device=device)
+        stop = min(int(steps[start:start + chunk].max()), max_steps)
+        curve = [rows[:, t].contiguous().sum() for t in range(stop + 1)]
+        curve.extend([curve[-1]] * (max_steps - stop))
+        curves.append(torch.stack(curve).cpu())
+    return [float(v) for v in (torch.stack(curves).sum(0) / steps.shape[0]).tolist()]
+
+
 class RelearnTime(Attack):
     """Relearn time as an attack: fewer fine-tuning steps to regain the original forget loss =
-    remembers more. The fixed step is 1/L (stable for an L-smooth loss)."""
+    remembers more. The fixed step is 1/L (stable for an L-smooth loss).
+
+    Features of a model: its step count and its whole forget-loss curve (all ``max_steps + 1``
+    steps, with no early stop: where a block of models would stop depends on the other models in
+    it), from which :meth:`score` rebuilds the summary's mean curve exactly as
+    :func:`relearn_time` on each world's stack."""
 
     name = "relearn"
     title = "Relearn time"
@@ -123,15 +167,34 @@ class RelearnTime(Attack):
                    "the original model's; fewer steps = remembers more")
     needs = frozenset({"smoothness"})
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
+    @staticmethod
+    def _settings(inputs: AttackInputs) -> tuple[float, float, int]:
+        """(target loss, step, max steps): the original model's forget loss, 1/L, the setting."""
         Xf, yf = inputs.forget_data
-        target = float(inputs.objective.loss(inputs.theta_original, Xf, yf))
-        lr = 1.0 / float(inputs.smoothness)
-        max_steps = int(inputs.settings.get("relearn_max_steps", 100))
-        ru = relearn_time(inputs.objective, inputs.released_unlearned, Xf, yf, target_loss=target, lr=lr,
-                          max_steps=max_steps)
-        rr = relearn_time(inputs.objective, inputs.released_retrained, Xf, yf, target_loss=target, lr=lr,
-                          max_steps=max_steps)
-        return AttackOutcome(-ru.steps.astype(float), -rr.steps.astype(float),
-                             {"unlearned": ru.summary(), "retrained": rr.summary()})
+        lr, max_steps = _checked(Xf, yf, 1.0 / float(inputs.smoothness),
+                                 int(inputs.settings.get("relearn_max_steps", 100)))
+        return float(inputs.objective.loss(inputs.theta_original, Xf, yf)), lr, max_steps
 
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """``steps`` (n,): relearn time of each model; ``curve`` (n, max_steps + 1): its forget loss
+        after each fine-tuning step."""
+        Xf, yf = inputs.forget_data
+        target, lr, max_steps = self._settings(inputs)
+        parts = [_fine_tune(inputs.objective, block, Xf, yf, target_loss=target, lr=lr, max_steps=max_steps,
+                            stop_early=False) for block in models.released.split(CHUNK)]
+        return {"steps": torch.cat([reached for reached, _ in parts]).cpu().numpy(),
+                "curve": torch.cat([torch.stack(losses, dim=1) for _, losses in parts]).cpu().numpy()}
+
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        target, lr, max_steps = self._settings(inputs)
+
+        def summary(world: str) -> dict:
+            steps = features[world]["steps"]
+            return RelearnResult(steps=steps, censored=steps > max_steps, target_loss=target, lr=lr,
+                                 max_steps=max_steps,
+                                 curve=_mean_curve(steps, features[world]["curve"], max_steps, CHUNK,
+                                                   inputs.theta_original.device)).summary()
+
+        return AttackOutcome(-features["unlearned"]["steps"].astype(float),
+                             -features["retrained"]["steps"].astype(float),
+                             {"unlearned": summary("unlearned"), "retrained": summary("retrained")})

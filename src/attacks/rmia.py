@@ -68,14 +68,14 @@ import numpy as np
 import torch
 from scipy.special import log_expit, logsumexp
 
-from attacks.base import Attack, AttackInputs, AttackOutcome
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows
 from attacks.lira import (
     _column_aurocs,
     _phi_matrix,
-    _shadows,
     exposure_details,
     logit_confidence,
     phi_of_models,
+    shadow_features,
 )
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, auroc
 from certify.errors import InvalidInput, require_finite, require_integer, require_positive
@@ -487,25 +487,30 @@ class _RmiaAttack(Attack):
     mode: str = "online"
     needs = frozenset({"shadows"})
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """``forget`` (n, m) and ``population`` (n, n_z): log p_y of each released model on the
+        forget records and on the population records (a seeded subset, the same for every block)."""
         limit = require_integer("rmia_population", inputs.settings.get("rmia_population", DEFAULT_POPULATION), 1)
         Xf, yf = inputs.forget_data
         Xz, yz = _population(inputs, limit)
-        shadows_out = _shadows(inputs, "shadows_out")
+        return {"forget": log_expit(phi_of_models(inputs.objective, models.released, Xf, yf)),
+                "population": log_expit(phi_of_models(inputs.objective, models.released, Xz, yz))}
+
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        def logp(world: str) -> LogProbs:
+            return LogProbs(features[world]["forget"], features[world]["population"])
+
+        n_out = int(shadow_features(features, "shadows_out", "forget").shape[0])
         # Offline, the "in" shadows only tune a (and a falls back to its default without them).
-        shadows_in = (_shadows(inputs, "shadows_in") if self.mode == "online" or inputs.shadows_in is not None
-                      else None)
-
-        def logp(thetas) -> LogProbs:
-            return LogProbs(log_expit(phi_of_models(inputs.objective, thetas, Xf, yf)),
-                            log_expit(phi_of_models(inputs.objective, thetas, Xz, yz)))
-
-        result = rmia_attack(None if shadows_in is None else logp(shadows_in), logp(shadows_out),
-                             logp(inputs.released_unlearned), logp(inputs.released_retrained), mode=self.mode)
+        with_in = self.mode == "online" or "shadows_in" in features
+        if with_in:
+            shadow_features(features, "shadows_in", "forget")
+        result = rmia_attack(logp("shadows_in") if with_in else None, logp("shadows_out"),
+                             logp("unlearned"), logp("retrained"), mode=self.mode)
         details: dict[str, Any] = {
             "mode": self.mode,
-            "shadow_models_per_side": int(shadows_out.shape[0]),
-            "targets": int(Xf.shape[0]),
+            "shadow_models_per_side": n_out,
+            "targets": int(inputs.forget_data[0].shape[0]),
             "population_records": result.n_population,
             "gamma": result.gamma,
             "score": "mean over the forget set of the fraction of population records z with "

@@ -14,15 +14,17 @@ from trials that are never scored: a direction built from the mean of the very t
 towards each of them, and on a null (both worlds i.i.d., true ε = 0, 500 trials per world) it
 gave a positive bound in 16 % of repetitions at d = 100 and in every repetition at d ≥ 1,000.
 So the first half of each world's trials builds the direction and only the second half is
-scored (:func:`held_out_split`).
+scored (:func:`held_out_split`); a score then depends on other trials, so in that mode the attack
+reads the trials' parameters themselves (its features, :class:`WhiteBox`), not one number each.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import Tensor
 
-from attacks.base import Attack, AttackInputs, AttackOutcome, to_numpy
+from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows, to_numpy
 from certify.errors import InvalidInput
 
 
@@ -63,24 +65,46 @@ def held_out_split(n: int) -> tuple[slice, slice]:
 
 
 class WhiteBox(Attack):
-    """The white-box distinguisher as an attack: projection of each release on u."""
+    """The white-box distinguisher as an attack: projection of each release on u.
+
+    With trials that are noise draws, u comes from the audit's own two noiseless models (in the
+    shared inputs), so the feature of a release is its projection score alone. When every trial
+    retrains, u is estimated from the first half of each world's trials and only the second half
+    is scored (:func:`held_out_split`): a model's score depends on which models build u, which
+    only :meth:`score` sees. So in retrain mode, and only there, the features are the
+    parameters themselves (each trial's released and noiseless rows, as for an attack that
+    implements only ``run``): the one built-in attack that ships models.
+    """
 
     name = "whitebox"
     title = "White-box distinguisher"
     description = ("projection of the released parameters on the direction between the two worlds' "
                    "noiseless parameters (white-box, Neyman-Pearson optimal)")
 
-    def run(self, inputs: AttackInputs) -> AttackOutcome:
-        nu, nr = inputs.noiseless_unlearned, inputs.noiseless_retrained
-        if nu.ndim == 2:  # every trial retrains: estimate the direction on trials that are not scored
-            (build_u, score_u), (build_r, score_r) = held_out_split(nu.shape[0]), held_out_split(nr.shape[0])
-            direction, midpoint, distance = whitebox_direction(nu[build_u], nr[build_r])
-            su = whitebox_scores(inputs.released_unlearned[score_u], direction, midpoint)
-            sr = whitebox_scores(inputs.released_retrained[score_r], direction, midpoint)
-            return AttackOutcome(to_numpy(su), to_numpy(sr), {
-                "distance": distance, "direction_from_trials": int(build_u.stop + build_r.stop),
-                "scored_trials": int(su.shape[0] + sr.shape[0])})
-        direction, midpoint, distance = whitebox_direction(nu, nr)
-        su = whitebox_scores(inputs.released_unlearned, direction, midpoint)
-        sr = whitebox_scores(inputs.released_retrained, direction, midpoint)
-        return AttackOutcome(to_numpy(su), to_numpy(sr), {"distance": distance})
+    def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
+        """Noise mode: ``score`` (n,), each release's projection on u. Retrain mode: ``released``
+        and ``noiseless`` (n, d), the parameters (u is built from trials, in :meth:`score`)."""
+        if inputs.every_trial_retrains:
+            return super().features(inputs, models)
+        direction, midpoint, _ = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
+        return {"score": to_numpy(whitebox_scores(models.released, direction, midpoint))}
+
+    def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
+        if not inputs.every_trial_retrains:
+            _, _, distance = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
+            return AttackOutcome(features["unlearned"]["score"], features["retrained"]["score"],
+                                 {"distance": distance})
+        device, dtype = inputs.theta_original.device, inputs.theta_original.dtype
+
+        def stack(world: str, name: str) -> Tensor:
+            return torch.as_tensor(features[world][name], dtype=dtype, device=device)
+
+        # every trial retrains: estimate the direction on trials that are not scored
+        nu, nr = stack("unlearned", "noiseless"), stack("retrained", "noiseless")
+        (build_u, score_u), (build_r, score_r) = held_out_split(nu.shape[0]), held_out_split(nr.shape[0])
+        direction, midpoint, distance = whitebox_direction(nu[build_u], nr[build_r])
+        su = whitebox_scores(stack("unlearned", "released")[score_u], direction, midpoint)
+        sr = whitebox_scores(stack("retrained", "released")[score_r], direction, midpoint)
+        return AttackOutcome(to_numpy(su), to_numpy(sr), {
+            "distance": distance, "direction_from_trials": int(build_u.stop + build_r.stop),
+            "scored_trials": int(su.shape[0] + sr.shape[0])})

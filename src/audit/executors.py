@@ -200,10 +200,11 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 if self.address:
-                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING)
                 else:
                     ray.init(num_cpus=self.workers, num_gpus=int(self.gpus_per_shard > 0) or None,
-                             include_dashboard=False, log_to_driver=False)
+                             include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise InvalidInput("ray_address", "the address of a running Ray cluster (ray start --head prints "
                                    "it), or none to start a local one", self.address,

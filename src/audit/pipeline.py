@@ -59,7 +59,7 @@ from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
 STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "shadows",
-          "attacks")
+          "shards", "attacks")
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
@@ -72,7 +72,9 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         A validated :class:`AuditConfig` (validated again here: a library caller may have
         mutated it).
     progress:
-        Optional callback ``progress(stage, done, total)``; stages are :data:`STAGES`.
+        Optional callback ``progress(stage, done, total)``; stages are :data:`STAGES`. While
+        the trials run, ``"shards"`` counts finished shards and ``"trials"``/``"shadows"`` the
+        models made (:class:`audit.progress.Throughput` turns them into a rate and an ETA).
     salt:
         Secret salt (≥ 16 bytes) of the deletion-request commitment. ``None`` draws 32 random
         bytes; read them back from ``report.commitment_salt`` (never serialised) to open the

@@ -28,6 +28,8 @@ from audit.shards import Shard
 from certify.errors import InvalidInput
 
 MANIFEST = "run.json"
+#: Prefix of a file being written (renamed into place when whole).
+PARTIAL = ".partial-"
 FORMAT = "unlearn-audit run directory 1"
 
 
@@ -52,6 +54,8 @@ class RunStore:
                 raise InvalidInput(field, "the run directory of this configuration (it holds shards of run "
                                    f"{other[:16]}, this run is {key[:16]}: another configuration, seed, data or "
                                    "version); use a new directory", str(path))
+            for stale in self.path.glob(PARTIAL + "*"):  # half-written by a killed run: never a shard
+                stale.unlink(missing_ok=True)
         else:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -88,7 +92,7 @@ class RunStore:
 def _atomic_write(path: Path, data: bytes) -> None:
     """``data`` at ``path``, whole or not at all: a temporary file in the same directory,
     fsynced, then renamed over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=path.suffix)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=PARTIAL, suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     VERIFY_FAILED = 3   #: a signature or a commitment did not verify
     NOT_CERTIFIED = 4   #: no certificate: the method has no theorem, or a condition failed
     UNUSABLE = 5        #: the unlearned model failed (departs from retraining, or at chance)
+    WORKER_FAILED = 6   #: a worker failed on one shard on every attempt (the shard is named)
     INTERNAL = 70       #: a bug: one line (AUDIT_DEBUG=1 shows the traceback)
     INTERRUPTED = 130   #: SIGINT (Ctrl-C): 128 + 2, nothing half-written
     TERMINATED = 143    #: SIGTERM: 128 + 15, nothing half-written
@@ -39,6 +40,8 @@ EXIT_MEANING = {
     ExitCode.VERIFY_FAILED: "a signature or a deletion commitment did not verify (one sentence)",
     ExitCode.NOT_CERTIFIED: "not certified: the method has no theorem, or a condition of its theorem failed",
     ExitCode.UNUSABLE: "unusable: the unlearned model departs from retraining, or is at chance",
+    ExitCode.WORKER_FAILED: "a worker failed on the same shard twice (one sentence naming the shard; with --resume "
+                            "the finished shards are kept and a rerun skips them)",
     ExitCode.INTERNAL: "internal error (one line; AUDIT_DEBUG=1 shows the traceback)",
     ExitCode.INTERRUPTED: "SIGINT (Ctrl-C): one line, clean-up, then the process ends by the signal (a shell shows "
                           "130); nothing half-written",

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Optional
 import typer
 from rich.markup import escape
 
-from audit.cli.application import command
+from audit.cli.application import command, fail
 from audit.cli.exits import VERDICT_EXIT, ExitCode
 from certify.errors import InvalidInput
 
@@ -106,7 +106,8 @@ RENAMES = {"private_key_path": "--sign-key"}
 
 def run(**params: Any) -> None:
     """Run one audit: learn, certify, unlearn, retrain, compare, report."""
-    from audit.cli.show import Stages, console, nothing_saved, summary
+    from audit.cli.show import Stages, console, library_notes, nothing_saved, summary
+    from audit.executors import ShardFailed
     from audit.config import AuditConfig
     from audit.pipeline import STAGES
     from audit.pipeline import run as run_audit
@@ -136,11 +137,14 @@ def run(**params: Any) -> None:
     # Entered before the work: --out is validated and locked now, so a second run into it is
     # refused at start-up; leaving the block for any reason removes what was staged.
     with target if target is not None else nullcontext():
-        with Stages(err, STAGES, quiet=quiet) as stages:
+        with Stages(err, STAGES, quiet=quiet) as stages, library_notes(err, quiet=quiet):
             try:
                 report = run_audit(cfg, progress=stages.progress, salt=salt)
             except InvalidInput as exc:  # found by the data or the method: name the flag all the same
                 raise _named(exc, given, config_path) from None
+            except ShardFailed as exc:  # a worker died twice on one shard: say which, keep what finished
+                kept = f"; the finished shards are kept in {cfg.resume}" if cfg.resume else ""
+                fail(f"{exc}{kept}", ExitCode.WORKER_FAILED)
         written = []
         if target is not None:
             # A salt given from the directory being replaced is carried into the new set, not lost with it.

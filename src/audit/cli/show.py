@@ -7,15 +7,19 @@ width rather than Rich's 80-column default for files, so nothing is wrapped mid-
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+
+from audit.progress import Throughput
 
 #: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
 PIPE_WIDTH = 160
@@ -40,14 +44,15 @@ class Stages:
         self.started: dict[str, float] = {}
         self.finished: set[str] = set()
         self.t0 = time.perf_counter()
+        self.throughput = Throughput()
 
     def __enter__(self) -> Stages:
         if not self.quiet and self.err.is_terminal:
             self.bar = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                                console=self.err, transient=True)
+                                TextColumn("{task.fields[rate]}"), console=self.err, transient=True)
             self.bar.__enter__()
-            self.tasks = {s: self.bar.add_task(s, total=1, visible=False) for s in self.stages}
+            self.tasks = {s: self.bar.add_task(s, total=1, visible=False, rate="") for s in self.stages}
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -57,8 +62,14 @@ class Stages:
     def progress(self, stage: str, done: int, total: int) -> None:
         now = time.perf_counter()
         self.started.setdefault(stage, now)
+        self.throughput.update(stage, done, total)
+        rate = self.throughput.rate
         if self.bar is not None:
-            self.bar.update(self.tasks[stage], completed=done, total=max(total, 1), visible=True)
+            note = f"{rate:.3g} models/s" if stage == "shards" and rate is not None else ""
+            self.bar.update(self.tasks[stage], completed=done, total=max(total, 1), visible=True, rate=note)
+        elif not self.quiet and stage == "shards" and total > 1 and 0 < done < total:
+            # a long run piped into a log: one line per finished shard, with the rate and the time left
+            self.err.print(f"[{now - self.t0:7.1f}s] {self.throughput.line()}", highlight=False, soft_wrap=True)
         elif not self.quiet and done >= total and stage not in self.finished:
             self.finished.add(stage)
             count = f" ({done}/{total})" if total > 1 else ""
@@ -129,3 +140,32 @@ def summary(err: Console, report: Any) -> None:
 def nothing_saved(err: Console) -> None:
     err.print("nothing was saved (no --out): rerun with --out DIR to keep report.json, report.html and the "
               "commitment salt, or --json to print the report", highlight=False, soft_wrap=True)
+
+
+class NotesHandler(logging.Handler):
+    """The library's notes (logger ``unlearn_audit``: shards resumed, a worker retried) as lines on stderr."""
+
+    def __init__(self, err: Console) -> None:
+        super().__init__(logging.INFO)
+        self.err = err
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.err.print(f"{record.levelname.lower()}: {escape(record.getMessage())}", highlight=False,
+                       soft_wrap=True)
+
+
+@contextmanager
+def library_notes(err: Console, *, quiet: bool):
+    """Show the library's notes on ``err`` while the block runs (nothing when ``quiet``)."""
+    logger = logging.getLogger("unlearn_audit")
+    if quiet:
+        yield
+        return
+    handler, level = NotesHandler(err), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
