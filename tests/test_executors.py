@@ -125,3 +125,25 @@ def test_a_run_killed_half_way_resumes_to_the_uninterrupted_report(tmp_path):
     skipped = json.loads(resumed.stdout)["attacks"]["execution"]["resumed"]
     assert len(skipped) == len(done)
     assert "skipped: " + ", ".join(skipped) in resumed.stderr
+
+
+def test_a_killed_worker_process_is_replaced_and_its_shards_run_again(local_report, caplog):
+    """SIGKILL one worker as soon as the first shard is back: the pool breaks, the shards it held
+    are run again in a new pool, and the report is the uninterrupted one."""
+    import logging
+    import multiprocessing
+
+    killed = []
+
+    def progress(stage, done, total):
+        if stage == "shards" and done >= 1 and not killed:
+            workers = multiprocessing.active_children()
+            if workers:
+                workers[0].kill()
+                killed.append(workers[0].pid)
+
+    with caplog.at_level(logging.WARNING, logger="unlearn_audit"):
+        report = audit.run(AuditConfig(**SMALL, executor="processes", workers=2, shard_size=64), progress,
+                           salt=SALT).to_json_dict()
+    assert killed and "running it again (attempt 2 of 2)" in caplog.text
+    assert _scored(report) == _scored(local_report)

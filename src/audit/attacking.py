@@ -142,7 +142,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
     sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
     granule = progress_group(setup.objective, setup.X, None)
-    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(attacks), mode=plan.mode, seed=seed, settings=settings,
+    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(classes), mode=plan.mode, seed=seed, settings=settings,
                        sizes=sizes, granule=granule, smoothness=setup.smoothness() if "smoothness" in needs else None)
     executor = make_executor(execution.executor, execution.workers, address=execution.ray_address,
                              device=setup.theta_original.device.type)

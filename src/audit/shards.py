@@ -32,7 +32,6 @@ import torch
 from torch import Tensor
 
 from attacks.base import AttackInputs, ModelRows, to_numpy
-from attacks.registry import get_attack
 from certify.errors import InvalidInput
 
 ROLES = ("trials", "shadows")
@@ -81,6 +80,9 @@ def round_to_granule(size: int, granule: int) -> int:
 class ShardContext:
     """Everything a worker needs to compute any shard of one audit (pickled once per worker).
 
+    ``attacks`` are the attack classes themselves, not their names: an attack registered in the
+    driver's process (``attacks.registry.register``) is unknown to a fresh worker, so the class
+    travels with the context (cloudpickle: by reference when importable, else by value).
     ``setup`` is the attack stage's :class:`~audit.attacking.AttackSetup` with its smoothness
     already evaluated (``smoothness``: L, or None when no selected attack needs it); ``seed``
     the attack stage's seed (the roles' and attacks' seeds derive from it); ``sizes`` the
@@ -88,7 +90,7 @@ class ShardContext:
     together."""
 
     setup: Any
-    attacks: tuple[str, ...]
+    attacks: tuple[type, ...]
     mode: str
     seed: int
     settings: dict[str, Any]
@@ -100,8 +102,7 @@ class ShardContext:
     def attacks_of(self, role: str) -> list[type]:
         """The attack classes whose features a shard of ``role`` computes (shadows: only those
         that need shadow models)."""
-        classes = [get_attack(name) for name in self.attacks]
-        return classes if role == "trials" else [c for c in classes if "shadows" in c.needs]
+        return list(self.attacks) if role == "trials" else [c for c in self.attacks if "shadows" in c.needs]
 
     def role_seed(self, role: str) -> int:
         from audit.attacking import child_seed
@@ -130,9 +131,11 @@ class ShardContext:
 
     def key(self) -> str:
         """A digest of everything the shards' results depend on (the run directory's key)."""
+        from audit.report import tool_version
+
         s = self.setup
         h = hashlib.sha256()
-        for part in (self.attacks, self.mode, self.seed, sorted(self.settings.items()), sorted(self.sizes.items()),
+        for part in (tool_version(), [f"{c.__module__}.{c.__qualname__}:{c.name}" for c in self.attacks], self.mode, self.seed, sorted(self.settings.items()), sorted(self.sizes.items()),
                      self.granule, self.smoothness, s.sigma, s.delta, str(s.theta_original.dtype),
                      str(s.theta_original.device.type), type(s.method).__name__,
                      sorted(s.method.report_hyperparameters().items()) if hasattr(s.method, "report_hyperparameters")

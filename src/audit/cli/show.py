@@ -150,7 +150,8 @@ class NotesHandler(logging.Handler):
         self.err = err
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.err.print(f"{record.levelname.lower()}: {escape(record.getMessage())}", highlight=False,
+        kind = "note" if record.levelno <= logging.INFO else record.levelname.lower()
+        self.err.print(f"{kind}: {escape(record.getMessage())}", highlight=False,
                        soft_wrap=True)
 
 
