@@ -91,6 +91,42 @@ def test_relearn_time_counts_steps_and_censors():
     assert len(result.curve) == 51 and all(math.isfinite(v) for v in result.curve)
 
 
+@pytest.mark.parametrize("chunk", [4096, 3])
+def test_relearn_attack_steps_are_relearn_times_and_its_curve_is_the_own_models(monkeypatch, chunk):
+    """Each model's step count is relearn_time's whatever the blocks; the summary's curve is the
+    forget loss of the audit's own noiseless model of the world (no model's whole curve is shipped)."""
+    import attacks.relearn as relearn
+    from attacks.base import AttackInputs
+
+    monkeypatch.setattr(relearn, "CHUNK", chunk)
+    X, y = synthetic(n=30, d=3, seed=5)
+    obj = Objective(build_model("logreg", 3, 2).double())
+    start = torch.zeros(obj.dim, dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    forget = torch.arange(6)
+    for max_steps in (3, 60):  # some models censored; every model reaches the target early
+        stacks = [start + 0.3 * torch.randn(7, obj.dim, generator=gen, dtype=torch.float64) for _ in range(2)]
+        own = start + 0.1
+        inputs = AttackInputs(objective=obj, X=X, y=y, forget=forget, X_unseen=X[:0], y_unseen=y[:0],
+                              theta_original=start - 5 * obj.grad(start, X[forget], y[forget]),
+                              theta_unlearned=own, theta_retrained=start, released_unlearned=stacks[0],
+                              released_retrained=stacks[1], noiseless_unlearned=own, noiseless_retrained=start,
+                              sigma=0.3, delta=1e-5, seed=0, settings={"relearn_max_steps": max_steps},
+                              smoothness=0.5)
+        out = relearn.RelearnTime().run(inputs)
+        target = float(obj.loss(inputs.theta_original, X[forget], y[forget]))
+        for world, stack, theta in zip(("unlearned", "retrained"), stacks, (own, start)):
+            direct = relearn_time(obj, stack, X[forget], y[forget], target_loss=target, lr=2.0, max_steps=max_steps,
+                                  chunk=chunk).summary()
+            curve = relearn_time(obj, theta.unsqueeze(0), X[forget], y[forget], target_loss=target, lr=2.0,
+                                 max_steps=max_steps).curve
+            assert out.details[world] == {**{k: v for k, v in direct.items() if k != "curve_mean_forget_loss"},
+                                          "curve_forget_loss": curve}
+        assert np.array_equal(out.scores_unlearned, -relearn_time(obj, stacks[0], X[forget], y[forget],
+                                                                   target_loss=target, lr=2.0,
+                                                                   max_steps=max_steps).steps.astype(float))
+
+
 def test_attack_validation():
     with pytest.raises(Exception, match="attacks"):
         AuditConfig(attacks=("magic",))

@@ -322,7 +322,7 @@ def test_precheck_run_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_run_refuses_before_any_trial_is_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
-    import audit.attacking
+    import audit.trials
     from audit.config import AuditConfig
     from audit.pipeline import run
 
@@ -330,7 +330,7 @@ def test_run_refuses_before_any_trial_is_drawn(monkeypatch: pytest.MonkeyPatch) 
         raise AssertionError("trials were drawn before the memory check")
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 16 * MIB)
-    monkeypatch.setattr(audit.attacking, "make_trials", no_trials)
+    monkeypatch.setattr(audit.trials, "make_trials", no_trials)
     config = AuditConfig(trials=1_000_000, attacks=("mia",), max_train=200, curve_points=2, noise_draws=2)
     with pytest.raises(InvalidInput) as info:
         run(config)

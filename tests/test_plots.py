@@ -79,7 +79,7 @@ def test_every_chart_is_an_accessible_svg_with_its_axis_labels(violated):
         "losses": (plots.loss_histogram_chart(violated["utility"]["loss_histograms"]),
                    ["per-record loss", "fraction of the split's records", "original", "unlearned", "retrained"]),
         "relearn": (plots.relearn_chart(a["relearn"]["details"]),
-                    ["fine-tuning steps on the forget set (symmetric log scale)", "mean forget-set loss"]),
+                    ["fine-tuning steps on the forget set (symmetric log scale)", "forget-set loss of the audit's own model"]),
         "tradeoff": (plots.tradeoff_chart(violated["tradeoff"], 1.0),
                      ["parameter-spacedistance", "ε", "accuracy", "K (rewind)"]),
         "fdp": (plots.fdp_chart(a["mia"]["bound"]["roc"], "U>R", "mia", 0.27),
@@ -170,9 +170,9 @@ def test_loss_histograms_one_panel_per_model_one_step_line_per_split():
 
 
 def test_relearn_curves_with_every_step_and_the_target_line():
-    relearn = {"unlearned": {"curve_mean_forget_loss": [1.0, 0.5, 0.4, 0.3], "mean_steps": 2, "median_steps": 2,
+    relearn = {"unlearned": {"curve_forget_loss": [1.0, 0.5, 0.4, 0.3], "mean_steps": 2, "median_steps": 2,
                              "censored_fraction": 0.0, "target_loss": 0.35},
-               "retrained": {"curve_mean_forget_loss": [1.0, 0.8, 0.6, 0.5, 0.45], "mean_steps": 5,
+               "retrained": {"curve_forget_loss": [1.0, 0.8, 0.6, 0.5, 0.45], "mean_steps": 5,
                              "median_steps": 5, "censored_fraction": 0.5, "target_loss": 0.35}}
     root = parse(plots.relearn_chart(relearn))
     [area] = areas(root)
@@ -263,7 +263,7 @@ def test_non_finite_values_never_reach_a_coordinate(violated):
         plots.epsilon_chart("inf", "nan", None),
         plots.roc_chart({"a": curve([0.0, "nan", 0.5, 1.0], [0.0, "inf", 0.9, 1.0])}),
         plots.tradeoff_chart(tradeoff, "inf"),
-        plots.relearn_chart({"unlearned": {"curve_mean_forget_loss": [1.0, "nan", 0.5], "target_loss": "nan"}}),
+        plots.relearn_chart({"unlearned": {"curve_forget_loss": [1.0, "nan", 0.5], "target_loss": "nan"}}),
         plots.fdp_chart(curve([0.0, "nan", 1.0], [0.0, 0.5, 1.0]), "U>R", "a", "inf"),
     ]
     for svg in charts:

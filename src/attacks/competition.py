@@ -443,7 +443,9 @@ class CompetitionMetric(Attack):
     (:meth:`CompetitionResult.to_dict`, plus ``caveats``, ``per_model_score``,
     ``example_positions``: the forget-set positions 0..m−1 the per-example lists refer to, and
     ``forget_examples_total``). Beyond :data:`MAX_EXAMPLES` forget examples the per-example
-    measurement runs on a subset drawn with the attack's seed.
+    measurement runs on a subset drawn with the attack's seed. Features of a model: its
+    competition confidence on each forget example; the per-example ε compare the models of both
+    worlds, in :meth:`score`.
     """
 
     name = "competition"

@@ -1007,6 +1007,8 @@ class ULiRA(Attack):
     This is online LiRA on the unlearning game (there is no separate ``lira`` attack: it would
     be this one). The score of a release is the **sum** over the forget set of per-record
     log-likelihood ratios (a group test); ``details["per_record"]`` keeps the per-record results.
+    What it reads of each model (its features) is φ on each forgotten record; the Gaussians, the
+    variance model and the ranking are fitted across models, in :meth:`score`.
     """
 
     name = "ulira"
@@ -1020,7 +1022,8 @@ class ULiRA(Attack):
         return _forget_phi(inputs, models)
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
-        phi_in, phi_out = shadow_features(features, "shadows_in", "phi"), shadow_features(features, "shadows_out", "phi")
+        phi_in = shadow_features(features, "shadows_in", "phi")
+        phi_out = shadow_features(features, "shadows_out", "phi")
         result = ulira_attack(phi_in, phi_out, features["unlearned"]["phi"], features["retrained"]["phi"])
         details = {"shadow_models_per_side": int(phi_in.shape[0]),
                    "targets": int(inputs.forget_data[0].shape[0]),
@@ -1032,7 +1035,9 @@ class ULiRA(Attack):
 
 
 class LiRAOffline(Attack):
-    """Offline LiRA (Carlini et al. 2022) on the unlearning game: the retrained shadows only."""
+    """Offline LiRA (Carlini et al. 2022) on the unlearning game: the retrained shadows only.
+
+    Features of a model: φ on each forgotten record, as :class:`ULiRA`."""
 
     name = "lira-offline"
     title = "LiRA (offline)"

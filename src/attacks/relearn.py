@@ -136,30 +136,15 @@ def _fine_tune(objective: Objective, thetas: Tensor, X_forget: Tensor, y_forget:
     return reached, losses
 
 
-def _mean_curve(steps: np.ndarray, losses: np.ndarray, max_steps: int, chunk: int,
-                device: torch.device) -> list[float]:
-    """:attr:`RelearnResult.curve` from every model's step count (N,) and whole loss curve
-    (N, max_steps + 1), as :func:`relearn_time` computes it with ``chunk``: each chunk of models
-    stops at the step where its last model reached the target and holds that loss after it
-    (summed in the same order, on ``device``, so the numbers are :func:`relearn_time`'s bit for bit)."""
-    curves = []
-    for start in range(0, steps.shape[0], chunk):
-        rows = torch.as_tensor(losses[start:start + chunk], device=device)
-        stop = min(int(steps[start:start + chunk].max()), max_steps)
-        curve = [rows[:, t].contiguous().sum() for t in range(stop + 1)]
-        curve.extend([curve[-1]] * (max_steps - stop))
-        curves.append(torch.stack(curve).cpu())
-    return [float(v) for v in (torch.stack(curves).sum(0) / steps.shape[0]).tolist()]
-
-
 class RelearnTime(Attack):
     """Relearn time as an attack: fewer fine-tuning steps to regain the original forget loss =
     remembers more. The fixed step is 1/L (stable for an L-smooth loss).
 
-    Features of a model: its step count and its whole forget-loss curve (all ``max_steps + 1``
-    steps, with no early stop: where a block of models would stop depends on the other models in
-    it), from which :meth:`score` rebuilds the summary's mean curve exactly as
-    :func:`relearn_time` on each world's stack."""
+    Feature of a model: its step count (a block of models stops once all of them reached the
+    target; each model's count is its own). The summary's curve is the forget loss of the audit's
+    own noiseless model of each world during the same fine-tuning (``curve_forget_loss``): one
+    model, so that no model's whole curve has to be shipped; the step statistics cover every
+    trial."""
 
     name = "relearn"
     title = "Relearn time"
@@ -176,25 +161,29 @@ class RelearnTime(Attack):
         return float(inputs.objective.loss(inputs.theta_original, Xf, yf)), lr, max_steps
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
-        """``steps`` (n,): relearn time of each model; ``curve`` (n, max_steps + 1): its forget loss
-        after each fine-tuning step."""
+        """``steps`` (n,): relearn time of each model."""
         Xf, yf = inputs.forget_data
         target, lr, max_steps = self._settings(inputs)
         parts = [_fine_tune(inputs.objective, block, Xf, yf, target_loss=target, lr=lr, max_steps=max_steps,
-                            stop_early=False) for block in models.released.split(CHUNK)]
-        return {"steps": torch.cat([reached for reached, _ in parts]).cpu().numpy(),
-                "curve": torch.cat([torch.stack(losses, dim=1) for _, losses in parts]).cpu().numpy()}
+                            stop_early=True)[0] for block in models.released.split(CHUNK)]
+        return {"steps": torch.cat(parts).cpu().numpy()}
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         target, lr, max_steps = self._settings(inputs)
+        Xf, yf = inputs.forget_data
+        own = {"unlearned": inputs.theta_unlearned, "retrained": inputs.theta_retrained}
 
         def summary(world: str) -> dict:
             steps = features[world]["steps"]
-            return RelearnResult(steps=steps, censored=steps > max_steps, target_loss=target, lr=lr,
-                                 max_steps=max_steps,
-                                 curve=_mean_curve(steps, features[world]["curve"], max_steps, CHUNK,
-                                                   inputs.theta_original.device)).summary()
+            curve = relearn_time(inputs.objective, own[world].unsqueeze(0), Xf, yf, target_loss=target, lr=lr,
+                                 max_steps=max_steps).curve
+            out = RelearnResult(steps=steps, censored=steps > max_steps, target_loss=target, lr=lr,
+                                max_steps=max_steps).summary()
+            out.pop("curve_mean_forget_loss")
+            return {**out, "curve_forget_loss": curve}
 
         return AttackOutcome(-features["unlearned"]["steps"].astype(float),
                              -features["retrained"]["steps"].astype(float),
-                             {"unlearned": summary("unlearned"), "retrained": summary("retrained")})
+                             {"unlearned": summary("unlearned"), "retrained": summary("retrained"),
+                              "curve": "forget loss of the audit's own noiseless model of each world while it is "
+                                       "fine-tuned (it stops at the target); the step statistics cover every trial"})

@@ -484,6 +484,9 @@ def _population(inputs: AttackInputs, limit: int) -> tuple[Any, Any]:
 
 
 class _RmiaAttack(Attack):
+    """RMIA on the trials. Features of a model: log p_y on the forget records and on the
+    population records; Pr(x), Pr(z), a and the scores are computed across models in :meth:`score`."""
+
     mode: str = "online"
     needs = frozenset({"shadows"})
 

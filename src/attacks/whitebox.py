@@ -56,6 +56,20 @@ def whitebox_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Te
     return (released - midpoint) @ direction
 
 
+def whitebox_row_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Tensor:
+    """:func:`whitebox_scores` computed one row at a time, so that a row's score is a function of
+    that row alone, bit for bit (one matrix-vector product over a stack sums each row in an order
+    that depends on the stack's size: the same model would score differently, by rounding, in
+    another block of models).
+    """
+    if released.ndim != 2 or released.shape[1] != direction.shape[0]:
+        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors",
+                           tuple(released.shape))
+    if released.shape[0] == 0:
+        return released.new_empty(0)
+    return torch.stack([torch.dot(row - midpoint, direction) for row in released])
+
+
 def held_out_split(n: int) -> tuple[slice, slice]:
     """(trials that build the direction, trials that are scored) of a world with n trials."""
     if n < 2:
@@ -82,12 +96,13 @@ class WhiteBox(Attack):
                    "noiseless parameters (white-box, Neyman-Pearson optimal)")
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
-        """Noise mode: ``score`` (n,), each release's projection on u. Retrain mode: ``released``
-        and ``noiseless`` (n, d), the parameters (u is built from trials, in :meth:`score`)."""
+        """Noise mode: ``score`` (n,), each release's projection on u (row by row:
+        :func:`whitebox_row_scores`). Retrain mode: ``released`` and ``noiseless`` (n, d), the
+        parameters (u is built from trials, in :meth:`score`)."""
         if inputs.every_trial_retrains:
             return super().features(inputs, models)
         direction, midpoint, _ = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
-        return {"score": to_numpy(whitebox_scores(models.released, direction, midpoint))}
+        return {"score": to_numpy(whitebox_row_scores(models.released, direction, midpoint))}
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         if not inputs.every_trial_retrains:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from attacks.base import AttackInputs, to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
+from audit.seeds import child_seed
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
 from certify.errors import InvalidInput
@@ -64,12 +64,6 @@ class AttackSetup:
     certified_epsilon: float | None
     realized_epsilon: float
     smoothness: Callable[[], float]
-
-
-def child_seed(seed: int, role: str) -> int:
-    """A pure function of (seed, role): the seed of one stage or one attack."""
-    state = np.random.SeedSequence([int(seed), zlib.crc32(role.encode())]).generate_state(1, dtype=np.uint64)
-    return int(state[0] >> 1)
 
 
 class DegenerateTrials(Exception):

@@ -192,6 +192,12 @@ def activation_width(objective: Any, X: torch.Tensor) -> int:
     return max([per_record, *widths, *seen])
 
 
+#: Parameter stacks held on the host as features (audit.shards) in retrain mode: the white-box
+#: distinguisher reads released and noiseless parameters of two worlds in two games (8 stacks),
+#: once as the shards' results and once gathered.
+SHIPPED_STACKS = 16
+
+
 def trial_bytes(n_trials: int, n_params: int, dtype: torch.dtype | str, mode: str, *,
                 forget_size: int = 1, width: int = 1, train_records: int = 0,
                 device: torch.device | str = "cpu") -> tuple[int, int]:
@@ -223,6 +229,8 @@ def trial_bytes(n_trials: int, n_params: int, dtype: torch.dtype | str, mode: st
         training = TRAINING_STACKS * stack + ACTIVATION_COPIES * train_models * records * w * b
         device_bytes = max(attacks, training)
     host_bytes = n * (HOST_PER_TRIAL + HOST_PER_RECORD * m) * 8 + FIXED_BYTES + (stack if on_gpu else 0)
+    if mode == "retrain":  # the white-box distinguisher's features are parameters in retrain mode
+        host_bytes += SHIPPED_STACKS * n * d * 8
     return device_bytes, host_bytes
 
 

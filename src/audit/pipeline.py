@@ -26,7 +26,6 @@ from audit.attacking import (
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
-    child_seed,
     precheck_run,
     per_attack_confidence,
     run_attacks,
@@ -35,6 +34,7 @@ from audit.attacking import (
 )
 from audit.audited_model import CALLER, describe, prepare, resolve
 from audit.commitment import check_salt, commitment
+from audit.seeds import child_seed
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData, load_dataset, select_forget
 from audit.datasets.forget import indices_of_ids, mislabel_records

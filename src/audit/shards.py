@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 
 from attacks.base import AttackInputs, ModelRows, to_numpy
+from audit.seeds import child_seed
 from certify.errors import InvalidInput
 
 ROLES = ("trials", "shadows")
@@ -105,16 +106,12 @@ class ShardContext:
         return list(self.attacks) if role == "trials" else [c for c in self.attacks if "shadows" in c.needs]
 
     def role_seed(self, role: str) -> int:
-        from audit.attacking import child_seed
-
         return child_seed(self.seed, role)
 
     def inputs(self, cls: type, game: str) -> AttackInputs:
         """The shared inputs of one attack in one game (no models: those come as rows)."""
         key = (cls.name, game)
         if key not in self._inputs:
-            from audit.attacking import child_seed
-
             s = self.setup
             played = s.theta_unlearned if game == "game" else s.theta_original
             empty = s.theta_original.new_empty((0, s.theta_original.shape[-1]))

@@ -212,7 +212,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     confidence = g(attacks, "trials", "confidence")
     relearn = next((r.get("details") for r in attack_results.values()
                     if isinstance(g(r, "details", "unlearned"), Mapping)
-                    and g(r, "details", "unlearned", "curve_mean_forget_loss")), None)
+                    and g(r, "details", "unlearned", "curve_forget_loss")), None)
     tradeoff = report.get("tradeoff")
     fdp = _fdp(cert, attack_results, comparison.get("best_attack"))
     charts = {

@@ -635,16 +635,16 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
     """
     name, title = "relearn", "Relearn-time curves"
     worlds = {w: relearn.get(w) for w in ("unlearned", "retrained")} if relearn else {}
-    worlds = {w: v for w, v in worlds.items() if v and v.get("curve_mean_forget_loss")}
+    worlds = {w: v for w, v in worlds.items() if v and v.get("curve_forget_loss")}
     if not worlds:
         return _empty(name, title, "no relearn-time curves in this report")
-    curves = {w: [num(x) for x in v["curve_mean_forget_loss"]] for w, v in worlds.items()}
+    curves = {w: [num(x) for x in v["curve_forget_loss"]] for w, v in worlds.items()}
     target = next((t for v in worlds.values() if not math.isnan(t := num(v.get("target_loss")))), math.nan)
     steps = max(len(y) for y in curves.values()) - 1
     y_domain = _linear_domain([y for ys in curves.values() for y in ys] + [target])
     chart = _Chart(name, title)
     p = chart.panel(84, 12, WIDTH - 84 - 24, 220, ("symlog", 0.0, max(steps, 1), 1.0), ("linear", *y_domain))
-    p.frame(xlabel="fine-tuning steps on the forget set (symmetric log scale)", ylabel="mean forget-set loss")
+    p.frame(xlabel="fine-tuning steps on the forget set (symmetric log scale)", ylabel="forget-set loss of the audit's own model")
     items = []
     for world, v in worlds.items():
         style = {"colour": MODEL_COLOURS[world], "dash": "--" if world == "retrained" else None,
