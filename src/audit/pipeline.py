@@ -121,6 +121,10 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     dtype = getattr(torch, config.dtype)
     timings: dict[str, float] = {}
 
+    if config.resume is not None and config.attacks:  # a run directory that can never serve: refused now
+        from audit.runstore import check_run_directory
+
+        check_run_directory(config.resume)
     tick("data", 0, 1)
     data = _load_data(config, data, seeds["data"])
     if config.forget_strategy == "outlying" and config.forget_ids is not None:

@@ -33,6 +33,20 @@ PARTIAL = ".partial-"
 FORMAT = "unlearn-audit run directory 1"
 
 
+def check_run_directory(path: str | os.PathLike, *, field: str = "resume") -> None:
+    """Refuse at once (before any training) a run directory that can never be used: a file, or a
+    directory with other files and no run manifest. Whether it belongs to this run is known only
+    once the models exist (:class:`RunStore`)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
+    if path.is_dir() and not (path / MANIFEST).exists() and any(path.iterdir()):
+        raise InvalidInput(field, "a new or empty directory, or the run directory of this configuration (this one "
+                           "holds other files)", str(path))
+    if not path.exists() and path.parent.exists() and not path.parent.is_dir():
+        raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
+
+
 class RunStore:
     """Finished shards of one run (``key``: :meth:`audit.shards.ShardContext.key`) in ``path``."""
 
