@@ -172,3 +172,13 @@ def test_built_in_attacks_ship_features_not_models(name):
                 assert parameter_sized == ["noiseless", "released"], world
             else:
                 assert parameter_sized == [], (mode, world, parameter_sized)
+
+
+def test_an_attack_that_scores_nothing_is_refused_when_defined():
+    from attacks.base import Attack
+
+    with pytest.raises(TypeError, match="implements neither run nor features and score"):
+        type("Empty", (Attack,), {"name": "empty", "title": "Empty", "description": "nothing"})
+    with pytest.raises(TypeError, match="implements features without score"):
+        type("Half", (Attack,), {"name": "half", "title": "Half", "description": "x",
+                                 "features": lambda self, inputs, models: {}})

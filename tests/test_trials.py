@@ -90,7 +90,7 @@ def test_noise_trials_statistics_independence_and_determinism():
     assert torch.equal(prefix.unlearned[3], u + 0.5 * trial_noise(11, 1, 3, 4, 30)[0])
     assert torch.equal(prefix.retrained[7], r + 0.5 * trial_noise(11, 2, 7, 8, 30)[0])
     assert torch.equal(prefix.original[0], u + 0.5 * trial_noise(11, 3, 0, 1, 30)[0])
-    assert trials.describe()["mode"] == "noise"
+    assert trials.mode == "noise"
 
 
 # -- counter-based trial noise ---------------------------------------------------------------
@@ -267,7 +267,7 @@ def test_make_trials_selects_the_mode(data):
     assert noise.mode == "noise"
     assert torch.equal(noise.theta_unlearned, method.unlearn(FORGET))
     retrain = make_trials("retrain", method, FORGET, 0.1, 5, seed=2, init=_init(obj))
-    assert retrain.mode == "retrain" and retrain.describe()["path"] == "vmap"
+    assert retrain.mode == "retrain" and retrain.path == "vmap"
     assert torch.equal(method.theta0_, snapshot)
     with pytest.raises(InvalidInput):
         make_trials("bogus", method, FORGET, 0.1, 5, seed=2)

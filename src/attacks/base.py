@@ -177,6 +177,10 @@ class Attack(ABC):
         if halves[0] != halves[1]:
             raise TypeError(f"{cls.__name__} implements {'features' if halves[0] else 'score'} without "
                             f"{'score' if halves[0] else 'features'}: an attack implements both, or only run")
+        # a named (registrable) attack must score something: refused when its module is imported,
+        # so the registry lists it as a broken plug-in instead of failing in the middle of an audit
+        if "name" in cls.__dict__ and not any(halves) and cls.run is Attack.run:
+            raise TypeError(f"{cls.__name__} implements neither run nor features and score")
 
     @classmethod
     def ships_models(cls) -> bool:
@@ -220,8 +224,6 @@ class Attack(ABC):
     def run(self, inputs: AttackInputs) -> AttackOutcome:
         """Score every released model of both worlds: :meth:`features` of each world's models,
         then :meth:`score`."""
-        if type(self).ships_models():
-            raise NotImplementedError(f"{type(self).__name__} implements neither run nor features and score")
         shared = inputs.without_models()
         return self.score(shared, {world: self.features(shared, rows) for world, rows in inputs.worlds().items()})
 

@@ -118,7 +118,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     The trials (and shadow models) are made and read shard by shard (:mod:`audit.shards`) on the
     configured executor (:mod:`audit.executors`); the attacks score the gathered features here.
     Raises :class:`DegenerateTrials` when every released model of each world is the same."""
-    from audit.executors import Execution, execute, make_executor
+    from audit.executors import execute, make_executor
     from audit.shards import ShardContext, features_of, gather, identical_copies, plan_shards
     from audit.trials import progress_group
 
@@ -136,7 +136,8 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
     sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
     granule = progress_group(setup.objective, setup.X, None)
-    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(classes), mode=plan.mode, seed=seed, settings=settings,
+    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(classes), mode=plan.mode,
+                       seed=seed, settings=settings,
                        sizes=sizes, granule=granule, smoothness=setup.smoothness() if "smoothness" in needs else None)
     executor = make_executor(execution.executor, execution.workers, address=execution.ray_address,
                              device=setup.theta_original.device.type)
@@ -170,14 +171,14 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
         controls[cls.name] = _control(outcome.scores_unlearned, outcome.scores_retrained, delta=setup.delta,
                                       confidence=each, seed=bound_seed)
     tick("attacks", len(classes), len(classes))
-    execution_ = Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
-                           shards=len(shards), resumed=[s.name for s in resumed], run_directory=execution.resume)
     return schema.Attacks(
         trials=_trials(gathered["trials"], setup, plan, seed, confidence, each),
         attacks=results_,
         comparison=_comparison(setup, results_),
         positive_control=_positive_control(controls),
-        execution=schema.Execution(**dataclasses.asdict(execution_)),
+        execution=schema.Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
+                                   shards=len(shards), resumed=[s.name for s in resumed],
+                                   run_directory=execution.resume),
     )
 
 

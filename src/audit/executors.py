@@ -269,18 +269,6 @@ def make_executor(name: str, workers: int | None, *, address: str | None = None,
 
 
 # -- the run ---------------------------------------------------------------------------------------
-@dataclass
-class Execution:
-    """What ran where: recorded in the report (``attacks.execution``)."""
-
-    executor: str
-    workers: int
-    shard_size: int
-    shards: int
-    resumed: list[str]
-    run_directory: str | None
-
-
 def execute(ctx: ShardContext, shards: Sequence[Shard], executor, *, store=None,
             tick: Callable[[str, int, int], None] = lambda stage, done, total: None
             ) -> tuple[dict[Shard, dict], list[Shard]]:

@@ -23,7 +23,7 @@ and bounds on every executor, with any shard size and any number of workers.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,8 +135,7 @@ class ShardContext:
         for part in (tool_version(), [f"{c.__module__}.{c.__qualname__}:{c.name}" for c in self.attacks], self.mode, self.seed, sorted(self.settings.items()), sorted(self.sizes.items()),
                      self.granule, self.smoothness, s.sigma, s.delta, str(s.theta_original.dtype),
                      str(s.theta_original.device.type), type(s.method).__name__,
-                     sorted(s.method.report_hyperparameters().items()) if hasattr(s.method, "report_hyperparameters")
-                     else None, repr(s.objective.model)):
+                     sorted(s.method.report_hyperparameters().items()), repr(s.objective.model)):
             h.update(repr(part).encode())
         for tensor in (s.X, s.y, s.forget, s.X_unseen, s.y_unseen, s.theta_original, s.theta_unlearned,
                        s.theta_retrained):
@@ -262,7 +261,3 @@ def identical_copies(trials: Mapping[str, np.ndarray]) -> bool:
 def spread(trials: Mapping[str, np.ndarray], world: str) -> float:
     """Root-mean-square distance of a world's releases from the world's own noiseless model."""
     return float(np.sqrt(np.mean(trials[f"_distance{SEP}{world}"])))
-
-
-def shard_names(shards: Iterable[Shard]) -> list[str]:
-    return [s.name for s in sorted(shards)]

@@ -250,35 +250,6 @@ class TrialSet:
     path: str = "noise"
     seed_scheme: str = field(default=SEED_SCHEME)
 
-    def describe(self) -> dict:
-        """The trial metadata for a report (no tensors)."""
-        return {"mode": self.mode, "n_trials": self.n_trials, "seed": self.seed,
-                "sigma": self.sigma, "path": self.path, "seed_scheme": self.seed_scheme,
-                "dim": int(self.unlearned.shape[-1]), "device": str(self.unlearned.device),
-                "dtype": str(self.unlearned.dtype).removeprefix("torch."),
-                "spread_unlearned": _spread(self.unlearned), "spread_retrained": _spread(self.retrained)}
-
-    def degenerate(self) -> str | None:
-        """Why these trials cannot be attacked meaningfully, or None: every released model of a
-        world is the same vector (σ = 0 noise draws, or a training that ignores its randomness),
-        so the attacks would compare two fixed points and any difference would hit the ceiling."""
-        if self.n_trials > 1 and _all_equal(self.unlearned) and _all_equal(self.retrained):
-            return (f"all {self.n_trials} released models of each world are identical ({self.mode} mode, "
-                    f"sigma = {self.sigma:.4g}): nothing random separates the trials, so an attack would only "
-                    "compare two fixed parameter vectors")
-        return None
-
-
-def _all_equal(stack: Tensor) -> bool:
-    """Every row of (N, d) is bit for bit the first (exact: a mean of copies may round)."""
-    return bool((stack == stack[:1]).all())
-
-
-def _spread(stack: Tensor) -> float:
-    """Root-mean-square distance of the rows of (N, d) from their mean (0 for identical copies)."""
-    centred = stack - stack.mean(dim=0, keepdim=True)
-    return float(centred.pow(2).sum(dim=1).mean().sqrt())
-
 
 def noise_trials(theta_unlearned: Tensor, theta_retrained: Tensor, sigma: float, n_trials: int,
                  seed: int, theta_original: Tensor | None = None, *, first: int = 0) -> TrialSet:
