@@ -148,6 +148,10 @@ def _default_attacks() -> tuple[str, ...]:
     return tuple(BUILTIN)
 
 
+#: Default grid of the privacy-utility frontier (audit.measurements.frontier): 0.1 to 10, about
+#: three points a decade, the range the field reports certified unlearning at.
+FRONTIER_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
 #: Default trials per world: noise draws are cheap; a retrain-mode trial is three trainings.
 NOISE_TRIALS, RETRAIN_TRIALS = 1000, 200
 
@@ -218,6 +222,9 @@ FIELDS: tuple[Field, ...] = (
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),
+    Field("frontier", FRONTIER_EPSILONS, ListOf(Real(gt=0, le=100), min_len=0, distinct=True),
+          "Epsilons of the privacy-utility frontier: released test accuracy of the unlearned model at each "
+          "(comma-separated, or none).", "certificate", spelling="csv"),
     Field("constants", {}, MappingOf(Real(gt=0), keys=("L", "G")),
           "Override the smoothness L or the gradient bound G (provenance assumed).", "training",
           spelling="keys"),

@@ -138,6 +138,51 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
                            rows=rows)
 
 
+def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, epsilons: tuple[float, ...],
+             delta: float, mechanism: str, objective: Objective, test: tuple[Tensor, Tensor], draws: int,
+             gen: torch.Generator) -> schema.Frontier | schema.FrontierNotApplicable:
+    """Released test accuracy of the unlearned model ``theta`` at each ε of ``epsilons``.
+
+    One trained and unlearned model serves every ε: only the noise changes. σ at each ε is the
+    method's own certificate there (``method.certify``, the function that issued the run's
+    certificate: for a fixed Δ, σ scales like 1/ε), so the point at the requested ε carries the
+    report's σ. A release without output noise has no such curve: training noise (DP-SGD) needs
+    one training per ε, and a method without a valid certificate has no σ to scale.
+    """
+    if certificate.kind == "training-noise":
+        return schema.FrontierNotApplicable(applicable=False, reason=(
+            "the noise is added in training (DP-SGD): every epsilon needs a training of its own, not one "
+            "trained model with more or less output noise"))
+    if certificate.kind == "none" or not certificate.valid:
+        why = "the method carries no certificate" if certificate.kind == "none" else \
+            "the certificate is not issued (" + "; ".join(certificate.warnings[:1]) + ")"
+        return schema.FrontierNotApplicable(applicable=False, reason=f"{why}: there is no sigma for any epsilon")
+    usable = [e for e in epsilons if not (mechanism == "classic" and e > 1)]
+    left_out = sorted(set(epsilons) - set(usable))
+    if not usable:
+        return schema.FrontierNotApplicable(applicable=False, reason=(
+            "the classic Gaussian mechanism calibrates epsilon <= 1 only, and every frontier epsilon is above 1"))
+    X, y = test
+    points = []
+    for eps in sorted(usable):
+        sigma = float(method.certify(forget, eps, delta, mechanism).sigma)
+        if not math.isfinite(sigma):
+            continue
+        accs = torch.stack([objective.accuracy(Unlearner.release(theta, sigma, gen), X, y) for _ in range(draws)])
+        points.append(schema.FrontierPoint(epsilon=float(eps), sigma=sigma, test_accuracy_mean=float(accs.mean()),
+                                           test_accuracy_std=float(accs.std()) if draws > 1 else 0.0))
+    if not points:
+        return schema.FrontierNotApplicable(applicable=False, reason="no finite noise certifies any frontier epsilon")
+    note = (f"test accuracy of U(A(D), D, Z) + N(0, sigma^2 I) over {draws} noise draws at each epsilon; sigma is "
+            f"the method's certificate at that epsilon and delta = {delta:g}")
+    if certificate.kind == "exact":
+        note += "; an exact method releases the noiseless model at every epsilon"
+    if left_out:
+        note += "; left out: epsilon " + ", ".join(f"{e:g}" for e in left_out) + " (classic mechanism: epsilon <= 1)"
+    return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
+                           test_accuracy_noiseless=float(objective.accuracy(theta, X, y)), points=points, note=note)
+
+
 def parameters(objective: Objective, original: Tensor, unlearned: Tensor, retrained: Tensor) -> schema.Parameters:
     return schema.Parameters(
         dimension=objective.dim, norm_original=_norm(original), norm_unlearned=_norm(unlearned),

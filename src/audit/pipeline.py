@@ -42,6 +42,7 @@ from audit.datasets.user import from_user_data, read_ids
 from audit.memory import activation_width
 from audit.measurements import (
     chance_accuracy,
+    frontier,
     loss_histograms,
     model_utility,
     parameters,
@@ -54,11 +55,12 @@ from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.trials import choose_mode
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
+from unlearners.modelcheck import exclusion
 from unlearners.models import KEEP_IMAGE_SCALE
 from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "trials", "shadows",
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "frontier", "trials", "shadows",
           "shards", "attacks")
 
 
@@ -126,16 +128,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
 
         check_run_directory(config.resume)
     tick("data", 0, 1)
-    data = _load_data(config, data, seeds["data"])
-    if config.forget_strategy == "outlying" and config.forget_ids is not None:
-        raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
-    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
-                 if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
-    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
-              if config.forget_strategy == "mislabelled" else data.y_train)
-    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
-    module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    objective = prepare(module, X, y, data.n_classes, dtype, device)
+    data, forget_np, X, y, model_source, objective = _prepare(config, model, data, forget_ids, seeds, dtype, device)
     # a trial count that cannot fit is refused before training
     precheck_run(config, objective.dim, device, forget_size=len(forget_np), width=activation_width(objective, X),
                  train_records=int(X.shape[0]))
@@ -226,6 +219,19 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
                      points=config.curve_points, objective=objective, test=test, retrained=theta_ret,
                      refit=fit, gen=noise_gen, tick=tick)
 
+    front = None
+    if config.frontier and len(requests) > 1:
+        front = schema.FrontierNotApplicable(applicable=False, reason=(
+            "several requests were served: their guarantee composes in the ledger, not in one certificate"))
+    elif config.frontier:
+        tick("frontier", 0, 1)
+        t0 = time.perf_counter()
+        front = frontier(method, certificate, forget, theta_unl, epsilons=tuple(config.frontier), delta=config.delta,
+                         mechanism=config.mechanism, objective=objective, test=test, draws=config.noise_draws,
+                         gen=torch.Generator().manual_seed(child_seed(seeds["noise"], "frontier")))
+        timings["frontier_s"] = time.perf_counter() - t0
+        tick("frontier", 1, 1)
+
     # A run that no finite noise certifies has no released model to attack. Everything else is
     # attacked in the mode an adversary faces (audit.trials.choose_mode): noise draws when the
     # release adds output noise, the training randomness redrawn per trial otherwise.
@@ -295,13 +301,55 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         attacks=attack_results,
         **({"ledger": ledger} if ledger is not None else {}),
         **({"one_run": one_run} if one_run is not None else {}),
+        **({"frontier": front} if front is not None else {}),
         timings=timings,
         seeds={"root": config.seed, **seeds},
         environment=environment(device, threads),
     ).with_salt(salt)
 
 
+def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: Any = None,
+                  forget_ids: Any = None) -> dict[str, str | None]:
+    """For each method (name → its configuration), why its theorem excludes this model and data
+    (one sentence), or None.
+
+    The data and the model are prepared once, as :func:`run` prepares them (the configurations
+    differ only in their method and its options); each method is then built on them, which is
+    where a method refuses a model it cannot run on (Newton removal on anything but binary
+    logistic regression), and the model is checked against the theorem's requirements (a ReLU
+    where smoothness is needed). Nothing is trained.
+    """
+    first = _with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
+    seeds = first.seeds()
+    device, dtype = _device(first.device), getattr(torch, first.dtype)
+    *_, objective = _prepare(first, model, data, forget_ids, seeds, dtype, device)
+    reasons: dict[str, str | None] = {}
+    for name, config in configs.items():
+        try:
+            method = build_method(config, objective, seeds)
+        except InvalidInput as exc:
+            reasons[name] = str(exc)
+            continue
+        reasons[name] = exclusion(objective.model, type(method).model_requirements)
+    return reasons
+
+
 # ----------------------------------------------------------------------------------------
+def _prepare(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds: dict[str, int],
+             dtype: torch.dtype, device: torch.device) -> tuple:
+    """The data, the forget set (positions), X and y as tensors, the model's source and its objective."""
+    data = _load_data(config, data, seeds["data"])
+    if config.forget_strategy == "outlying" and config.forget_ids is not None:
+        raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
+    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
+                 if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
+    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
+              if config.forget_strategy == "mislabelled" else data.y_train)
+    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
+    module, model_source = resolve(model, config, data.input_shape, data.n_classes)
+    return data, forget_np, X, y, model_source, prepare(module, X, y, data.n_classes, dtype, device)
+
+
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
     """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
     return init_parameters(objective, generator, dtype).to(device)

@@ -319,7 +319,7 @@ class ListOf(Constraint):
 
     @property
     def words(self) -> str:  # type: ignore[override]
-        many = "one or more" if self.min_len == 1 else f"at least {self.min_len}"
+        many = {0: "zero or more", 1: "one or more"}.get(self.min_len, f"at least {self.min_len}")
         return f"a list of {many}{' distinct' if self.distinct else ''} values, each {self.item.words}"
 
     def check(self, field: str, value: Any) -> tuple:

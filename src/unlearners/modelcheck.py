@@ -64,21 +64,34 @@ def offending_layers(model: nn.Module, requirement: str) -> list[str]:
             if _violates(m, requirement)]
 
 
+def breach(model: nn.Module, requirement: str) -> str | None:
+    """Why ``model`` breaks ``requirement``, naming the offending layers (one clause), or None."""
+    bad = offending_layers(model, requirement)
+    if not bad:
+        return None
+    return (f"model layer{'s' if len(bad) > 1 else ''} " + ", ".join(bad[:6])
+            + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+            + f" {'break' if len(bad) > 1 else 'breaks'} the assumption that the model is {requirement}: "
+            f"{_WHY[requirement]}")
+
+
+def exclusion(model: nn.Module, requirements: frozenset[str] | tuple[str, ...]) -> str | None:
+    """The first requirement of a theorem that ``model`` breaks, as :func:`breach` says it, or None."""
+    return next((why for r in REQUIREMENTS if r in requirements and (why := breach(model, r))), None)
+
+
 def check_model(model: nn.Module, requirements: frozenset[str] | tuple[str, ...], method: str) -> tuple[Condition, ...]:
     """One condition per requirement of ``method``'s theorem, met or naming the offending layers."""
     out = []
     for requirement in REQUIREMENTS:
         if requirement not in requirements:
             continue
-        bad = offending_layers(model, requirement)
-        if bad:
-            detail = (f"model layer{'s' if len(bad) > 1 else ''} " + ", ".join(bad[:6])
-                      + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
-                      + f" {'break' if len(bad) > 1 else 'breaks'} the assumption that the model is {requirement}: "
-                      f"{_WHY[requirement]}; {method}'s certificate is not issued (the audit still measures it)")
+        why = breach(model, requirement)
+        if why:
+            detail = f"{why}; {method}'s certificate is not issued (the audit still measures it)"
         else:
             detail = (f"every layer of the model is {requirement} (checked on the modules; operations written "
                       "inside forward are not visible)" if requirement == SMOOTH else
                       f"no layer of the model keeps batch statistics or draws randomness")
-        out.append(Condition(f"model is {requirement}", not bad, detail))
+        out.append(Condition(f"model is {requirement}", why is None, detail))
     return tuple(out)

@@ -220,7 +220,7 @@ def settings(params: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
             base = merged.get(f.name) or {}
             merged[f.name] = {**(dict(base) if isinstance(base, dict) else {}), **parse_pairs(value, f.flag)}
         elif f.spelling == "csv" and f.name != "attacks":
-            merged[f.name] = parse_integers(f.flag, value)
+            merged[f.name] = parse_numbers(f.flag, value, f.constraint)
         else:
             merged[f.name] = value
     return merged
@@ -244,11 +244,19 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, Any]:
     return options
 
 
-def parse_integers(flag: str, text: str) -> tuple[int, ...]:
+def parse_numbers(flag: str, text: str, constraint: Any) -> tuple[float | int, ...]:
+    """A comma-separated list of the numbers the field's ``ListOf`` holds (``none``: empty)."""
+    from certify.errors import Integer
+
+    if text.strip() == "none":
+        return ()
+    integers = isinstance(constraint.item, Integer)
     try:
-        return tuple(int(w) for w in text.split(",") if w.strip())
+        return tuple((int if integers else float)(w) for w in text.split(",") if w.strip())
     except ValueError:
-        raise InvalidInput(flag, "comma-separated positive integers such as 64,64", text) from None
+        example = "comma-separated positive integers such as 64,64" if integers else \
+            "comma-separated numbers such as 0.1,1,10 (or none)"
+        raise InvalidInput(flag, example, text) from None
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -788,6 +788,43 @@ class Tradeoff(_Section):
     rows: Annotated[list[TradeoffRow], Field(min_length=1)]
 
 
+class FrontierPoint(_Section):
+    """The released model at one epsilon of the frontier."""
+
+    epsilon: PosFloat
+    sigma: ExtNonNegNoNan
+    """The noise the method's certificate needs at this epsilon (its own ``certify``, same delta)."""
+    test_accuracy_mean: ExtProbability
+    """Test accuracy of the unlearned model plus that noise, mean over ``noise_draws`` draws."""
+    test_accuracy_std: ExtNonNeg
+    """Its standard deviation over the draws (0 without noise)."""
+
+
+class Frontier(_Section):
+    """The privacy-utility frontier: released test accuracy as a function of epsilon, from this
+    run's one fitted and unlearned model (the noise is the only thing that changes)."""
+
+    applicable: Literal[True]
+    delta: Delta
+    mechanism: Literal["analytic", "classic"]
+    noise_draws: PosCount
+    test_accuracy_noiseless: ExtProbability
+    """The unlearned model without noise: the frontier's ceiling."""
+    points: Annotated[list[FrontierPoint], Field(min_length=1)]
+    note: Str
+    """What the curve is and, where some requested epsilons are left out, why."""
+
+
+class FrontierNotApplicable(_Section):
+    """No frontier from one trained model: the reason (training noise, no certificate, ...)."""
+
+    applicable: Literal[False]
+    reason: Text
+
+
+FrontierSection = Annotated[Union[Frontier, FrontierNotApplicable], Field(discriminator="applicable")]
+
+
 class CheckpointRecovered(_Section):
     """Algorithm 3 (recover the checkpoint from the final parameters) ran."""
 
@@ -1143,10 +1180,12 @@ class ReportModel(_Section):
     attacks: Attacks | None
     """null when no attack ran."""
     ledger: Ledger | None = Absent()
+    """Present when the audit served several requests (``config.requests`` > 1)."""
+    frontier: FrontierSection | None = Absent()
+    """The privacy-utility frontier (``config.frontier``); absent when no epsilon was asked for."""
     one_run: OpenDict | None = Absent()
     """The one-run audit (Steinke et al. 2023 adapted to deletion), when one_run_canaries is set:
     a lower bound on the certificate's epsilon for deleting the inserted canaries."""
-    """Present when the audit served several requests (``config.requests`` > 1)."""
     timings: Timings
     seeds: Seeds
     environment: Environment
