@@ -24,6 +24,7 @@ def __getattr__(name: str) -> Any:
     if name == "app":
         from audit.cli.application import app
         import audit.cli.commands  # noqa: F401  (registers the commands)
+        import audit.cli.compare  # noqa: F401
         import audit.cli.run  # noqa: F401
 
         return app

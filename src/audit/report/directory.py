@@ -30,6 +30,10 @@ from certify.errors import InvalidInput
 
 REPORT_FILES = ("report.json", "report.html", "report.dsse.json", "deletion-commitment.salt")
 SECRET_FILES = frozenset({"deletion-commitment.salt"})
+#: A comparison's directory (``audit compare``): its own report files, and one report directory per
+#: method under ``methods/<name>/`` (:mod:`audit.report.comparison`).
+METHODS_DIR = "methods"
+COMPARISON_ENTRIES = (*REPORT_FILES, METHODS_DIR)
 #: The modes a report directory's public files may take: readable by all (the default, as a
 #: compliance share or a CI artefact store needs), by the group only, or by the owner only.
 #: Secrets (the salt) are 0600 whatever is chosen.
@@ -59,17 +63,18 @@ def _unwritable(target: Path, exc: OSError, field: str) -> InvalidInput:
                         "writable directory)", str(target), hint=f"The system said: {reason}.")
 
 
-def check_target(target: Path, field: str = "out") -> bool:
-    """Refuse a target that is a file or holds anything but an earlier report; True if it holds one."""
+def check_target(target: Path, field: str = "out", entries: tuple[str, ...] = REPORT_FILES) -> bool:
+    """Refuse a target that is a file or holds anything but an earlier report (its ``entries``);
+    True if it holds one."""
     if target.exists() and not target.is_dir():
         raise InvalidInput(field, "a directory (this path exists and is not one)", str(target))
     if not target.exists():
         return False
-    foreign = sorted(p.name for p in target.iterdir() if p.name not in REPORT_FILES)
+    foreign = sorted(p.name for p in target.iterdir() if p.name not in entries)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise InvalidInput(field, "a new path, an empty directory or a directory holding only an earlier "
-                           "report (" + ", ".join(REPORT_FILES) + ")", str(target),
+                           "report (" + ", ".join(entries) + ")", str(target),
                            hint=f"It also holds {shown}; choose another directory.")
     return any(target.iterdir())
 
@@ -84,22 +89,23 @@ class ReportDirectory:
     """
 
     def __init__(self, target: str | os.PathLike, *, file_mode: int = FILE_MODES[DEFAULT_FILE_MODE],
-                 field: str = "out"):
+                 field: str = "out", entries: tuple[str, ...] = REPORT_FILES):
         self.target = Path(target).absolute()
         self.file_mode = file_mode
         self.field = field
+        self.entries = entries
         self.staging: Path | None = None
         self.replaced = False
         self._lock_fd: int | None = None
 
     # -- lock ------------------------------------------------------------------------------------
     def __enter__(self) -> ReportDirectory:
-        check_target(self.target, self.field)  # before creating anything beside a target that is a file
+        check_target(self.target, self.field, self.entries)  # before creating anything beside a target that is a file
         try:
             self.target.parent.mkdir(parents=True, exist_ok=True)
             self._acquire()
             self._recover()
-            self.replaced = check_target(self.target, self.field)  # again, now that we hold the lock
+            self.replaced = check_target(self.target, self.field, self.entries)  # again, now that we hold the lock
             self.staging = Path(tempfile.mkdtemp(prefix=_hidden(self.target, _STAGING), dir=self.target.parent))
             os.chmod(self.staging, _dir_mode(self.file_mode))
         except OSError as exc:
@@ -166,10 +172,18 @@ class ReportDirectory:
         """Add one file to the set (secrets 0600, the rest ``file_mode``); returns its staged path."""
         if self.staging is None:
             raise RuntimeError("ReportDirectory.write outside its context")
-        if name not in REPORT_FILES:
+        head, _, rest = name.partition("/")
+        nested = (head == METHODS_DIR and head in self.entries and rest.count("/") == 1
+                  and rest.split("/")[0] not in ("", ".", ".."))
+        if not (name in self.entries and name in REPORT_FILES or nested and rest.split("/")[1] in REPORT_FILES):
             raise ValueError(f"not a report file: {name}")
         path = self.staging / name
-        mode = 0o600 if name in SECRET_FILES else self.file_mode
+        if nested:  # methods/<name>/: a report directory of its own, with the set's directory mode
+            for directory in (path.parent.parent, path.parent):
+                if not directory.exists():
+                    directory.mkdir(mode=_dir_mode(self.file_mode))
+                    os.chmod(directory, _dir_mode(self.file_mode))
+        mode = 0o600 if path.name in SECRET_FILES else self.file_mode
         payload = data.encode("utf-8") if isinstance(data, str) else data
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -251,11 +265,56 @@ def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | N
     if save_salt and salt is not None:
         rd.write("deletion-commitment.salt", salt.hex() + "\n")
     if sign_key is not None:
-        from audit.report.signing import sign_report
-
         assert rd.staging is not None
-        envelope = sign_report(rd.staging, sign_key)
-        os.chmod(envelope, rd.file_mode)
+        _sign(rd, rd.staging, sign_key)
+
+
+def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | os.PathLike | None = None,
+                    save_salt: bool = True) -> None:
+    """Stage a comparison (:mod:`audit.report.comparison`): each method's report directory under
+    ``methods/<name>/`` (signed on its own with a key), then the comparison's document and page, the
+    shared salt, and one signature over the comparison and every method's files."""
+    import json
+
+    from audit.report.comparison_html import render_comparison_html
+    from audit.report.html import render_html
+
+    document = comparison.document  # type: ignore[attr-defined]
+    subjects = ["report.json", "report.html"]
+    for name, report in comparison.reports.items():  # type: ignore[attr-defined]
+        text = report.to_json()
+        rd.write(f"{METHODS_DIR}/{name}/report.json", text)
+        rd.write(f"{METHODS_DIR}/{name}/report.html", render_html(json.loads(text)))
+        subjects += [f"{METHODS_DIR}/{name}/report.json", f"{METHODS_DIR}/{name}/report.html"]
+        if sign_key is not None:
+            _sign(rd, rd.staging / METHODS_DIR / name, sign_key)  # type: ignore[operator]
+            subjects.append(f"{METHODS_DIR}/{name}/report.dsse.json")
+    text = document.to_json()
+    rd.write("report.json", text)
+    rd.write("report.html", render_comparison_html(json.loads(text)))
+    if save_salt:
+        rd.write("deletion-commitment.salt", comparison.commitment_salt.hex() + "\n")  # type: ignore[attr-defined]
+    if sign_key is not None:
+        from audit.report.dsse import COMPARISON_PREDICATE_TYPE
+        from audit.report.signing import comparison_claims
+
+        _sign(rd, rd.staging, sign_key, subjects=subjects, predicate=comparison_claims(json.loads(text)),  # type: ignore[arg-type]
+              predicate_type=COMPARISON_PREDICATE_TYPE)
+
+
+def _sign(rd: ReportDirectory, directory: Path, sign_key: str | os.PathLike, **options: object) -> None:
+    from audit.report.signing import sign_report
+
+    envelope = sign_report(directory, sign_key, **options)  # type: ignore[arg-type]
+    os.chmod(envelope, rd.file_mode)
+
+
+def write_comparison(comparison: object, out: str | os.PathLike, *, sign_key: str | os.PathLike | None = None,
+                     save_salt: bool = True, file_mode: int = FILE_MODES[DEFAULT_FILE_MODE]) -> list[Path]:
+    """Write a comparison's directory as one set; returns its top-level files."""
+    with ReportDirectory(out, file_mode=file_mode, entries=COMPARISON_ENTRIES) as rd:
+        fill_comparison(rd, comparison, sign_key=sign_key, save_salt=save_salt)
+        return rd.commit()
 
 
 def write_report(report: object, out: str | os.PathLike, *, sign_key: str | os.PathLike | None = None,

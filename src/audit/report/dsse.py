@@ -31,6 +31,7 @@ __all__ = [
     "MAX_ENVELOPE_BYTES",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
+    "COMPARISON_PREDICATE_TYPE",
     "STATEMENT_TYPE",
     "Envelope",
     "VerificationError",
@@ -44,6 +45,8 @@ __all__ = [
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://unlearn-audit.dev/audit-claims/v1"
+#: The claims of a comparison (``audit compare``): every method's certificate and the recommendation.
+COMPARISON_PREDICATE_TYPE = "https://unlearn-audit.dev/comparison-claims/v1"
 ED25519_SCHEME = "ed25519"
 
 # A report's envelope is a few kilobytes; the bound keeps a hostile file from exhausting memory.

@@ -733,6 +733,52 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
     return chart.svg(y + 34)
 
 
+def frontier_chart(frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any = None, retrained: Any = None,
+                   chance: Any = None) -> str:
+    """The privacy-utility frontier of several methods on one chart: released test accuracy
+    (mean over noise draws, with a ±1 sd band as whiskers) against ε on a log axis, one line per
+    method, with retraining's noiseless accuracy, the majority-class rate and the requested ε."""
+    name, title = "frontier", "Privacy-utility frontier: released test accuracy against epsilon"
+    series = {m: sorted(((num(p.get("epsilon")), num(p.get("test_accuracy_mean")), num(p.get("test_accuracy_std")))
+                         for p in (f.get("points") or [])), key=lambda t: t[0])
+              for m, f in frontiers.items() if f and f.get("applicable") and f.get("points")}
+    if not series:
+        return _empty(name, title, "no compared method has a frontier (no output-noise certificate)")
+    eps = [e for pts in series.values() for e, _, _ in pts] + ([num(epsilon)] if math.isfinite(num(epsilon)) else [])
+    ref, floor = num(retrained), num(chance)
+    accs = [a + k * s for pts in series.values() for _, a, s in pts for k in (-1, 1) if math.isfinite(a)]
+    accs += [v for v in (ref, floor) if math.isfinite(v)]
+    chart = _Chart(name, title)
+    left, width = 72.0, WIDTH - 72 - 24
+    styles = {m: {"colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)], "width": 2.0, "marker": 3.0,
+                  "dash": (None, "--", ":")[(i // len(ATTACK_COLOURS)) % 3]} for i, m in enumerate(series)}
+    items = [(m, st) for m, st in styles.items()]
+    if math.isfinite(ref):
+        items.append((f"retraining, noiseless ({fmt_short(ref)})", {"colour": INK, "dash": "--", "width": 1.4}))
+    if math.isfinite(floor):
+        items.append((f"majority-class rate ({fmt_short(floor)})", {"colour": GREY, "dash": ":", "width": 1.4}))
+    if math.isfinite(num(epsilon)):
+        items.append((f"requested ε = {fmt_short(num(epsilon))}", {"colour": RED, "width": 1.2, "opacity": 0.7}))
+    y = 6.0 + chart.legend(items, left, 6.0, width, 3) + 8
+    p = chart.panel(left, y, width, 260, ("log", *_log_domain(eps)), ("linear", *_linear_domain(accs)))
+    p.frame(xlabel="ε (log scale); each method's σ is its own certificate at that ε", ylabel="test accuracy,\nreleased")
+    if math.isfinite(ref):
+        p.hline(ref, colour=INK, dash="--", width=1.4)
+    if math.isfinite(floor):
+        p.hline(floor, colour=GREY, dash=":", width=1.4)
+    if math.isfinite(num(epsilon)):
+        p.vline(num(epsilon), colour=RED, width=1.2, opacity=0.7)
+    for m, pts in series.items():
+        st = styles[m]
+        p.line([e for e, _, _ in pts], [a for _, a, _ in pts], **st)
+        for e, a, s in pts:
+            if math.isfinite(s) and s > 0:
+                lo, hi = p._point(e, a - s), p._point(e, a + s)
+                if lo is not None and hi is not None:
+                    p.data.append(_line(lo[0], lo[1], hi[0], hi[1], _stroke(st["colour"], 1.0, opacity=0.6)))
+    return chart.svg(p.y + p.h + 48)
+
+
 # ----------------------------------------------------------------------------------------
 # the trade-off (f-DP) curve
 

@@ -83,6 +83,7 @@ from typing import Any, Sequence
 from audit.report import TOOL, tool_version, write_atomic
 from audit.report.canonical import canonical_json
 from audit.report.dsse import (
+    COMPARISON_PREDICATE_TYPE,
     MAX_ENVELOPE_BYTES,
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
@@ -123,6 +124,7 @@ __all__ = [
     "canonical_json",
     "generate_keypair",
     "headline_claims",
+    "comparison_claims",
     "keyid",
     "pae",
     "sign_report",
@@ -179,6 +181,14 @@ class VerificationResult:
             lines.append(f"Warning: {name} is present but NOT covered by the signature "
                          f"(it was written after signing; sign again to cover it).")
         p = self.predicate
+        if self.statement.get("predicateType") == COMPARISON_PREDICATE_TYPE:
+            rows = p.get("methods") if isinstance(p.get("methods"), list) else []
+            ran = ", ".join(f"{r.get('name')} (certified epsilon={r.get('certified_epsilon')}, "
+                            f"verdict={r.get('verdict')})" for r in rows if isinstance(r, dict))
+            lines.append(f"Claims: comparison at epsilon={p.get('epsilon')} delta={p.get('delta')} of {ran}; "
+                         f"recommended={p.get('recommended')} report created_at={p.get('report_created_at')} "
+                         f"signed_at={p.get('signed_at')} (self-asserted).")
+            return "\n".join(lines)
         cert = p.get("certified") if isinstance(p.get("certified"), dict) else {}
         real = p.get("realized") if isinstance(p.get("realized"), dict) else {}
         lines.append(f"Claims: method={p.get('method')} certified epsilon={cert.get('epsilon')} "
@@ -237,6 +247,28 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
     return json_safe(claims)
 
 
+def comparison_claims(document: dict[str, Any], *, signed_at: str | None = None) -> dict[str, Any]:
+    """The predicate of a comparison: each method's certificate and verdict, and the recommendation."""
+    rows = document.get("methods") or []
+    claims = {
+        "kind": "comparison",
+        "epsilon": document.get("epsilon"),
+        "delta": document.get("delta"),
+        "methods": [{"name": r.get("name"), "certified_epsilon": r.get("certified_epsilon"),
+                     "certificate_kind": r.get("certificate_kind"), "verdict": r.get("verdict"),
+                     "report_sha256": r.get("report_sha256")} for r in rows],
+        "not_applicable": [r.get("name") for r in document.get("not_applicable") or []],
+        "recommended": (document.get("recommendation") or {}).get("method"),
+        "schema_version": document.get("schema_version"),
+        "report_created_at": document.get("created_at"),
+        "tool": document.get("tool"),
+        "signer_tool": {"name": TOOL, "version": tool_version()},
+        "signed_at": signed_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "signed_at_self_asserted": True,
+    }
+    return json_safe(claims)
+
+
 def _check_subject_name(name: Any) -> str | None:
     """Return why ``name`` is not an acceptable subject name, or None if it is.
 
@@ -277,7 +309,8 @@ def _sha256_file(path: Path) -> str:
 
 def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLike, *,
                 subjects: Sequence[str] = DEFAULT_SUBJECTS, predicate: dict[str, Any] | None = None,
-                passphrase: bytes | None = None, key_field: str = "private_key_path") -> Path:
+                passphrase: bytes | None = None, key_field: str = "private_key_path",
+                predicate_type: str = PREDICATE_TYPE) -> Path:
     """Sign the report in ``report_dir``; write and return ``report_dir/report.dsse.json``.
 
     Parameters
@@ -291,6 +324,8 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
         The private key's passphrase, if it is encrypted.
     key_field:
         The name errors about the key give it (the CLI passes ``--key`` or ``--sign-key``).
+    predicate_type:
+        :data:`PREDICATE_TYPE` (one audit's claims) or :data:`COMPARISON_PREDICATE_TYPE`.
 
     The envelope (securesystemslib's DSSE ``Envelope``, signed by its ``CryptoSigner``) is
     written atomically; the private key never leaves this function. A private key file that
@@ -352,7 +387,7 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
     statement = {
         "_type": STATEMENT_TYPE,
         "subject": [{"name": n, "digest": {"sha256": d}} for n, d in sorted(digests.items())],
-        "predicateType": PREDICATE_TYPE,
+        "predicateType": predicate_type,
         "predicate": predicate,
     }
     payload = canonical_json(statement)
@@ -419,9 +454,10 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
     statement = _strict_loads(payload, "signed statement")
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         raise VerificationError(f"The signed payload is not an in-toto Statement v1 ({STATEMENT_TYPE}).")
-    if statement.get("predicateType") != PREDICATE_TYPE:
+    if statement.get("predicateType") not in (PREDICATE_TYPE, COMPARISON_PREDICATE_TYPE):
         raise VerificationError(f"The signed statement's predicateType is "
-                                f"{statement.get('predicateType')!r}, not {PREDICATE_TYPE!r}.")
+                                f"{statement.get('predicateType')!r}, not {PREDICATE_TYPE!r} or "
+                                f"{COMPARISON_PREDICATE_TYPE!r}.")
     subjects = statement.get("subject")
     if not isinstance(subjects, list) or not subjects:
         raise VerificationError("The signed statement lists no subjects.")

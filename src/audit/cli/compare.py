@@ -1,0 +1,172 @@
+"""``audit compare``: every method on the same data, one signed page (:mod:`audit.compare`).
+
+Its flags are ``audit run``'s (one per configuration field, the same defaults and precedence:
+flag over ``--config`` file over default), less ``--method`` and ``--sigma-budget`` (one
+method's), plus ``--methods`` and ``--max-accuracy-loss``. The attacks default to ``audit run``'s
+and RMIA, whose AUROC is a column of the comparison.
+"""
+
+from __future__ import annotations
+
+import inspect
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.markup import escape
+
+from audit.cli.application import command, fail
+from audit.cli.exits import ExitCode
+from audit.cli.run import (
+    _OUTPUT_OPTIONS,
+    RENAMES,
+    SALT_FILE,
+    _field_parameters,
+    _named,
+    _option,
+    _typed,
+    click_context,
+    read_config,
+    read_salt,
+    settings,
+)
+from certify.errors import InvalidInput
+
+#: The attacks of a comparison when none are given: the run's defaults and RMIA.
+COMPARE_EXTRA_ATTACKS = ("rmia",)
+_PANEL = "Comparison"
+
+
+def _parameters() -> list[inspect.Parameter]:
+    from audit.compare import DEFAULT_METHODS, PER_METHOD_FIELDS
+    from audit.config import FIELD
+
+    attacks = ",".join((*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))
+    params = []
+    for p in _field_parameters():
+        if p.name in PER_METHOD_FIELDS:
+            continue
+        if p.name == "attacks":
+            p = _option("attacks", Optional[str], None, "--attacks", rich_help_panel="Trials and attacks",
+                        help=escape(f"Comma-separated attacks (or none). [default: {attacks}]"), show_default=False)
+        params.append(p)
+    return [
+        _option("methods", Optional[str], None, "--methods", rich_help_panel=_PANEL,
+                help=escape("Comma-separated methods to compare (see `audit methods`); those whose theorem excludes "
+                            f"the model are listed with the reason, not run. [default: {','.join(DEFAULT_METHODS)}]"),
+                show_default=False),
+        _option("max_accuracy_loss", float, 1.0, "--max-accuracy-loss", rich_help_panel=_PANEL,
+                help=escape("The recommendation rule's bound: the fastest consistent, certified method whose released "
+                            "model is at most this many points of test accuracy below retraining. [default: 1.0]"),
+                show_default=False),
+        *params,
+    ]
+
+
+def compare(**params: Any) -> None:
+    """Compare unlearning methods on the same data, split, forget set and seeds: one signed page
+    with each method's certificate, released accuracy, speed and measured leakage, the
+    privacy-utility frontier and a recommendation by a stated rule."""
+    from audit.cli.show import Stages, console, library_notes, nothing_saved
+    from audit.compare import DEFAULT_METHODS, FastestWithin
+    from audit.compare import compare as run_compare
+    from audit.config import FIELD, AuditConfig
+    from audit.executors import ShardFailed
+    from audit.pipeline import STAGES
+    from audit.report.directory import COMPARISON_ENTRIES, FILE_MODES, ReportDirectory, fill_comparison
+
+    ctx = click_context()
+    given = {name for name in params if _typed(ctx, name)}
+    out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
+    config_path, as_json, quiet = params.pop("config"), params.pop("as_json"), params.pop("quiet")
+    methods, max_loss = params.pop("methods"), params.pop("max_accuracy_loss")
+    file_mode = FILE_MODES[params.pop("report_mode")]
+    file = read_config(config_path) if config_path is not None else {}
+    for key in ("method", "sigma_budget"):
+        if key in file:
+            raise InvalidInput(f"{key} (in {config_path})", "absent from a comparison's configuration (it chooses "
+                               "one method; use --methods)", file[key])
+    merged = settings({k: v for k, v in params.items() if k in given}, file)
+    merged.setdefault("attacks", (*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))
+    try:
+        cfg = AuditConfig.from_dict(merged)
+        rule = FastestWithin(max_loss)
+    except InvalidInput as exc:
+        raise _named(exc, given, config_path) from None
+    if sign_key is not None:
+        if out is None:
+            raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
+                               str(sign_key))
+        from audit.report.signing import load_private_key
+
+        load_private_key(sign_key)  # fail before any work or any file is written
+    salt = read_salt(commitment_salt) if commitment_salt is not None else None
+
+    err = console()
+    target = (ReportDirectory(out, file_mode=file_mode, field="--out", entries=COMPARISON_ENTRIES)
+              if out is not None else None)
+    with target if target is not None else nullcontext():
+        with Stages(err, ("methods", *STAGES), quiet=quiet) as stages, library_notes(err, quiet=quiet):
+            try:
+                result = run_compare(cfg, methods if methods is not None else DEFAULT_METHODS, rule=rule,
+                                     progress=_per_method(stages), salt=salt)
+            except InvalidInput as exc:
+                raise _named(exc, given | {"methods"}, config_path) from None
+            except ShardFailed as exc:
+                fail(str(exc), ExitCode.WORKER_FAILED)
+        written = []
+        if target is not None:
+            keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE
+            fill_comparison(target, result, sign_key=sign_key, save_salt=commitment_salt is None or keep)
+            written = target.commit()
+    if as_json:
+        typer.echo(result.to_json(), nl=False)
+    if not quiet:
+        _summary(err, result.document)
+        if target is None:
+            nothing_saved(err)
+        else:
+            err.print(("replaced the earlier comparison: " if target.replaced else "written: ")
+                      + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
+    violated = any(row.verdict == "violated" for row in result.document.methods)
+    raise typer.Exit(int(ExitCode.VIOLATED if violated else ExitCode.CONSISTENT))
+
+
+def _per_method(stages: Any) -> Any:
+    """The comparison's progress: each method's run shows its own stages afresh."""
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "methods":
+            stages.finished.clear()
+            stages.started.clear()
+        stages.progress(stage, done, total)
+    return progress
+
+
+def _summary(err: Any, document: Any) -> None:
+    from rich.table import Table
+
+    rec = document.recommendation
+    table = Table(title=f"comparison at epsilon={document.epsilon:g}, delta={document.delta:g}: recommended "
+                        f"{rec.method or 'none'}", show_header=True, header_style="bold")
+    for col in ("method", "verdict", "certified eps", "sigma", "released test acc", "below retrain (pts)",
+                "speed-up", "best empirical eps"):
+        table.add_column(col, justify="left" if col in ("method", "verdict") else "right")
+    for r in document.methods:
+        released = "n/a" if r.test_accuracy_released_mean is None else \
+            f"{r.test_accuracy_released_mean:.4f} ± {r.test_accuracy_released_std:.4f}"
+        table.add_row(r.name, r.verdict, "none" if r.certified_epsilon is None else f"{r.certified_epsilon:g}",
+                      f"{r.sigma:.4g}", released,
+                      "n/a" if r.loss_vs_retrained_points is None else f"{r.loss_vs_retrained_points:.2f}",
+                      f"{r.speedup_vs_retrain:.3g}x",
+                      "n/a" if r.leakage is None else f"{r.leakage.best_empirical_epsilon:.3g}")
+    err.print(table)
+    for m in document.not_applicable:
+        err.print(f"not run: {m.name}: {escape(m.reason)}", highlight=False, soft_wrap=True)
+    err.print(f"recommendation: {escape(rec.why)}", highlight=False, soft_wrap=True)
+    err.print(f"rule: {escape(rec.rule)}", highlight=False, soft_wrap=True)
+
+
+compare.__signature__ = inspect.Signature([*_parameters(), *_OUTPUT_OPTIONS])  # type: ignore[attr-defined]
+compare = command("compare", renames={**RENAMES, "max_accuracy_loss": "--max-accuracy-loss",
+                                      "methods": "--methods"})(compare)

@@ -1,0 +1,245 @@
+"""``audit compare``: which unlearning method should this pipeline use?
+
+:func:`compare` runs every applicable method on the same data, split, forget set, seeds and
+commitment salt, each as one ordinary audit (:func:`audit.pipeline.run`, so each method's report
+is exactly what ``audit run --method NAME`` with the same settings writes), and assembles the
+rows of the comparison from those reports alone. A method whose theorem excludes the model (or
+that cannot run on it) is listed with the one-sentence reason and not run. The recommendation
+is a rule over the rows, a small frozen dataclass (:class:`FastestWithin`), stated in words on
+the page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from audit.config import AuditConfig
+from audit.report import TOOL, tool_version
+from audit.report.comparison import (
+    COMPARISON_SCHEMA_VERSION,
+    ComparisonModel,
+    Leakage,
+    MethodRow,
+    NotApplicable,
+    Recommendation,
+)
+from certify.errors import InvalidInput
+
+#: The methods ``audit compare`` runs by default: the certified methods of the five seed papers,
+#: DP-SGD, and the two baselines every comparison needs (fine-tuning, and exact retraining, the
+#: reference for speed and for what an attack achieves against a perfect deletion).
+DEFAULT_METHODS = ("r2d", "cns", "hf", "newton", "ngd", "dpsgd", "finetune", "retrain")
+#: The exact baseline: what an attack achieves against it is what a perfect deletion leaks.
+REFERENCE = "retrain"
+#: Fields that choose one method's knob: they cannot be shared by a comparison.
+PER_METHOD_FIELDS = ("method", "sigma_budget")
+METHOD_DIR = "methods"
+
+Progress = Callable[[str, int, int], None]
+log = logging.getLogger("unlearn_audit.compare")
+
+
+@dataclass(frozen=True)
+class FastestWithin:
+    """The rule: the fastest method (shortest unlearning time in this comparison) whose audit is
+    consistent (a certificate was issued at the requested ε and δ and nothing measured contradicts
+    it) and whose released model is at most ``max_accuracy_loss`` points of test accuracy below
+    retraining without the forgotten records."""
+
+    max_accuracy_loss: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.max_accuracy_loss, (int, float)) and math.isfinite(self.max_accuracy_loss)
+                and 0 <= self.max_accuracy_loss <= 100):
+            raise InvalidInput("max_accuracy_loss", "a number of accuracy points in [0, 100]", self.max_accuracy_loss)
+
+    def words(self, epsilon: float, delta: float) -> str:
+        return (f"the fastest method (shortest unlearning time in this comparison) whose certificate at epsilon = "
+                f"{epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
+                f"contradicts it) and whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
+                f"points below retraining's (the method's own A(D \\ Z), noiseless)")
+
+    def miss(self, row: MethodRow) -> str | None:
+        """The first condition ``row`` misses, in words; None when it meets the rule."""
+        if row.certified_epsilon is None:
+            return "no certificate was issued" + ("" if row.certificate_kind != "none" else " (the method has no theorem)")
+        if row.verdict != "consistent":
+            return f"its audit's verdict is {row.verdict}"
+        if row.loss_vs_retrained_points is None:
+            return "nothing is released: no finite noise certifies it"
+        if row.loss_vs_retrained_points > self.max_accuracy_loss:
+            return (f"its released model is {row.loss_vs_retrained_points:.2f} points below retraining "
+                    f"(more than {self.max_accuracy_loss:g})")
+        return None
+
+    def apply(self, rows: Sequence[MethodRow], epsilon: float, delta: float) -> Recommendation:
+        misses = {row.name: self.miss(row) for row in rows}
+        eligible = sorted((r for r in rows if misses[r.name] is None), key=lambda r: (r.unlearn_s, r.name))
+        if eligible:
+            best = eligible[0]
+            why = (f"{best.name} unlearns in {best.unlearn_s:.3g} s (speed-up over its retraining: "
+                   f"{best.speedup_vs_retrain:.3g}x), its {best.certificate_kind} certificate holds at epsilon = "
+                   f"{best.certified_epsilon:g}, and its released model is {best.loss_vs_retrained_points:.2f} points "
+                   f"below retraining")
+            if best.conditional:
+                why += "; its certificate is conditional on estimated or assumed constants (see its report)"
+        else:
+            why = "no compared method meets the rule" + (
+                "" if any(r.name == REFERENCE for r in rows) else f"; add {REFERENCE} (exact, always eligible unless "
+                                                                 "its model is unusable) as the fallback")
+        return Recommendation(rule=self.words(epsilon, delta), max_accuracy_loss_points=float(self.max_accuracy_loss),
+                              method=eligible[0].name if eligible else None, why=why,
+                              eligible=[r.name for r in eligible],
+                              excluded={name: miss for name, miss in misses.items() if miss is not None})
+
+
+@dataclass
+class Comparison:
+    """What :func:`compare` returns: the comparison document and every method's own report."""
+
+    document: ComparisonModel
+    reports: dict[str, Any]
+    commitment_salt: bytes
+
+    def to_json(self) -> str:
+        return self.document.to_json()
+
+    def write(self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True,
+              file_mode: int = 0o644) -> Path:
+        """Write the comparison directory as one set (see :mod:`audit.report.comparison`), signed
+        with ``sign_key`` when given; returns the ``report.json`` path."""
+        from audit.report.directory import write_comparison
+
+        write_comparison(self, out_dir, sign_key=sign_key, save_salt=save_salt, file_mode=file_mode)
+        return Path(out_dir).absolute() / "report.json"
+
+
+def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, rule: FastestWithin = FastestWithin(),
+            progress: Progress | None = None, salt: bytes | None = None, model: Any = None, data: Any = None,
+            forget_ids: Any = None) -> Comparison:
+    """Run every applicable method of ``methods`` with the settings of ``config`` and compare them.
+
+    Parameters
+    ----------
+    config:
+        The shared settings (its ``method`` is replaced by each compared method; ``sigma_budget``,
+        one method's knob, is refused). ``method_options`` go to every compared method that
+        declares the option; an option none of them declares is refused.
+    methods:
+        Registered method names, each once.
+    rule:
+        The recommendation rule (:class:`FastestWithin`).
+    progress:
+        ``progress(stage, done, total)``: ``"methods"`` counts finished methods, then each run's
+        own stages (:data:`audit.pipeline.STAGES`) follow as that method runs.
+    salt, model, data, forget_ids:
+        As for :func:`audit.pipeline.run`; one salt serves every method, so their reports carry
+        one and the same deletion commitment.
+    """
+    from audit.commitment import check_salt
+    from audit.pipeline import applicability, run
+    from unlearners.registry import get_method
+
+    started, t0 = _now(), time.perf_counter()
+    names = _method_names(methods)
+    for field in PER_METHOD_FIELDS[1:]:
+        if getattr(config, field) is not None:
+            raise InvalidInput(field, "unset in a comparison (it tunes one method's knob; use audit run for it)",
+                               getattr(config, field))
+    declared = {name: {p.name for p in get_method(name).hyperparameters} for name in names}
+    unknown = sorted(set(config.method_options) - set().union(*declared.values()))
+    if unknown:
+        raise InvalidInput("method_options", "options declared by at least one compared method", unknown)
+    configs = {name: dataclasses.replace(config, method=name, method_options={
+        k: v for k, v in config.method_options.items() if k in declared[name]}) for name in names}
+    salt = check_salt(salt)
+    tick = progress or (lambda stage, done, total: None)
+
+    reasons = applicability(configs, model=model, data=data, forget_ids=forget_ids)
+    runnable = [n for n in names if reasons[n] is None]
+    for name in names:
+        if reasons[name] is not None:
+            log.info("%s is not run: %s", name, reasons[name])
+    reports: dict[str, Any] = {}
+    for i, name in enumerate(runnable):
+        log.info("method %d of %d: %s", i + 1, len(runnable), name)
+        tick("methods", i, len(runnable))
+        reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+    tick("methods", len(runnable), len(runnable))
+
+    rows = [row_of(name, reports[name]) for name in runnable]
+    first = reports[runnable[0]] if runnable else None
+    if first is None:
+        raise InvalidInput("methods", "at least one method that can run on this model and data",
+                           list(names), hint="; ".join(f"{n}: {r}" for n, r in reasons.items()))
+    shared = {k: v for k, v in first.config.model_dump(mode="json").items() if k != "method"}
+    shared["method_options"] = dict(config.method_options)
+    document = ComparisonModel(
+        schema_version=COMPARISON_SCHEMA_VERSION, kind="comparison",
+        tool={"name": TOOL, "version": tool_version()}, created_at=_now(), started_at=started,
+        epsilon=float(config.epsilon), delta=float(config.delta), config=shared, methods_requested=list(names),
+        methods=rows, not_applicable=[NotApplicable(name=n, reason=reasons[n]) for n in names if reasons[n]],
+        reference=REFERENCE if REFERENCE in reports else None, dataset=first.dataset, model=first.model,
+        deletion_request=first.deletion_request, recommendation=rule.apply(rows, config.epsilon, config.delta),
+        seeds=first.seeds, environment=first.environment, total_s=time.perf_counter() - t0)
+    return Comparison(document=document, reports=reports, commitment_salt=salt)
+
+
+def row_of(name: str, report: Any) -> MethodRow:
+    """The comparison's row of one method: numbers copied from its report, and two differences."""
+    text = report.to_json()
+    cert, unlearned = report.certificate, report.utility.unlearned.test
+    released = unlearned.noisy_accuracy_mean
+    retrained = report.utility.retrained.test.accuracy
+    attacks = report.attacks
+    leakage = None
+    if attacks is not None:
+        leakage = Leakage(trial_mode=attacks.trials.mode, n_trials=attacks.trials.n_trials,
+                          best_empirical_epsilon=attacks.comparison.best_empirical_epsilon,
+                          best_attack=attacks.comparison.best_attack,
+                          auroc={a: r.bound.roc.auroc for a, r in attacks.attacks.items()},
+                          positive_control_has_power=attacks.positive_control.has_power)
+    return MethodRow(
+        name=name, title=report.method.title, paper=report.method.paper,
+        report=f"{METHOD_DIR}/{name}/report.json", report_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        verdict=report.verdict, certificate_kind=cert.kind,
+        certified_epsilon=cert.epsilon if cert.kind != "none" and cert.valid else None,
+        conditional=cert.conditional, sigma=cert.sigma, sensitivity=cert.sensitivity,
+        test_accuracy_noiseless=unlearned.accuracy, test_accuracy_released_mean=released,
+        test_accuracy_released_std=unlearned.noisy_accuracy_std,
+        test_accuracy_retrained=retrained,
+        noise_cost_points=None if released is None else 100.0 * (unlearned.accuracy - released),
+        loss_vs_retrained_points=None if released is None else 100.0 * (retrained - released),
+        unlearn_s=report.timings.unlearn_s, retrain_s=report.timings.retrain_s,
+        speedup_vs_retrain=report.timings.speedup_vs_retrain, leakage=leakage,
+        frontier=report.frontier, knob=report.tradeoff, findings=report.findings)
+
+
+def _method_names(methods: Sequence[str] | str) -> tuple[str, ...]:
+    from unlearners.registry import get_method
+
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    if not isinstance(methods, (list, tuple)) or not methods or not all(isinstance(m, str) for m in methods):
+        raise InvalidInput("methods", "a non-empty list of registered method names (see `audit methods`)", methods)
+    if len(set(methods)) != len(methods):
+        raise InvalidInput("methods", "each method once", list(methods))
+    for name in methods:
+        try:
+            get_method(name)
+        except InvalidInput as exc:
+            raise InvalidInput("methods", exc.allowed, name, exc.hint) from None
+    return tuple(methods)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,242 @@
+"""The comparison report (``audit compare``): every method on one data set, one signed page.
+
+A comparison is a directory::
+
+    OUT/report.json                      this document (ComparisonModel, schema 1.0)
+    OUT/report.html                      its page (audit.report.comparison_html)
+    OUT/report.dsse.json                 one signature over the page, the document and every method's files
+    OUT/deletion-commitment.salt         the salt shared by every method's commitment (0600)
+    OUT/methods/<name>/report.json       that method's own audit report (schema 2.1) ...
+    OUT/methods/<name>/report.html       ... its page ...
+    OUT/methods/<name>/report.dsse.json  ... and its own signature, so it verifies alone
+
+Every number of a method's row is copied from that method's report (``report_sha256`` binds the
+row to the file's bytes); nothing is measured twice. The recommendation is a rule applied to the
+rows (:func:`audit.compare.recommend`), stated in words in the document and on the page.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from audit.report.schema import (
+    JSON_SCHEMA_DIALECT,
+    AttackName,
+    Bool,
+    CertificateKind,
+    Dataset,
+    DeletionRequest,
+    Delta,
+    Environment,
+    ExtNonNeg,
+    ExtNonNegNoNan,
+    ExtPosNoNan,
+    ExtProbability,
+    Finding,
+    Float,
+    FrontierSection,
+    Model,
+    NonNegFloat,
+    OpenDict,
+    PosCount,
+    PosFloat,
+    Probability,
+    Seeds,
+    Sha256,
+    Text,
+    Timestamp,
+    Tool,
+    Tradeoff,
+    Verdict,
+    _invalid_input,
+    _Section,
+    _utc,
+)
+from certify.errors import InvalidInput
+
+COMPARISON_SCHEMA_VERSION = "1.0"
+COMPARISON_SCHEMA_ID = f"https://unlearn-audit.dev/schemas/comparison-{COMPARISON_SCHEMA_VERSION}.schema.json"
+MethodName = Annotated[str, Field(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$")]
+
+
+class Leakage(_Section):
+    """What the attacks measured on the method's releases (from its report's ``attacks``)."""
+
+    trial_mode: Literal["noise", "retrain"]
+    n_trials: PosCount
+    best_empirical_epsilon: ExtNonNegNoNan
+    """The largest epsilon lower bound any attack proved (Clopper-Pearson, at the audit's confidence)."""
+    best_attack: AttackName | None
+    auroc: dict[AttackName, Probability]
+    """Each attack's AUROC at telling the unlearned world's releases from the retrained world's (0.5: cannot)."""
+    positive_control_has_power: Bool
+    """Whether the same attacks prove anything against the original model (if not, a low bound means little)."""
+
+
+class MethodRow(_Section):
+    """One method's numbers, each copied from its own report."""
+
+    name: MethodName
+    title: Text
+    paper: Text
+    report: Text
+    """Its report, relative to the comparison directory (``methods/<name>/report.json``)."""
+    report_sha256: Sha256
+    """SHA-256 of that file's bytes."""
+    verdict: Verdict
+    certificate_kind: CertificateKind
+    certified_epsilon: ExtPosNoNan | None
+    """null when no certificate was issued."""
+    conditional: Bool
+    """The certificate rests on estimated or assumed constants."""
+    sigma: ExtNonNegNoNan
+    sensitivity: ExtNonNegNoNan | None
+    test_accuracy_noiseless: ExtProbability
+    """The unlearned model before noise."""
+    test_accuracy_released_mean: ExtProbability | None
+    """The released model, mean over the report's noise draws; null when no finite noise certifies (nothing released)."""
+    test_accuracy_released_std: ExtNonNeg | None
+    test_accuracy_retrained: ExtProbability
+    """Retraining from scratch without the forgotten records (the method's own A(D \\ Z)), noiseless."""
+    noise_cost_points: Float | None
+    """Points of test accuracy the noise costs: noiseless minus released mean, times 100."""
+    loss_vs_retrained_points: Float | None
+    """Points the released model is below retraining: retrained minus released mean, times 100."""
+    unlearn_s: NonNegFloat
+    retrain_s: NonNegFloat
+    speedup_vs_retrain: NonNegFloat
+    """Retraining time over unlearning time, both measured in the method's own run."""
+    leakage: Leakage | None
+    """null when no attack ran (none asked for, or nothing to attack)."""
+    frontier: FrontierSection | None
+    """The method's privacy-utility frontier (its report's); null when its report has none."""
+    knob: Tradeoff | None
+    """The method's own knob (R2D's rewind, HF's step size, NGD's lambda): its report's tradeoff curve."""
+    findings: list[Finding]
+    """The method's findings, as in its report."""
+
+
+class NotApplicable(_Section):
+    """A requested method that was not run, and why (one sentence)."""
+
+    name: MethodName
+    reason: Text
+
+
+class Recommendation(_Section):
+    """The rule, stated in words, and what it picks among the rows."""
+
+    rule: Text
+    max_accuracy_loss_points: NonNegFloat
+    method: MethodName | None
+    """The recommended method; null when none meets the rule."""
+    why: Text
+    eligible: list[MethodName]
+    """Every method that meets the rule, fastest first."""
+    excluded: dict[MethodName, Text]
+    """Every other method that ran, with the first condition of the rule it misses."""
+
+
+class ComparisonModel(_Section):
+    """An unlearn-audit comparison (``report.json`` of ``audit compare``), schema version 1.0."""
+
+    schema_version: Literal[COMPARISON_SCHEMA_VERSION]  # type: ignore[valid-type]
+    kind: Literal["comparison"]
+    tool: Tool
+    created_at: Timestamp
+    started_at: Timestamp
+    epsilon: PosFloat
+    delta: Delta
+    config: OpenDict
+    """The settings every method shared (the audit's fields but ``method``); each method's report holds its own
+    validated configuration."""
+    methods_requested: Annotated[list[MethodName], Field(min_length=1)]
+    methods: list[MethodRow]
+    """The methods that ran, in the requested order."""
+    not_applicable: list[NotApplicable]
+    reference: MethodName | None
+    """``retrain`` when it was compared: its AUROCs are what an attack achieves against exact retraining."""
+    dataset: Dataset
+    model: Model
+    deletion_request: DeletionRequest
+    """The one commitment every method's report carries (same records, same salt)."""
+    recommendation: Recommendation
+    seeds: Seeds
+    environment: Environment
+    total_s: NonNegFloat
+    """Wall-clock seconds of the whole comparison."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ComparisonModel:
+        ran = [m.name for m in self.methods]
+        skipped = [m.name for m in self.not_applicable]
+        if sorted(ran + skipped) != sorted(self.methods_requested):
+            raise PydanticCustomError("inconsistent", "every requested method once, run or not applicable",
+                                      {"field": "methods"})
+        if self.recommendation.method is not None and self.recommendation.method not in ran:
+            raise PydanticCustomError("inconsistent", "a method that ran ({ran})",
+                                      {"ran": ", ".join(ran), "field": "recommendation.method"})
+        if _utc(self.started_at) > _utc(self.created_at):
+            raise PydanticCustomError("inconsistent", "not after created_at", {"field": "started_at"})
+        return self
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def to_json(self) -> str:
+        """``report.json`` text: sorted keys, indent 2, trailing newline, standard JSON."""
+        return json.dumps(self.to_json_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def validate_comparison(d: Any) -> ComparisonModel:
+    """Validate a comparison dict; a corrupt one raises one :class:`InvalidInput` naming the field."""
+    if not isinstance(d, dict):
+        raise InvalidInput("report", "a JSON object (an unlearn-audit comparison report.json)", type(d).__name__)
+    try:
+        return ComparisonModel.model_validate(d)
+    except ValidationError as exc:
+        raise _invalid_input(exc, d) from None
+
+
+def json_schema() -> dict[str, Any]:
+    """The comparison's JSON Schema (draft 2020-12), generated from :class:`ComparisonModel`."""
+    body = ComparisonModel.model_json_schema(mode="validation")
+    return {"$schema": JSON_SCHEMA_DIALECT, "$id": COMPARISON_SCHEMA_ID, "title": "unlearn-audit comparison",
+            "version": COMPARISON_SCHEMA_VERSION,
+            "description": ("report.json written by `audit compare` (schema 1.0). Generated from "
+                            "audit.report.comparison.ComparisonModel; do not edit. Each method's own report "
+                            "(methods/<name>/report.json) follows the report schema."),
+            **{k: v for k, v in body.items() if k not in ("title", "description")}}
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_path() -> Path:
+    return Path(__file__).resolve().parent / "schemas" / f"comparison-{COMPARISON_SCHEMA_VERSION}.schema.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m audit.report.comparison [--check]``: write or check the comparison's schema file
+    (``python -m audit.report.schema`` does the same for the report's)."""
+    args = sys.argv[1:] if argv is None else argv
+    path, text = schema_path(), schema_text()
+    if "--check" in args:
+        if (path.read_text(encoding="utf-8") if path.exists() else "") != text:
+            print(f"{path} is out of date: run python -m audit.report.comparison", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    print(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

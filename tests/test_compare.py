@@ -1,0 +1,263 @@
+"""``audit compare`` (audit.compare): every method on the same data, one signed page."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from audit.cli import app
+from audit.compare import FastestWithin, compare, row_of
+from audit.config import AuditConfig
+from audit.pipeline import run
+from audit.report.comparison import ComparisonModel, schema_path, schema_text, validate_comparison
+from audit.report.html import fmt, pct
+from certify.errors import InvalidInput
+
+#: Small and quick, with every column filled: noise-mode attacks incl. U-LiRA and RMIA, a frontier.
+SETTINGS = dict(max_train=400, trials=20, shadow_models=4, noise_draws=4, curve_points=3,
+                attacks=("mia", "ulira", "rmia"), frontier=(0.5, 1.0, 4.0), seed=3)
+METHODS = ("r2d", "newton", "ngd", "finetune", "retrain")
+SALT = bytes(range(32))
+#: Wall-clock measurements: the only fields that differ between two runs of the same audit.
+TIMED = {"created_at", "started_at", "timings"}
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    return compare(AuditConfig(**SETTINGS), METHODS, salt=SALT)
+
+
+@pytest.fixture(scope="module")
+def written(comparison, tmp_path_factory):
+    from audit.report.keys import generate_keypair
+
+    keys = tmp_path_factory.mktemp("keys")
+    private, public = generate_keypair(keys)
+    out = tmp_path_factory.mktemp("cmp") / "out"
+    comparison.write(out, sign_key=private)
+    return out, public
+
+
+def _without_time(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k not in TIMED}
+
+
+# -- the same numbers as each method's own audit ---------------------------------------------
+@pytest.mark.slow  # five more audits (the CLI test below does one in the fast lane)
+def test_each_methods_report_is_its_own_audit_with_the_same_seed(comparison):
+    """Run alone with the same settings and salt, each method gives the same report (but the clock)."""
+    for name in METHODS:
+        alone = run(AuditConfig(method=name, **SETTINGS), salt=SALT).to_dict()
+        assert _without_time(comparison.reports[name].to_dict()) == _without_time(alone), name
+
+
+@pytest.mark.slow  # the module's comparison of five methods
+def test_every_row_number_is_the_one_in_that_methods_report(comparison, written):
+    out, _ = written
+    for row in comparison.document.methods:
+        text = (out / row.report).read_text()
+        assert hashlib.sha256(text.encode()).hexdigest() == row.report_sha256
+        r = json.loads(text)
+        u = r["utility"]["unlearned"]["test"]
+        assert row.certified_epsilon == (r["certificate"]["epsilon"] if r["certificate"]["valid"] else None)
+        assert (row.sigma, row.verdict, row.certificate_kind) == (r["certificate"]["sigma"], r["verdict"],
+                                                                   r["certificate"]["kind"])
+        assert (row.test_accuracy_noiseless, row.test_accuracy_released_mean, row.test_accuracy_released_std) == (
+            u["accuracy"], u["noisy_accuracy_mean"], u["noisy_accuracy_std"])
+        assert row.test_accuracy_retrained == r["utility"]["retrained"]["test"]["accuracy"]
+        assert row.loss_vs_retrained_points == 100 * (r["utility"]["retrained"]["test"]["accuracy"]
+                                                      - u["noisy_accuracy_mean"])
+        assert (row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
+            r["timings"][k] for k in ("unlearn_s", "retrain_s", "speedup_vs_retrain"))
+        assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
+        assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
+        assert row.model_dump(mode="json")["frontier"] == r["frontier"]
+        assert (row.model_dump(mode="json")["knob"] or None) == r["tradeoff"]
+
+
+@pytest.mark.slow  # the module's comparison of five methods
+def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
+    out, _ = written
+    page = (out / "report.html").read_text()
+    for name in METHODS:
+        r = json.loads((out / "methods" / name / "report.json").read_text())
+        row = re.search(rf'<tr id="row-{name}".*?</tr>', page, re.S).group(0)
+        cells = {m[0]: unescape(re.sub(r"<[^>]+>", "", m[1])).strip()
+                 for m in re.findall(r'data-field="([^"]+)">(.*?)</td>', row, re.S)}
+        cert, u = r["certificate"], r["utility"]["unlearned"]["test"]
+        assert cells["sigma"] == fmt(cert["sigma"])
+        assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) if cert["valid"] else "none")
+        assert cells["test_accuracy_released"] == f"{pct(u['noisy_accuracy_mean'])} ± {pct(u['noisy_accuracy_std'])}"
+        assert cells["unlearn_s"] == fmt(r["timings"]["unlearn_s"], 3)
+        assert cells["speedup_vs_retrain"] == fmt(r["timings"]["speedup_vs_retrain"], 3) + "×"
+        best = r["attacks"]["comparison"]
+        assert cells["best_empirical_epsilon"].startswith(fmt(best["best_empirical_epsilon"]))
+        for attack in ("ulira", "rmia"):
+            assert cells[f"auroc-{attack}"] == fmt(r["attacks"]["attacks"][attack]["bound"]["roc"]["auroc"])
+        frontier = re.search(rf"<tr><th>{name}</th>(.*?)</tr>", page.split('id="frontier-table"')[1].split("</table>")[0],
+                             re.S)
+        if r["frontier"]["applicable"]:
+            shown = re.findall(r'data-epsilon="([^"]+)">([^<]+)<', frontier.group(1))
+            assert shown == [(str(p["epsilon"]), pct(p["test_accuracy_mean"])) for p in r["frontier"]["points"]]
+        else:
+            assert frontier is None and r["frontier"]["reason"] in unescape(page)
+
+
+# -- what a comparison holds ----------------------------------------------------------------------
+@pytest.mark.slow  # the module's comparison of five methods
+def test_one_commitment_one_split_and_the_recommendation_follows_its_rule(comparison):
+    doc = comparison.document
+    assert {r.deletion_request.commitment for r in comparison.reports.values()} == {doc.deletion_request.commitment}
+    assert len({r.dataset.content_hash for r in comparison.reports.values()}) == 1
+    assert [m.name for m in doc.methods] == list(METHODS) and doc.reference == "retrain"
+    rec = doc.recommendation
+    assert rec == FastestWithin(1.0).apply(doc.methods, doc.epsilon, doc.delta)
+    assert "retrain" in rec.eligible  # exact: nothing released differs from retraining
+    assert "finetune" in rec.excluded and "no theorem" in rec.excluded["finetune"]
+    fastest = min((m for m in doc.methods if m.name in rec.eligible), key=lambda m: m.unlearn_s)
+    assert rec.method == fastest.name and "1 points below retraining" in rec.rule
+
+
+@pytest.mark.slow  # the module's comparison of five methods
+def test_frontier_and_knob_reach_the_comparison(comparison):
+    rows = {m.name: m for m in comparison.document.methods}
+    assert [p.epsilon for p in rows["r2d"].frontier.points] == [0.5, 1.0, 4.0]
+    assert rows["finetune"].frontier.applicable is False
+    assert rows["r2d"].knob.knob.option == "rewind" and rows["ngd"].knob.knob.option == "l2"
+
+
+def _row(name: str, **kw):
+    base = dict(name=name, title=name, paper="p", report=f"methods/{name}/report.json", report_sha256="0" * 64,
+                verdict="consistent", certificate_kind="output-noise", certified_epsilon=1.0, conditional=False,
+                sigma=0.1, sensitivity=0.1, test_accuracy_noiseless=0.8, test_accuracy_released_mean=0.79,
+                test_accuracy_released_std=0.01, test_accuracy_retrained=0.8, noise_cost_points=1.0,
+                loss_vs_retrained_points=1.0, unlearn_s=1.0, retrain_s=2.0, speedup_vs_retrain=2.0, leakage=None,
+                frontier=None, knob=None, findings=[])
+    return ComparisonModel.model_fields["methods"].annotation.__args__[0](**{**base, **kw})
+
+
+def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
+    rows = [_row("slow", unlearn_s=5.0, loss_vs_retrained_points=0.1),
+            _row("fast", unlearn_s=0.1, loss_vs_retrained_points=3.0),
+            _row("none", certified_epsilon=None, certificate_kind="none", verdict="not-certified"),
+            _row("bad", verdict="violated", unlearn_s=0.01)]
+    rec = FastestWithin(1.0).apply(rows, 1.0, 1e-5)
+    assert rec.method == "slow" and rec.eligible == ["slow"]
+    assert "3.00 points below retraining" in rec.excluded["fast"] and "violated" in rec.excluded["bad"]
+    assert FastestWithin(5.0).apply(rows, 1.0, 1e-5).eligible == ["fast", "slow"]  # a looser bound: a superset
+    nothing = FastestWithin(0.0).apply(rows, 1.0, 1e-5)
+    assert nothing.method is None and "add retrain" in nothing.why
+    with pytest.raises(InvalidInput, match="max_accuracy_loss"):
+        FastestWithin(-1.0)
+
+
+def test_a_method_whose_theorem_excludes_a_multiclass_cnn_is_listed_with_its_reason():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(90, 1, 16, 16)).astype("float32"), rng.integers(0, 3, 90)
+    result = compare(AuditConfig(model="cnn", dataset="caller", attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
+                     ("newton", "ngd", "retrain"), data=(X, y))
+    doc = result.document
+    assert [m.name for m in doc.methods] == ["retrain"]
+    reasons = {m.name: m.reason for m in doc.not_applicable}
+    assert "binary logistic regression" in reasons["newton"] and "3 output(s)" in reasons["newton"]
+    assert "binary task" in reasons["ngd"]
+
+
+def test_a_layer_the_theorem_excludes_is_named_and_the_method_not_run():
+    import torch
+
+    net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    result = compare(AuditConfig(model="caller", max_train=200, attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
+                     ("r2d", "finetune"), model=net)
+    assert [m.name for m in result.document.methods] == ["finetune"]
+    (skipped,) = result.document.not_applicable
+    assert skipped.name == "r2d" and "layer 1 (ReLU)" in skipped.reason and "smooth" in skipped.reason
+
+
+# -- the directory, the signature, the schema ---------------------------------------------------
+@pytest.mark.slow  # the module's comparison of five methods
+def test_the_comparison_and_each_method_verify_and_tampering_is_caught(written):
+    out, public = written
+    runner = CliRunner()
+    result = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+    assert result.exit_code == 0, result.stderr
+    assert "comparison at epsilon=1 delta=1e-05" in result.stdout and "methods/r2d/report.json" in result.stdout
+    for name in METHODS:
+        assert runner.invoke(app, ["verify", str(out / "methods" / name), "--key", str(public)]).exit_code == 0
+    (out / "deletion-commitment.salt").stat()
+    assert oct((out / "deletion-commitment.salt").stat().st_mode & 0o777) == "0o600"
+    page = out / "methods" / "ngd" / "report.json"
+    original = page.read_bytes()
+    try:
+        page.write_bytes(original.replace(b'"verdict": "consistent"', b'"verdict": "violated"'))
+        result = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+        assert result.exit_code == 3 and "methods/ngd/report.json was modified" in result.stderr
+    finally:
+        page.write_bytes(original)
+
+
+@pytest.mark.slow  # the module's comparison of five methods
+def test_the_document_validates_against_its_schema_file(written):
+    import jsonschema
+
+    out, _ = written
+    doc = json.loads((out / "report.json").read_text())
+    validate_comparison(doc)
+    jsonschema.validate(doc, json.loads(schema_path().read_text()))
+    with pytest.raises(InvalidInput, match="recommendation.method"):
+        validate_comparison({**doc, "recommendation": {**doc["recommendation"], "method": "dpsgd"}})
+
+
+def test_the_schema_file_is_current():
+    assert schema_path().read_text(encoding="utf-8") == schema_text(), "run python -m audit.report.comparison"
+
+
+# -- the command line ---------------------------------------------------------------------------
+FLAGS = ["--max-train", "400", "--trials", "20", "--shadow-models", "4", "--noise-draws", "4", "--curve-points", "3",
+         "--attacks", "mia,ulira,rmia", "--frontier", "0.5,1,4", "--seed", "3"]
+
+
+def test_cli_compare_writes_a_signed_set_and_its_method_reports_equal_audit_run(tmp_path):
+    from audit.report.keys import generate_keypair
+
+    private, _ = generate_keypair(tmp_path / "keys")
+    out = tmp_path / "cmp"
+    runner = CliRunner()
+    result = runner.invoke(app, ["compare", "--methods", "r2d,retrain", *FLAGS, "--out", str(out),
+                                 "--sign-key", str(private)])
+    assert result.exit_code == 0, result.stderr
+    assert "recommendation:" in result.stderr and "rule: the fastest method" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["deletion-commitment.salt", "methods", "report.dsse.json",
+                                                     "report.html", "report.json"]
+    alone = runner.invoke(app, ["run", "--method", "r2d", *FLAGS, "--commitment-salt",
+                                str(out / "deletion-commitment.salt"), "--json", "-q"])
+    embedded = json.loads((out / "methods" / "r2d" / "report.json").read_text())
+    assert _without_time(json.loads(alone.stdout)) == _without_time(embedded)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--methods", "r2d,nosuch"], "--methods"),
+    (["--methods", "r2d,r2d"], "each method once"),
+    (["--max-accuracy-loss", "-1"], "--max-accuracy-loss"),
+    (["--methods", "r2d", "-o", "nonsense=1"], "declared by at least one compared method"),
+    (["--sigma-budget", "1"], "No such option"),
+])
+def test_cli_compare_bad_input_is_one_sentence_and_writes_nothing(tmp_path, argv, words):
+    result = CliRunner().invoke(app, ["compare", *argv, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_compare_refuses_a_config_file_that_picks_one_method(tmp_path):
+    (tmp_path / "c.toml").write_text('method = "r2d"\n')
+    result = CliRunner().invoke(app, ["compare", "--config", str(tmp_path / "c.toml")])
+    assert result.exit_code == 2 and "use --methods" in result.stderr
