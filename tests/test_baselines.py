@@ -217,6 +217,17 @@ def test_dpsgd_audit_reports_the_group_guarantee():
     report.to_json()  # the report fits the schema
 
 
+@pytest.mark.slow  # DP-SGD trials retrain under Opacus
+def test_dpsgd_attacked_in_retrain_mode_is_not_violated_by_a_realized_epsilon():
+    """Training noise releases the model itself (sigma = 0): two trainings differ, so the realized
+    epsilon at sigma = 0 is infinite and tests nothing; only the retrain-mode attacks test it."""
+    report = run(AuditConfig(method="dpsgd", max_train=200, trials=10, shadow_models=2, attacks=("mia",),
+                             noise_draws=2, frontier=(), method_options={"epochs": 1}))
+    assert report.attacks.trials.mode == "retrain" and report.realized.epsilon == math.inf
+    assert not report.realized.exceeds_certified and report.verdict == "consistent"
+    assert "realized-exceeds-certified" not in {f.code for f in report.findings}
+
+
 def test_neggrad_audit_is_reported_uncertified():
     report = run(AuditConfig(method="neggrad", max_train=1000, attacks=(), curve_points=2, noise_draws=2))
     assert report.verdict == "not-certified" and report.certificate.kind == "none"
