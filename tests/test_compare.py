@@ -1,4 +1,4 @@
-"""``audit compare`` (audit.compare): every method on the same data, one signed page."""
+"""``audit compare`` (audit.comparing): every method on the same data, one signed page."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from audit.cli import app
-from audit.compare import FastestWithin, compare, row_of
+from audit.comparing import FastestWithin, compare, row_of
 from audit.config import AuditConfig
 from audit.pipeline import run
 from audit.report.comparison import ComparisonModel, schema_path, schema_text, validate_comparison
@@ -261,3 +261,15 @@ def test_cli_compare_refuses_a_config_file_that_picks_one_method(tmp_path):
     (tmp_path / "c.toml").write_text('method = "r2d"\n')
     result = CliRunner().invoke(app, ["compare", "--config", str(tmp_path / "c.toml")])
     assert result.exit_code == 2 and "use --methods" in result.stderr
+
+
+def test_the_library_call_and_audit_report_rerender_a_comparison(tmp_path):
+    import audit
+
+    result = audit.compare(audit.AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2,
+                                             frontier=(1.0,)), ["newton", "retrain"])
+    out = tmp_path / "cmp"
+    result.write(out)
+    page = tmp_path / "again.html"
+    assert CliRunner().invoke(app, ["report", str(out / "report.json"), "--html", str(page)]).exit_code == 0
+    assert page.read_text() == (out / "report.html").read_text()  # same document, same bytes

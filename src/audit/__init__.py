@@ -2,6 +2,7 @@
 
 >>> import audit
 >>> report = audit.run(audit.AuditConfig(method="r2d", epsilon=1.0))  # doctest: +SKIP
+>>> comparison = audit.compare(audit.AuditConfig(epsilon=1.0), ["r2d", "newton", "retrain"])  # doctest: +SKIP
 
 The public names are imported on first use, so ``import audit`` (and commands that need only
 part of it) stay cheap.
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AuditConfig", "AuditReport", "run"]
+__all__ = ["AuditConfig", "AuditReport", "compare", "run"]
 
-_WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline"}
+_WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline",
+          "compare": "audit.comparing"}
 
 
 def __getattr__(name: str) -> Any:

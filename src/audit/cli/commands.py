@@ -148,20 +148,28 @@ def read_report(report_json: Path) -> dict[str, Any]:
                            f"{report_json}: {type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise InvalidInput("REPORT_JSON", "a JSON object written by `audit run`", type(data).__name__)
-    validate_report(data)
+    if data.get("kind") == "comparison":  # written by `audit compare`
+        from audit.report.comparison import validate_comparison
+
+        validate_comparison(data)
+    else:
+        validate_report(data)
     return data
 
 
 @command("report")
 def report(
-    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
+    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run` or `audit compare`.")],
     html: Annotated[Path, typer.Option(help="Where to write the re-rendered HTML page (a file path).")],
 ) -> None:
-    """Re-render the HTML page from a report.json (validated against the schema first)."""
+    """Re-render the HTML page from a report.json of `audit run` or `audit compare` (validated
+    against its schema first)."""
     from audit.report import write_atomic
+    from audit.report.comparison_html import render_comparison_html
     from audit.report.html import render_html
 
-    page = render_html(read_report(report_json))
+    data = read_report(report_json)
+    page = render_comparison_html(data) if data.get("kind") == "comparison" else render_html(data)
     if html.is_dir():
         raise InvalidInput("--html", "a file path (this path is a directory)", str(html))
     try:
@@ -211,7 +219,7 @@ app.add_typer(commitment_app, name="commitment")
 
 @command("verify", parent=commitment_app)
 def commitment_verify(
-    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run`.")],
+    report_json: Annotated[Path, typer.Argument(help="A report.json written by `audit run` or `audit compare`.")],
     salt: Annotated[Path, typer.Option(help="The salt file (hex) written next to the report.")],
     ids: Annotated[Path, typer.Option(help="The ids of the deleted records, one per line.")],
 ) -> None:

@@ -1,4 +1,4 @@
-"""``audit compare``: every method on the same data, one signed page (:mod:`audit.compare`).
+"""``audit compare``: every method on the same data, one signed page (:mod:`audit.comparing`).
 
 Its flags are ``audit run``'s (one per configuration field, the same defaults and precedence:
 flag over ``--config`` file over default), less ``--method`` and ``--sigma-budget`` (one
@@ -39,7 +39,7 @@ _PANEL = "Comparison"
 
 
 def _parameters() -> list[inspect.Parameter]:
-    from audit.compare import DEFAULT_METHODS, PER_METHOD_FIELDS
+    from audit.comparing import DEFAULT_METHODS, PER_METHOD_FIELDS
     from audit.config import FIELD
 
     attacks = ",".join((*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))
@@ -69,8 +69,8 @@ def compare(**params: Any) -> None:
     with each method's certificate, released accuracy, speed and measured leakage, the
     privacy-utility frontier and a recommendation by a stated rule."""
     from audit.cli.show import Stages, console, library_notes, nothing_saved
-    from audit.compare import DEFAULT_METHODS, FastestWithin
-    from audit.compare import compare as run_compare
+    from audit.comparing import DEFAULT_METHODS, FastestWithin
+    from audit.comparing import compare as run_compare
     from audit.config import FIELD, AuditConfig
     from audit.executors import ShardFailed
     from audit.pipeline import STAGES

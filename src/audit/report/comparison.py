@@ -12,7 +12,7 @@ A comparison is a directory::
 
 Every number of a method's row is copied from that method's report (``report_sha256`` binds the
 row to the file's bytes); nothing is measured twice. The recommendation is a rule applied to the
-rows (:func:`audit.compare.recommend`), stated in words in the document and on the page.
+rows (:meth:`audit.comparing.FastestWithin.apply`), stated in words in the document and on the page.
 """
 
 from __future__ import annotations
