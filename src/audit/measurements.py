@@ -134,8 +134,9 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
             row["realized_epsilon"] = realized(cert.sigma, delta, distance, None, None).epsilon
         rows.append(schema.TradeoffRow(**row))
     tick("tradeoff", len(values), len(values))
-    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(method.options[knob.option]),
-                           rows=rows)
+    # the value this run used: an option the fit resolved (HF's eta = 1/M when not given) is pinned
+    used = {**method.options, **method.pinned_options()}[knob.option]
+    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(used), rows=rows)
 
 
 def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, epsilons: tuple[float, ...],

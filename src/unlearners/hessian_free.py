@@ -31,6 +31,13 @@ from the authors' code (``../shared/research/seed-004-hessian-free.md`` §2.2).
   constant is computed exactly from the data (the spectrum of each batch's Gram matrix bounds
   the Hessian at every w); otherwise the curvature is estimated by power iteration along the
   trajectory and the certificate is conditional.
+* Knob (the tradeoff curve): the initial step size η, a different learning algorithm per value
+  (``refits``). The certified error grows with η: Lemma 1's divergence D_t ≤ 2ηC(1 − q^t)/(1 − q)
+  is linear in η and Theorem 2 (§4 and App. 7.4, ||e_T|| ≤ (2η²C/(1 − q)) ζ_T, the curvature M
+  restored) quadratic, so σ grows about like η² while the l2 contraction (1 − η l2)^T is
+  negligible; a larger η trains further in the same T steps. The grid stays inside Lemma 2's
+  ρ ≤ 1, i.e. η_t (M_t + λ_t) ≤ 2 (Theorem 3's η ≤ 2/(M + λ)), beyond which (I − η_t H̄_t)
+  expands and the statistics blow up (:meth:`HessianFree.knob_grid`).
 
 Memory: the n_deletable × d table plus the working memory of the largest step (the per-record
 gradients of a batch, the batched Hessian-vector products over the approximators, the curvature
@@ -60,7 +67,7 @@ from certify.certificate import Bound, Certificate, Constant, issue
 from certify.constants import estimated_constant
 from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optional, Real, require_integer
 from certify.params import Param
-from unlearners.base import Capabilities, Unlearner, record_indices
+from unlearners.base import Capabilities, Knob, Unlearner, record_indices
 from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import dense_solve, power_iteration
 from unlearners.modelcheck import SMOOTH, STATELESS
@@ -79,6 +86,10 @@ PAPER_ETA = 0.05
 #: before they count as blown up: a non-convex model expands mildly along negative curvature; an
 #: unstable recursion (η_t λ_max(H̄_t) > 2 for many steps) overshoots by orders of magnitude.
 STABILITY_FACTOR = 10.0
+#: The tradeoff grid of the knob eta: from this fraction of the configured step size ...
+KNOB_LOW_FRACTION = 0.1
+#: ... up to this fraction of the stability limit min_t 2/((M_t + max(lambda_t, 0)) q^t) (Lemma 2: rho_t <= 1).
+KNOB_STABLE_FRACTION = 0.9
 
 
 class HessianFree(Unlearner):
@@ -97,6 +108,12 @@ class HessianFree(Unlearner):
     ``memory_cap`` (bytes the precomputation may hold, table and working memory; a larger
     configuration fails before training), ``chunk`` (approximators per
     batched Hessian-vector product) and ``seed`` (mini-batch shuffles and curvature probes).
+
+    The knob of the tradeoff curve is ``eta`` (it refits): the corrected Theorem 2 bound (paper
+    §4: Lemma 1's divergence is linear in η, Theorem 2's error 2η²C ζ_T/(1 − q) quadratic) makes σ
+    grow about like η², and a larger η trains further in the same steps. :meth:`knob_grid` spans
+    a tenth of the step used up to 0.9 times the largest step at which every (I − η_t H̄_t)
+    contracts (Lemma 2, ρ_t ≤ 1: η_t (M_t + λ_t) ≤ 2, Theorem 3's η ≤ 2/(M + λ)).
     """
 
     name = "hf"
@@ -144,9 +161,16 @@ class HessianFree(Unlearner):
         Param("seed", 0, Integer(0, 2**63 - 1), "seed of the mini-batch shuffles and curvature probes",
               audit="seed"),
     )
-    capabilities = Capabilities(deletable_before_training=True, data_dependent_certificate=True)
-    #: A non-linear model's estimated curvature (M, L): trials and shadow models reuse the fit's.
-    pinned_state = ("curvature_constants_",)
+    capabilities = Capabilities(
+        knob=Knob("eta", "eta", "a larger initial step size trains further in the same T steps, but the certified "
+                  "error grows with it (Lemma 1's divergence linearly, Theorem 2's bound like eta^2 while "
+                  "(1 - eta l2)^T stays near 1), so sigma grows; eta_t (M_t + lambda_t) must stay <= 2 "
+                  "(Lemma 2), beyond which the statistics blow up", refits=True),
+        deletable_before_training=True, data_dependent_certificate=True)
+    #: A non-linear model's estimated curvature (M, L) and the step size (η, q) of the trajectory it was
+    #: estimated along: trials and shadow models reuse the fit's; a replica with another step size (the
+    #: knob) trains along another trajectory and estimates its own.
+    pinned_state = ("curvature_constants_", "curvature_step_")
 
     def __init__(self, objective: Objective, **options: Any):
         super().__init__(objective, **options)
@@ -226,6 +250,7 @@ class HessianFree(Unlearner):
         """Train by clipped mini-batch SGD and recollect the statistics of the deletable records."""
         self.__dict__.pop("table_", None)  # a refit that fails leaves no stale statistics behind
         self.__dict__.pop("curvature_constants_", None)
+        self.__dict__.pop("curvature_step_", None)
         n, d = int(X.shape[0]), self.objective.dim
         self.tracked_ = self._tracked(n, X.device)
         self.table_bytes_ = int(self.tracked_.numel()) * d * theta0.element_size()
@@ -529,6 +554,36 @@ class HessianFree(Unlearner):
         g = (self.objective.per_sample_grads(w, self.X_[idx], self.y_[idx]) + self.l2 * w).sum(0)
         return w + dense_solve((H + H.T) / 2, g / int(keep.sum()), damping=damping)
 
+    # -- the knob (eta) -----------------------------------------------------------------------
+    def stable_eta_limit(self) -> float:
+        """The largest initial step η at which every factor (I − η q^t H̄_t) of the fitted run's
+        curvature bounds is non-expansive: min_t 2 / ((M_t + max(λ_t, 0)) q^t) (Lemma 2: ρ_t ≤ 1
+        iff η_t (M_t + λ_t) ≤ 2; Theorem 3's η ≤ 2/(M + λ)). Logistic regression: the analytic
+        bounds, valid at every w, hence along the trajectory of every η; other models: the
+        curvature estimated along this fit's trajectory (2/M, what :meth:`_check_stable` asks of
+        η; a replica at another η estimates its own)."""
+        self._check_fitted()
+        cur = self.curvature_
+        limit = math.inf
+        for t, (M, lam) in enumerate(zip(cur["M"], cur["lam"])):
+            scale = (M + max(lam, 0.0)) * self.decay ** t  # 0 once q^t underflows: no limit at step t
+            if scale > 0:
+                limit = min(limit, 2.0 / scale)
+        return limit
+
+    def knob_grid(self, points: int) -> list[float]:
+        """``points`` step sizes η, geometric from a tenth of the fitted η up to 0.9 times
+        :meth:`stable_eta_limit` (σ grows about like η², Theorem 2). The fitted η lies in the
+        range; a configured η above 0.9 times the limit (the fit accepted it) is the grid's top."""
+        points = require_integer("points", points, 1)
+        self._check_fitted()
+        limit = self.stable_eta_limit()
+        low = KNOB_LOW_FRACTION * self.eta_
+        top = max(KNOB_STABLE_FRACTION * limit if math.isfinite(limit) else self.eta_ / KNOB_LOW_FRACTION, self.eta_)
+        if points == 1:
+            return [float(self.eta_)]
+        return [float(low * (top / low) ** (i / (points - 1))) for i in range(points - 1)] + [float(top)]
+
     # -- certificate -------------------------------------------------------------------------
     def _linear_curvature(self, X: Tensor) -> dict:
         """Per-step constants of logistic regression, valid at every w: M_t ⪰ H̄_t (c·λ_max of the
@@ -558,9 +613,12 @@ class HessianFree(Unlearner):
         """A non-linear model: ||H̄_t|| by power iteration (both ends of the spectrum) at iterates
         spread along the trajectory, times a safety factor; the certificate becomes conditional."""
         T = len(self.batches_)
+        step = (self.eta_, self.decay)
         pinned = self.pinned_.get("curvature_constants_")
-        if pinned is None:  # a replica reuses the constants of the fit it was made from
-            self.curvature_constants_ = pinned = self._curvature_constants(probed)
+        if pinned is None or self.pinned_.get("curvature_step_") != step:
+            # a replica reuses the constants of the fit it was made from, along the same step sizes
+            pinned = self._curvature_constants(probed)
+        self.curvature_constants_, self.curvature_step_ = pinned, step
         M, L = pinned
         return {"analytic": False, "M_constant": M, "L_constant": L, "M": [M.value] * T,
                 "lam": [-M.value] * T, "Lbar": [L.value + self.l2] * T}
@@ -664,6 +722,16 @@ class HessianFree(Unlearner):
                      bound=bound, assumptions=self.assumptions, warnings=warnings)
 
     # -- helpers -----------------------------------------------------------------------------
+    def replica(self, **overrides: Any) -> HessianFree:
+        """:meth:`Unlearner.replica`, sharing the measured working memory of the phases that do
+        not depend on the deletable records (keyed by the shapes, dtypes and chunk, so a replica
+        with other ones measures its own): the tradeoff's refits, one per η, and the trials'
+        would otherwise each simulate the same steps on meta tensors again."""
+        twin = super().replica(**overrides)
+        if hasattr(self, "_phases"):
+            twin._phases = self._phases
+        return twin
+
     def pinned_options(self) -> dict[str, Any]:
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
 
