@@ -150,3 +150,19 @@ def test_readme_documents_every_audit_run_flag():
         flags = ["--" + key for key in f.constraint.keys] if f.spelling == "keys" else list(f.flags or (f.flag,))
         for flag in flags:
             assert f"`{flag}" in readme, f"the README's CLI reference does not mention {flag}"
+
+
+def test_readme_documents_every_audit_compare_flag():
+    """The comparison's own flags, and that it takes every run flag but the per-method ones."""
+    import typer.main
+
+    from audit.cli import app
+
+    readme = (ROOT / "README.md").read_text()
+    command = typer.main.get_command(app).commands["compare"]
+    flags = {o for p in command.params for o in p.opts if o.startswith("--")} - {"--help"}
+    run = {o for p in typer.main.get_command(app).commands["run"].params for o in p.opts if o.startswith("--")}
+    assert run - flags == {"--method", "--sigma-budget"} and flags - run == {"--methods", "--max-accuracy-loss"}
+    for flag in flags - run:  # the run's flags: test_readme_documents_every_audit_run_flag
+        assert f"`{flag}" in readme, f"the README does not mention {flag}"
+    assert "every `audit run` option but `--method` and `--sigma-budget`" in readme
