@@ -207,6 +207,30 @@ def test_report_renders_and_fetches_nothing(chromium, tmp_path, name, verdict, b
     assert not [t for t in result["console"] if "Content Security Policy" in t]
 
 
+def test_comparison_page_renders_its_table_and_frontier_and_fetches_nothing(chromium, tmp_path):
+    """`audit compare`'s page: the recommendation banner, one table row per method, the frontier
+    chart with a line per certified method, and not one request (its links are not loads)."""
+    from audit.comparing import compare
+    from audit.config import AuditConfig
+
+    result = compare(AuditConfig(max_train=300, trials=10, shadow_models=2, attacks=("ulira", "rmia"),
+                                 noise_draws=3, curve_points=3, frontier=(0.5, 1.0, 4.0)),
+                     ["r2d", "newton", "finetune", "retrain"])
+    result.write(tmp_path / "cmp")
+    out = visit(chromium, tmp_path / "cmp" / "report.html")
+    assert out["n_plots"] == 1 and out["network"] == [] and out["wire"] == [], (out["network"], out["wire"])
+    assert not [t for t in out["console"] if "Content Security Policy" in t]
+    img = pixels(out["screenshot"])
+    assert img.std() > 0.1 and near(img[:400], "#1b7f3b").sum() > 2000  # a method is recommended: green
+    if keep := os.environ.get("UNLEARN_AUDIT_SCREENSHOTS"):
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        (Path(keep) / "comparison.png").write_bytes(out["screenshot"])
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    frontier = page[page.index('<svg class="plot"'):page.index("</svg>")]
+    assert frontier.count("<polyline") >= 3  # r2d, newton, retrain (finetune has no certificate)
+    assert all(f'id="row-{m}"' in page for m in ("r2d", "newton", "finetune", "retrain"))
+
+
 def test_the_network_checks_can_fail(chromium, tmp_path):
     """Positive control: an external image is seen by both checks; our CSP then blocks it."""
     img = f'<img src="http://{CANARY}/pixel.png" alt="">'
