@@ -273,3 +273,34 @@ def test_the_library_call_and_audit_report_rerender_a_comparison(tmp_path):
     page = tmp_path / "again.html"
     assert CliRunner().invoke(app, ["report", str(out / "report.json"), "--html", str(page)]).exit_code == 0
     assert page.read_text() == (out / "report.html").read_text()  # same document, same bytes
+
+
+def test_a_method_that_refuses_while_running_is_listed_and_the_others_stand(monkeypatch, tmp_path):
+    import audit.pipeline
+
+    real = audit.pipeline.run
+
+    def refusing(config, *args, **kwargs):
+        if config.method == "newton":
+            raise InvalidInput("memory_cap", "at least 5 GiB for this model", "1 GiB")
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(audit.pipeline, "run", refusing)
+    config = AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,),
+                         resume=str(tmp_path / "shards"))
+    doc = compare(config, ["newton", "retrain"]).document
+    assert [m.name for m in doc.methods] == ["retrain"]
+    (refused,) = doc.not_applicable
+    assert refused.name == "newton" and refused.reason.startswith("refused while running: memory_cap must be")
+    assert doc.recommendation.method == "retrain"
+
+
+def test_a_comparison_resumes_each_methods_shards_from_a_directory_of_its_own(tmp_path):
+    config = AuditConfig(max_train=200, trials=10, shadow_models=2, attacks=("mia",), noise_draws=2, curve_points=2,
+                         frontier=(1.0,), resume=str(tmp_path / "shards"))
+    first = compare(config, ["r2d", "retrain"], salt=SALT)
+    again = compare(config, ["r2d", "retrain"], salt=SALT)
+    assert sorted(p.name for p in (tmp_path / "shards").iterdir()) == ["r2d", "retrain"]
+    for name in ("r2d", "retrain"):
+        assert again.reports[name].attacks.execution.resumed == ["trials[0:10)"]
+        assert again.reports[name].attacks.comparison == first.reports[name].attacks.comparison

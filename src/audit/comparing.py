@@ -159,8 +159,10 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     unknown = sorted(set(config.method_options) - set().union(*declared.values()))
     if unknown:
         raise InvalidInput("method_options", "options declared by at least one compared method", unknown)
+    # each method's shards resume from a directory of its own (a run directory serves one configuration)
     configs = {name: dataclasses.replace(config, method=name, method_options={
-        k: v for k, v in config.method_options.items() if k in declared[name]}) for name in names}
+        k: v for k, v in config.method_options.items() if k in declared[name]},
+        resume=None if config.resume is None else str(Path(config.resume) / name)) for name in names}
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
 
@@ -173,9 +175,17 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     for i, name in enumerate(runnable):
         log.info("method %d of %d: %s", i + 1, len(runnable), name)
         tick("methods", i, len(runnable))
-        reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+        try:
+            reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+        except InvalidInput as exc:
+            # The data, the forget set and the model were accepted above: what one method refuses while it runs
+            # (a memory cap, an unstable step size, a forget set too large for its bound) is that method's, and
+            # the others' results stand.
+            reasons[name] = f"refused while running: {exc}"
+            log.warning("%s %s", name, reasons[name])
     tick("methods", len(runnable), len(runnable))
 
+    runnable = [n for n in runnable if n in reports]
     rows = [row_of(name, reports[name]) for name in runnable]
     first = reports[runnable[0]] if runnable else None
     if first is None:
