@@ -85,6 +85,19 @@ def test_exit_code_follows_the_verdict(args, code):
 
 
 def _started(proc: subprocess.Popen, seconds: float) -> None:
+    """Wait until the CLI has installed its SIGTERM handler (the first thing ``audit.cli.main`` does,
+    before its imports: seen in /proc as a caught signal), then ``seconds`` more into the imports. A
+    fixed delay alone lands before the interpreter is up on a loaded machine (CI runs two workers)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        except OSError:
+            break
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        if caught >> (signal.SIGTERM - 1) & 1:
+            break
+        time.sleep(0.01)
     time.sleep(seconds)
     assert proc.poll() is None, proc.communicate()
 
