@@ -26,9 +26,9 @@ from audit.cli.run import (
     _named,
     _option,
     _typed,
+    check_outputs,
     click_context,
     read_config,
-    read_salt,
     settings,
 )
 from certify.errors import InvalidInput
@@ -94,14 +94,7 @@ def compare(**params: Any) -> None:
         rule = FastestWithin(max_loss)
     except InvalidInput as exc:
         raise _named(exc, given, config_path) from None
-    if sign_key is not None:
-        if out is None:
-            raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
-                               str(sign_key))
-        from audit.report.signing import load_private_key
-
-        load_private_key(sign_key)  # fail before any work or any file is written
-    salt = read_salt(commitment_salt) if commitment_salt is not None else None
+    salt = check_outputs(out, sign_key, commitment_salt)
 
     err = console()
     target = (ReportDirectory(out, file_mode=file_mode, field="--out", entries=COMPARISON_ENTRIES)
@@ -113,8 +106,9 @@ def compare(**params: Any) -> None:
                                      progress=_per_method(stages), salt=salt)
             except InvalidInput as exc:
                 raise _named(exc, given | {"methods"}, config_path) from None
-            except ShardFailed as exc:
-                fail(str(exc), ExitCode.WORKER_FAILED)
+            except ShardFailed as exc:  # as audit run: say which shard, keep what finished
+                kept = f"; the finished shards are kept under {cfg.resume}" if cfg.resume else ""
+                fail(f"{exc}{kept}", ExitCode.WORKER_FAILED)
         written = []
         if target is not None:
             keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE

@@ -123,14 +123,7 @@ def run(**params: Any) -> None:
         cfg = AuditConfig.from_dict(settings({k: v for k, v in params.items() if k in given}, file))
     except InvalidInput as exc:
         raise _named(exc, given, config_path) from None
-    if sign_key is not None:
-        if out is None:
-            raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
-                               str(sign_key))
-        from audit.report.signing import load_private_key
-
-        load_private_key(sign_key)  # fail before any work or any file is written
-    salt = read_salt(commitment_salt) if commitment_salt is not None else None
+    salt = check_outputs(out, sign_key, commitment_salt)
 
     err = console()
     target = ReportDirectory(out, file_mode=file_mode, field="--out") if out is not None else None
@@ -161,6 +154,18 @@ def run(**params: Any) -> None:
             err.print(("replaced the earlier report: " if target.replaced else "written: ")
                       + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     raise typer.Exit(int(VERDICT_EXIT.get(report.verdict, ExitCode.VIOLATED)))
+
+
+def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None) -> bytes | None:
+    """Refuse unusable output options before any work or any file is written; the salt, if given."""
+    if sign_key is not None:
+        if out is None:
+            raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
+                               str(sign_key))
+        from audit.report.signing import load_private_key
+
+        load_private_key(sign_key)
+    return read_salt(commitment_salt) if commitment_salt is not None else None
 
 
 def click_context() -> Any:

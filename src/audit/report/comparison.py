@@ -57,6 +57,7 @@ from audit.report.schema import (
     _invalid_input,
     _Section,
     _utc,
+    schema_file,
 )
 from certify.errors import InvalidInput
 
@@ -224,18 +225,9 @@ def schema_path() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m audit.report.comparison [--check]``: write or check the comparison's schema file
-    (``python -m audit.report.schema`` does the same for the report's)."""
-    args = sys.argv[1:] if argv is None else argv
-    path, text = schema_path(), schema_text()
-    if "--check" in args:
-        if (path.read_text(encoding="utf-8") if path.exists() else "") != text:
-            print(f"{path} is out of date: run python -m audit.report.comparison", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(text, encoding="utf-8")
-    print(f"written: {path}")
-    return 0
+    """``python -m audit.report.comparison [--check]``: write or check the comparison's schema file."""
+    return schema_file(schema_path(), schema_text(), sys.argv[1:] if argv is None else argv,
+                       "python -m audit.report.comparison")
 
 
 if __name__ == "__main__":

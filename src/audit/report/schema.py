@@ -1423,24 +1423,28 @@ def schema_path() -> Path:
     return Path(__file__).resolve().parent / "schemas" / f"report-{SCHEMA_VERSION}.schema.json"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m audit.report.schema [--check | --stdout]``: write, check or print the schema."""
-    args = sys.argv[1:] if argv is None else argv
-    text = schema_text()
-    if "--stdout" in args:
-        sys.stdout.write(text)
-        return 0
-    path = schema_path()
+def schema_file(path: Path, text: str, args: list[str], command: str) -> int:
+    """Write the generated schema ``text`` to ``path``, or with ``--check`` say whether it is current."""
     if "--check" in args:
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
-            print(f"{path} is out of date: run python -m audit.report.schema", file=sys.stderr)
+            print(f"{path} is out of date: run {command}", file=sys.stderr)
             return 1
         return 0
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     print(f"written: {path}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m audit.report.schema [--check | --stdout]``: write, check or print the schema
+    (``python -m audit.report.comparison`` does the same for the comparison's)."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--stdout" in args:
+        sys.stdout.write(schema_text())
+        return 0
+    return schema_file(schema_path(), schema_text(), args, "python -m audit.report.schema")
 
 
 if __name__ == "__main__":
