@@ -76,3 +76,13 @@ def test_frontier_flag_parses_numbers_and_refuses_text(tmp_path):
     report = json.loads(result.stdout)
     assert [p["epsilon"] for p in report["frontier"]["points"]] == [0.5, 3.0]
     assert all(math.isfinite(p["sigma"]) for p in report["frontier"]["points"])
+
+
+def test_the_report_page_draws_the_frontier_and_says_why_there_is_none(r2d):
+    from audit.report.html import render_html
+
+    page = render_html(r2d)
+    assert 'id="frontier"' in page and 'aria-labelledby="frontier-title"' in page
+    assert page.count("<tr><td class=\"num\">") >= len(r2d.frontier.points)
+    none = render_html(run(AuditConfig(method="finetune", **SMALL)))
+    assert "No frontier: the method carries no certificate" in none

@@ -228,6 +228,11 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "tradeoff": plots.tradeoff_chart(tradeoff, certified),
         "fdp": plots.fdp_chart(fdp["roc"], fdp["direction"], fdp["attack"], fdp["mu"], fdp["chart_reason"]),
     }
+    frontier = report.get("frontier")
+    if frontier and frontier.get("applicable"):  # drawn only when the report has one (a seventh chart)
+        charts["frontier"] = plots.frontier_chart(
+            {method.get("name") or "this method": frontier}, epsilon=config.get("epsilon"),
+            retrained=g(utility, "retrained", "test", "accuracy"), chance=utility.get("test_chance_accuracy"))
     # safe: SVG written by audit.report.plots, which escapes every string from the report
     # (tick, legend and title text) before it reaches the markup
     charts = {k: Markup(v) for k, v in charts.items()}
@@ -286,7 +291,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "cert": cert, "realized": realized, "attacks": attacks, "comparison": comparison,
         "attack_rows": attack_rows, "population": population, "utility": utility,
         "models": models, "splits": splits, "config": config,
-        "tradeoff": tradeoff, "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [],
+        "frontier": frontier, "tradeoff": tradeoff, "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [],
                                                       key=lambda r: plots.num(r.get("value"))),
         "knob": (tradeoff or {}).get("knob") or {}, "no_theorem": no_theorem, "certified": certified,
         "method": method, "dataset": report.get("dataset") or {}, "seeds": report.get("seeds") or {},
