@@ -40,7 +40,7 @@ from certify.errors import InvalidInput
 DEFAULT_METHODS = ("r2d", "cns", "hf", "newton", "ngd", "dpsgd", "finetune", "retrain")
 #: The exact baseline: what an attack achieves against it is what a perfect deletion leaks.
 REFERENCE = "retrain"
-#: Fields that choose one method's knob: they cannot be shared by a comparison.
+#: Fields that choose one method (or its knob): a comparison cannot share them.
 PER_METHOD_FIELDS = ("method", "sigma_budget")
 METHOD_DIR = "methods"
 
@@ -151,10 +151,9 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
 
     started, t0 = _now(), time.perf_counter()
     names = _method_names(methods)
-    for field in PER_METHOD_FIELDS[1:]:
-        if getattr(config, field) is not None:
-            raise InvalidInput(field, "unset in a comparison (it tunes one method's knob; use audit run for it)",
-                               getattr(config, field))
+    if config.sigma_budget is not None:  # config.method is replaced by each compared method
+        raise InvalidInput("sigma_budget", "unset in a comparison (it tunes one method's knob; use audit run for it)",
+                           config.sigma_budget)
     declared = {name: {p.name for p in get_method(name).hyperparameters} for name in names}
     unknown = sorted(set(config.method_options) - set().union(*declared.values()))
     if unknown:
@@ -191,8 +190,9 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     if first is None:
         raise InvalidInput("methods", "at least one method that can run on this model and data",
                            list(names), hint="; ".join(f"{n}: {r}" for n, r in reasons.items()))
-    shared = {k: v for k, v in first.config.model_dump(mode="json").items() if k != "method"}
-    shared["method_options"] = dict(config.method_options)
+    # as the reports record it (caller inputs included), with the comparison's own options and run directory
+    shared = {**{k: v for k, v in first.config.model_dump(mode="json").items() if k != "method"},
+              "method_options": dict(config.method_options), "resume": config.resume}
     document = ComparisonModel(
         schema_version=COMPARISON_SCHEMA_VERSION, kind="comparison",
         tool={"name": TOOL, "version": tool_version()}, created_at=_now(), started_at=started,

@@ -124,7 +124,8 @@ class MethodRow(_Section):
 
 
 class NotApplicable(_Section):
-    """A requested method that was not run, and why (one sentence)."""
+    """A requested method that was not run (its theorem excludes the model, or it cannot run on it) or
+    that refused while running, and why (one sentence)."""
 
     name: MethodName
     reason: Text
