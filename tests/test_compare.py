@@ -304,3 +304,33 @@ def test_a_comparison_resumes_each_methods_shards_from_a_directory_of_its_own(tm
     for name in ("r2d", "retrain"):
         assert again.reports[name].attacks.execution.resumed == ["trials[0:10)"]
         assert again.reports[name].attacks.comparison == first.reports[name].attacks.comparison
+
+
+def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_method_report(tmp_path):
+    import shutil
+    import subprocess
+
+    from audit.report.keys import generate_keypair
+    from audit.report.signing import OPENSSL_VERIFY_SCRIPT
+
+    if not all(shutil.which(t) for t in ("bash", "base64", "sha256sum", "openssl")):
+        pytest.skip("needs bash, base64, sha256sum and openssl")
+    private, public = generate_keypair(tmp_path / "keys")
+    out = tmp_path / "cmp"
+    compare(AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,)),
+            ["newton", "retrain"]).write(out, sign_key=private)
+    (tmp_path / "verify.sh").write_text(OPENSSL_VERIFY_SCRIPT)
+
+    def script():
+        env = {"PATH": "/usr/bin:/bin", "DIR": str(out), "PUB": str(public)}
+        return subprocess.run(["bash", str(tmp_path / "verify.sh")], cwd=tmp_path / "keys", env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    ok = script()
+    if "pkeyutl" in ok.stderr and "rawin" in ok.stderr:
+        pytest.skip("OpenSSL without pkeyutl -rawin (needs >= 3.0)")
+    assert ok.returncode == 0 and "OK methods/newton/report.json" in ok.stdout, ok.stderr
+    with open(out / "methods" / "newton" / "report.html", "a") as fh:
+        fh.write("<!-- changed -->")
+    bad = script()
+    assert bad.returncode != 0 and "methods/newton/report.html was modified" in bad.stdout + bad.stderr

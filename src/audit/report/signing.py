@@ -650,9 +650,12 @@ stmt=$(< statement.json)
 [ "${#stmt}" -eq "$len" ] || unusual "the signed statement"
 case $stmt in '{"_type":"https://in-toto.io/Statement/v1","predicate":{'*) ;;
   *) fail "the signed payload is not an in-toto Statement v1 in the form the toolkit writes" ;; esac
-tailpat='"predicateType":"https://unlearn-audit.dev/audit-claims/v1","subject":['
-rest=${stmt##*"$tailpat"}
-[ "$rest" != "$stmt" ] || fail "the signed statement is not of the unlearn-audit predicate type"
+for claims in audit-claims comparison-claims; do  # one audit's report, or a comparison (audit compare)
+  tailpat='"predicateType":"https://unlearn-audit.dev/'$claims'/v1","subject":['
+  rest=${stmt##*"$tailpat"}
+  [ "$rest" = "$stmt" ] || break
+done
+[ "$rest" != "$stmt" ] || fail "the signed statement is not of an unlearn-audit predicate type"
 before=${stmt:0:${#stmt}-${#rest}-${#tailpat}}
 case $before in *'},') ;; *) unusual "the signed statement" ;; esac
 case $rest in *']}') rest=${rest%']}'} ;; *) unusual "the signed statement" ;; esac
