@@ -74,8 +74,8 @@ def test_every_row_number_is_the_one_in_that_methods_report(comparison, written)
         assert row.test_accuracy_retrained == r["utility"]["retrained"]["test"]["accuracy"]
         assert row.loss_vs_retrained_points == 100 * (r["utility"]["retrained"]["test"]["accuracy"]
                                                       - u["noisy_accuracy_mean"])
-        assert (row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
-            r["timings"][k] for k in ("unlearn_s", "retrain_s", "speedup_vs_retrain"))
+        assert (row.learn_s, row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
+            r["timings"][k] for k in ("learn_s", "unlearn_s", "retrain_s", "speedup_vs_retrain"))
         assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
         assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
         assert row.model_dump(mode="json")["frontier"] == r["frontier"]
@@ -96,6 +96,7 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
         assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) if cert["valid"] else "none")
         assert cells["test_accuracy_released"] == f"{pct(u['noisy_accuracy_mean'])} ± {pct(u['noisy_accuracy_std'])}"
         assert cells["unlearn_s"] == fmt(r["timings"]["unlearn_s"], 3)
+        assert cells["learn_s"] == fmt(r["timings"]["learn_s"], 3)
         assert cells["speedup_vs_retrain"] == fmt(r["timings"]["speedup_vs_retrain"], 3) + "×"
         best = r["attacks"]["comparison"]
         assert cells["best_empirical_epsilon"].startswith(fmt(best["best_empirical_epsilon"]))
@@ -138,7 +139,7 @@ def _row(name: str, **kw):
                 verdict="consistent", certificate_kind="output-noise", certified_epsilon=1.0, conditional=False,
                 sigma=0.1, sensitivity=0.1, test_accuracy_noiseless=0.8, test_accuracy_released_mean=0.79,
                 test_accuracy_released_std=0.01, test_accuracy_retrained=0.8, noise_cost_points=1.0,
-                loss_vs_retrained_points=1.0, unlearn_s=1.0, retrain_s=2.0, speedup_vs_retrain=2.0, leakage=None,
+                loss_vs_retrained_points=1.0, learn_s=1.0, unlearn_s=1.0, retrain_s=2.0, speedup_vs_retrain=2.0, leakage=None,
                 frontier=None, knob=None, findings=[])
     return ComparisonModel.model_fields["methods"].annotation.__args__[0](**{**base, **kw})
 
@@ -152,6 +153,9 @@ def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
     assert rec.method == "slow" and rec.eligible == ["slow"]
     assert "3.00 points below retraining" in rec.excluded["fast"] and "violated" in rec.excluded["bad"]
     assert FastestWithin(5.0).apply(rows, 1.0, 1e-5).eligible == ["fast", "slow"]  # a looser bound: a superset
+    dp = FastestWithin(1.0).apply([*rows, _row("dp", learn_s=40.0, retrain_s=2.0, unlearn_s=0.001,
+                                              loss_vs_retrained_points=0.0)], 1.0, 1e-5)
+    assert dp.method == "dp" and "its training takes 40 s, 20x its retraining's" in dp.why
     nothing = FastestWithin(0.0).apply(rows, 1.0, 1e-5)
     assert nothing.method is None and "add retrain" in nothing.why
     with pytest.raises(InvalidInput, match="max_accuracy_loss"):

@@ -144,7 +144,7 @@ def _summary(err: Any, document: Any) -> None:
     table = Table(title=f"comparison at epsilon={document.epsilon:g}, delta={document.delta:g}: recommended "
                         f"{rec.method or 'none'}", show_header=True, header_style="bold")
     for col in ("method", "verdict", "certified eps", "sigma", "released test acc", "below retrain (pts)",
-                "speed-up", "best empirical eps"):
+                "training (s)", "speed-up", "best empirical eps"):
         table.add_column(col, justify="left" if col in ("method", "verdict") else "right")
     for r in document.methods:
         released = "n/a" if r.test_accuracy_released_mean is None else \
@@ -152,7 +152,7 @@ def _summary(err: Any, document: Any) -> None:
         table.add_row(r.name, r.verdict, "none" if r.certified_epsilon is None else f"{r.certified_epsilon:g}",
                       f"{r.sigma:.4g}", released,
                       "n/a" if r.loss_vs_retrained_points is None else f"{r.loss_vs_retrained_points:.2f}",
-                      f"{r.speedup_vs_retrain:.3g}x",
+                      f"{r.learn_s:.3g}", f"{r.speedup_vs_retrain:.3g}x",
                       "n/a" if r.leakage is None else f"{r.leakage.best_empirical_epsilon:.3g}")
     err.print(table)
     for m in document.not_applicable:

@@ -109,6 +109,8 @@ class MethodRow(_Section):
     """Points of test accuracy the noise costs: noiseless minus released mean, times 100."""
     loss_vs_retrained_points: Float | None
     """Points the released model is below retraining: retrained minus released mean, times 100."""
+    learn_s: NonNegFloat
+    """Training A(D): what the method costs before any deletion (DP-SGD's noisy training, HF's recollection)."""
     unlearn_s: NonNegFloat
     retrain_s: NonNegFloat
     speedup_vs_retrain: NonNegFloat
