@@ -90,9 +90,6 @@ class FastestWithin:
                    f"{best.speedup_vs_retrain:.3g}x), its {best.certificate_kind} certificate holds at epsilon = "
                    f"{best.certified_epsilon:g}, and its released model is {best.loss_vs_retrained_points:.2f} points "
                    f"below retraining")
-            if best.learn_s > 10 * best.retrain_s:  # the cost moved to training (DP-SGD)
-                why += (f"; its training takes {best.learn_s:.3g} s, {best.learn_s / max(best.retrain_s, 1e-9):.3g}x "
-                        "its retraining's: the price is paid before any deletion")
             if best.conditional:
                 why += "; its certificate is conditional on estimated or assumed constants (see its report)"
         else:
