@@ -136,7 +136,7 @@ def test_same_config_seed_and_salt_give_identical_reports_apart_from_timestamps(
         assert result.exit_code == 0, result.output
     a, b = ((d / "report.json").read_text().splitlines() for d in dirs)
     assert len(a) == len(b)
-    timing = re.compile(r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|speedup_vs_retrain)"')
+    timing = re.compile(r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|frontier_s|speedup_vs_retrain)"')
     differing = [x for x, y in zip(a, b) if x != y]
     assert all(timing.match(line) for line in differing), differing
     assert not (dirs[0] / "deletion-commitment.salt").exists()  # the user keeps their own salt
