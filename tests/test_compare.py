@@ -137,6 +137,7 @@ def test_frontier_and_knob_reach_the_comparison(comparison):
 def _row(name: str, **kw):
     base = dict(name=name, title=name, paper="p", report=f"methods/{name}/report.json", report_sha256="0" * 64,
                 verdict="consistent", certificate_kind="output-noise", certified_epsilon=1.0, conditional=False,
+                cumulative_epsilon=None,
                 sigma=0.1, sensitivity=0.1, test_accuracy_noiseless=0.8, test_accuracy_released_mean=0.79,
                 test_accuracy_released_std=0.01, test_accuracy_retrained=0.8, noise_cost_points=1.0,
                 loss_vs_retrained_points=1.0, learn_s=1.0, unlearn_s=1.0, retrain_s=2.0, speedup_vs_retrain=2.0, leakage=None,
@@ -335,3 +336,14 @@ def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_method_r
         fh.write("<!-- changed -->")
     bad = script()
     assert bad.returncode != 0 and "methods/newton/report.html was modified" in bad.stdout + bad.stderr
+
+
+def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():
+    config = AuditConfig(max_train=300, requests=3, forget_count=2, attacks=(), noise_draws=2, curve_points=2)
+    result = compare(config, ["r2d", "retrain"])
+    for row in result.document.methods:
+        ledger = result.reports[row.name].ledger
+        assert row.cumulative_epsilon == ledger.cumulative_epsilon and len(ledger.releases) == 3
+        assert row.frontier.applicable is False
+    r2d = next(r for r in result.document.methods if r.name == "r2d")
+    assert r2d.cumulative_epsilon > r2d.certified_epsilon  # three releases compose to more than one

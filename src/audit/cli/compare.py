@@ -149,7 +149,9 @@ def _summary(err: Any, document: Any) -> None:
     for r in document.methods:
         released = "n/a" if r.test_accuracy_released_mean is None else \
             f"{r.test_accuracy_released_mean:.4f} ± {r.test_accuracy_released_std:.4f}"
-        table.add_row(r.name, r.verdict, "none" if r.certified_epsilon is None else f"{r.certified_epsilon:g}",
+        certified = "none" if r.certified_epsilon is None else f"{r.certified_epsilon:g}" + (
+            "" if r.cumulative_epsilon is None else f" (cumulative {r.cumulative_epsilon:.3g})")
+        table.add_row(r.name, r.verdict, certified,
                       f"{r.sigma:.4g}", released,
                       "n/a" if r.loss_vs_retrained_points is None else f"{r.loss_vs_retrained_points:.2f}",
                       f"{r.learn_s:.3g}", f"{r.speedup_vs_retrain:.3g}x",

@@ -96,6 +96,9 @@ class MethodRow(_Section):
     """null when no certificate was issued."""
     conditional: Bool
     """The certificate rests on estimated or assumed constants."""
+    cumulative_epsilon: ExtNonNeg | None
+    """With several requests (``--requests``): the ledger's cumulative epsilon over every release (the last
+    release's certificate is ``certified_epsilon``); null for one request."""
     sigma: ExtNonNegNoNan
     sensitivity: ExtNonNegNoNan | None
     test_accuracy_noiseless: ExtProbability
