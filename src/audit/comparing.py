@@ -24,6 +24,7 @@ from typing import Any
 
 from audit.config import AuditConfig
 from audit.report import TOOL, tool_version
+from audit.report.directory import METHODS_DIR
 from audit.report.comparison import (
     COMPARISON_SCHEMA_VERSION,
     ComparisonModel,
@@ -42,7 +43,6 @@ DEFAULT_METHODS = ("r2d", "cns", "hf", "newton", "ngd", "dpsgd", "finetune", "re
 REFERENCE = "retrain"
 #: Fields that choose one method (or its knob): a comparison cannot share them.
 PER_METHOD_FIELDS = ("method", "sigma_budget")
-METHOD_DIR = "methods"
 
 Progress = Callable[[str, int, int], None]
 log = logging.getLogger("unlearn_audit.compare")
@@ -71,7 +71,8 @@ class FastestWithin:
     def miss(self, row: MethodRow) -> str | None:
         """The first condition ``row`` misses, in words; None when it meets the rule."""
         if row.certified_epsilon is None:
-            return "no certificate was issued" + ("" if row.certificate_kind != "none" else " (the method has no theorem)")
+            return "no certificate was issued" + (" (the method has no theorem)" if row.certificate_kind == "none"
+                                                  else "")
         if row.verdict != "consistent":
             return f"its audit's verdict is {row.verdict}"
         if row.loss_vs_retrained_points is None:
@@ -220,7 +221,7 @@ def row_of(name: str, report: Any) -> MethodRow:
                           positive_control_has_power=attacks.positive_control.has_power)
     return MethodRow(
         name=name, title=report.method.title, paper=report.method.paper,
-        report=f"{METHOD_DIR}/{name}/report.json", report_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        report=f"{METHODS_DIR}/{name}/report.json", report_sha256=hashlib.sha256(text.encode()).hexdigest(),
         verdict=report.verdict, certificate_kind=cert.kind,
         certified_epsilon=cert.epsilon if cert.kind != "none" and cert.valid else None,
         conditional=cert.conditional, cumulative_epsilon=report.ledger.cumulative_epsilon if report.ledger else None,

@@ -60,8 +60,8 @@ from unlearners.models import KEEP_IMAGE_SCALE
 from unlearners.objective import init_parameters
 
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "frontier", "trials", "shadows",
-          "shards", "attacks")
+STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "frontier", "trials",
+          "shadows", "shards", "attacks")
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,

@@ -104,7 +104,8 @@ class MethodRow(_Section):
     test_accuracy_noiseless: ExtProbability
     """The unlearned model before noise."""
     test_accuracy_released_mean: ExtProbability | None
-    """The released model, mean over the report's noise draws; null when no finite noise certifies (nothing released)."""
+    """The released model, mean over the report's noise draws; null when no finite noise certifies (nothing
+    is released)."""
     test_accuracy_released_std: ExtNonNeg | None
     test_accuracy_retrained: ExtProbability
     """Retraining from scratch without the forgotten records (the method's own A(D \\ Z)), noiseless."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from audit.report import plots
 from audit.report.encoding import json_safe
-from audit.report.html import CSP, _embedded_json, _environment
+from audit.report.html import CSP, embedded_json, templates
 
 
 def render_comparison_html(document: Mapping[str, Any]) -> str:
@@ -31,8 +31,8 @@ def render_comparison_html(document: Mapping[str, Any]) -> str:
         chance = max(balance)
     frontier = plots.frontier_chart({r["name"]: r.get("frontier") or {} for r in rows},
                                     epsilon=doc.get("epsilon"), retrained=retrained, chance=chance)
-    return _environment().get_template("comparison.html.j2").render(
+    return templates().get_template("comparison.html.j2").render(
         d=doc, rows=rows, reference=reference, attack_columns=attack_columns, frontier_svg=frontier,
-        recommendation=doc.get("recommendation") or {}, csp=CSP, report_json=_embedded_json(doc),
+        recommendation=doc.get("recommendation") or {}, csp=CSP, report_json=embedded_json(doc),
         knobs=[r for r in rows if r.get("knob")],
         no_frontier=[r for r in rows if (r.get("frontier") or {}).get("applicable") is False])

@@ -251,44 +251,40 @@ def _fsync_dir(path: Path) -> None:
 
 
 def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | None = None,
-         save_salt: bool = True) -> None:
+         save_salt: bool = True, under: str = "") -> None:
     """Stage one audit's files: report.json, the page rendered from exactly those bytes, the
-    salt (0600) unless the caller keeps it, and with a key the signature over the staged files."""
+    salt (0600) unless the caller keeps it, and with a key the signature over the staged files;
+    ``under`` (``methods/<name>/``) stages them in a comparison's subdirectory."""
     import json
 
     from audit.report.html import render_html
 
     text = report.to_json()  # type: ignore[attr-defined]  # validated once
-    rd.write("report.json", text)
-    rd.write("report.html", render_html(json.loads(text)))
+    rd.write(under + "report.json", text)
+    rd.write(under + "report.html", render_html(json.loads(text)))
     salt = getattr(report, "commitment_salt", None)
     if save_salt and salt is not None:
-        rd.write("deletion-commitment.salt", salt.hex() + "\n")
+        rd.write(under + "deletion-commitment.salt", salt.hex() + "\n")
     if sign_key is not None:
         assert rd.staging is not None
-        _sign(rd, rd.staging, sign_key)
+        _sign(rd, rd.staging / under, sign_key)
 
 
 def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | os.PathLike | None = None,
                     save_salt: bool = True) -> None:
     """Stage a comparison (:mod:`audit.report.comparison`): each method's report directory under
-    ``methods/<name>/`` (signed on its own with a key), then the comparison's document and page, the
-    shared salt, and one signature over the comparison and every method's files."""
+    ``methods/<name>/`` (signed on its own with a key; the salt once, at the top), then the
+    comparison's document and page, and one signature over the comparison and every method's files."""
     import json
 
     from audit.report.comparison_html import render_comparison_html
-    from audit.report.html import render_html
 
     document = comparison.document  # type: ignore[attr-defined]
     subjects = ["report.json", "report.html"]
     for name, report in comparison.reports.items():  # type: ignore[attr-defined]
-        text = report.to_json()
-        rd.write(f"{METHODS_DIR}/{name}/report.json", text)
-        rd.write(f"{METHODS_DIR}/{name}/report.html", render_html(json.loads(text)))
-        subjects += [f"{METHODS_DIR}/{name}/report.json", f"{METHODS_DIR}/{name}/report.html"]
-        if sign_key is not None:
-            _sign(rd, rd.staging / METHODS_DIR / name, sign_key)  # type: ignore[operator]
-            subjects.append(f"{METHODS_DIR}/{name}/report.dsse.json")
+        under = f"{METHODS_DIR}/{name}/"
+        fill(rd, report, sign_key=sign_key, save_salt=False, under=under)
+        subjects += [under + "report.json", under + "report.html"] + ([under + "report.dsse.json"] if sign_key else [])
     text = document.to_json()
     rd.write("report.json", text)
     rd.write("report.html", render_comparison_html(json.loads(text)))
@@ -298,8 +294,8 @@ def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | 
         from audit.report.dsse import COMPARISON_PREDICATE_TYPE
         from audit.report.signing import comparison_claims
 
-        _sign(rd, rd.staging, sign_key, subjects=subjects, predicate=comparison_claims(json.loads(text)),  # type: ignore[arg-type]
-              predicate_type=COMPARISON_PREDICATE_TYPE)
+        _sign(rd, rd.staging, sign_key, subjects=subjects,  # type: ignore[arg-type]
+              predicate=comparison_claims(json.loads(text)), predicate_type=COMPARISON_PREDICATE_TYPE)
 
 
 def _sign(rd: ReportDirectory, directory: Path, sign_key: str | os.PathLike, **options: object) -> None:

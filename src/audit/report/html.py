@@ -74,7 +74,8 @@ class _PackageLoader(BaseLoader):
 
 
 @lru_cache(maxsize=1)
-def _environment() -> Environment:
+def templates() -> Environment:
+    """The page templates (report and comparison) with the formatting filters, autoescaping on."""
     env = Environment(loader=_PackageLoader(), autoescape=True, undefined=ChainableUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["fmt"] = fmt
@@ -181,7 +182,7 @@ def _verdict(report: Mapping[str, Any]) -> str:
     return str(report.get("verdict") or verdict_of(report.get("findings") or []))
 
 
-def _embedded_json(report: Mapping[str, Any]) -> Markup:
+def embedded_json(report: Mapping[str, Any]) -> Markup:
     """The report as JSON that cannot end its <script> element or open a comment early."""
     text = json.dumps(report, sort_keys=True, allow_nan=False, ensure_ascii=True, indent=None,
                       separators=(",", ":"))
@@ -309,7 +310,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "command": full, "command_short": short if short != full else None,
         "charts": charts,
         "csp": Markup(CSP),  # a constant, so its quotes stay literal
-        "report_json": _embedded_json(report),
+        "report_json": embedded_json(report),
         "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
         "control": (attacks or {}).get("positive_control"),
         "one_run": report.get("one_run"),
@@ -435,7 +436,7 @@ def render_html(report: Mapping[str, Any] | Any) -> str:
         report = report.to_dict()
     report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
     context = _context(report)
-    return _environment().get_template("report.html.j2").render(**context)
+    return templates().get_template("report.html.j2").render(**context)
 
 
 def write_html(report: Mapping[str, Any] | Any, path: str | os.PathLike) -> Path:

@@ -761,7 +761,8 @@ def frontier_chart(frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any =
         items.append((f"requested ε = {fmt_short(num(epsilon))}", {"colour": RED, "width": 1.2, "opacity": 0.7}))
     y = 6.0 + chart.legend(items, left, 6.0, width, 3) + 8
     p = chart.panel(left, y, width, 260, ("log", *_log_domain(eps)), ("linear", *_linear_domain(accs)))
-    p.frame(xlabel="ε (log scale); each method's σ is its own certificate at that ε", ylabel="test accuracy,\nreleased")
+    p.frame(xlabel="ε (log scale); each method's σ is its own certificate at that ε",
+            ylabel="test accuracy,\nreleased")
     if math.isfinite(ref):
         p.hline(ref, colour=INK, dash="--", width=1.4)
     if math.isfinite(floor):
