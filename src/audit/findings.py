@@ -30,53 +30,76 @@ class FindingCode:
     severity: Severity
     verdict: str
     meaning: str
+    short: str
+    """A few words for the headline (the page's banner, the CLI's first line): what a reader must
+    know before anything else, e.g. "the released model is at chance"."""
 
 
 CODES: dict[str, FindingCode] = {c.code: c for c in (
     FindingCode("certificate-violated", "error", "violated",
-                "an attack proves an epsilon above the certified one"),
+                "an attack proves an epsilon above the certified one",
+                short="an attack proves more than the certified epsilon"),
     FindingCode("bound-violated", "error", "violated",
-                "the measured distance exceeds the certified sensitivity"),
+                "the measured distance exceeds the certified sensitivity",
+                short="the measured distance exceeds the certified sensitivity"),
     FindingCode("realized-exceeds-certified", "error", "violated",
-                "the realized epsilon of this deletion exceeds the certified epsilon"),
+                "the realized epsilon of this deletion exceeds the certified epsilon",
+                short="the realized epsilon exceeds the certified epsilon"),
     FindingCode("certificate-not-issued", "error", "not-certified",
-                "a condition of the theorem failed: no certificate is issued"),
+                "a condition of the theorem failed: no certificate is issued",
+                short="a condition of the theorem failed: nothing is certified"),
     FindingCode("epsilon-above-request", "error", "not-certified",
-                "the certificate holds, but at an epsilon above the one requested: the request is not certified"),
+                "the certificate holds, but at an epsilon above the one requested: the request is not certified",
+                short="certified only at an epsilon above the one requested"),
     FindingCode("utility-departure", "error", "unusable",
                 "the noiseless unlearned model is significantly and substantially less accurate than the "
-                "retrained model: the unlearning failed"),
+                "retrained model: the unlearning failed",
+                short="the unlearned model is much worse than retraining"),
     FindingCode("unlearned-at-chance", "error", "unusable",
                 "the noiseless unlearned model is no better than always predicting the most frequent class, "
-                "while the retrained model learned: the unlearning destroyed the model"),
+                "while the retrained model learned: the unlearning destroyed the model",
+                short="the unlearning destroyed the model"),
     FindingCode("released-at-chance", "warning", "consistent",
                 "the released model is no better than always predicting the most frequent class (the "
                 "certifying noise destroys it, or no model learned): the certificate may hold, the release is "
-                "of no use"),
+                "of no use",
+                short="the released model is at chance"),
     FindingCode("no-theorem", "warning", "not-certified",
-                "the method has no theorem: there is no certificate, only measurements"),
+                "the method has no theorem: there is no certificate, only measurements",
+                short="the method has no theorem: nothing is certified"),
     FindingCode("not-comparable", "warning", "consistent",
-                "the guarantee comes from noise inside training, which output-noise measurements do not test"),
+                "the guarantee comes from noise inside training, which output-noise measurements do not test",
+                short="the measurements do not test this training-noise certificate"),
     FindingCode("empirical-exceeds-realized", "warning", "consistent",
-                "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent"),
+                "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent",
+                short="the auditor is inconsistent (an attack exceeds the realized epsilon)"),
     FindingCode("conditional-constants", "warning", "consistent",
-                "the certificate rests on estimated or assumed constants"),
-    FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points"),
-    FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully"),
+                "the certificate rests on estimated or assumed constants",
+                short="the certificate rests on estimated or assumed constants"),
+    FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points",
+                short="the noise costs over 2 accuracy points"),
+    FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully",
+                short="the attacks were not run"),
     FindingCode("degenerate-trials", "error", "consistent",
-                "the trials were refused: every released model of a world is the same, so nothing was measured"),
+                "the trials were refused: every released model of a world is the same, so nothing was measured",
+                short="the trials were refused: nothing was measured"),
     FindingCode("no-power", "warning", "consistent",
                 "the positive control failed: the attacks cannot tell the original model from the retrained one, "
-                "so their verdict on the unlearned model means nothing"),
+                "so their verdict on the unlearned model means nothing",
+                short="the attacks had no power: they cannot see a deletion that did nothing"),
     FindingCode("gaussian-above-certificate", "warning", "consistent",
                 "under the Gaussian hypothesis (tested by goodness of fit), an attack's GDP lower bound exceeds the "
-                "certified epsilon; the hypothesis-free bound does not"),
+                "certified epsilon; the hypothesis-free bound does not",
+                short="under a Gaussian hypothesis an attack exceeds the certificate"),
     FindingCode("one-run-violation", "error", "violated",
-                "the one-run audit proves an epsilon above the one certified for deleting its canaries"),
+                "the one-run audit proves an epsilon above the one certified for deleting its canaries",
+                short="the one-run audit proves more than the certified epsilon"),
     FindingCode("leak-measured", "warning", "not-certified",
-                "an attack proves that the uncertified unlearned model is distinguishable from retraining"),
+                "an attack proves that the uncertified unlearned model is distinguishable from retraining",
+                short="an attack tells the unlearned model from retraining"),
     FindingCode("budget-spent", "warning", "consistent",
-                "the cumulative epsilon of the releases passed the budget: a retrain is due"),
+                "the cumulative epsilon of the releases passed the budget: a retrain is due",
+                short="the privacy budget is spent: a retrain is due"),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
