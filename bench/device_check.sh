@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The CUDA check, run on a lent GPU machine (the device tool) from the repository root:
+#   carry .whl (the wheels its image lacks: README "Benchmarks") and .gpudata/mnist (the IDX files),
+#   command: bash bench/device_check.sh
+# It installs nothing into the system: the wheels go to /tmp/site, the package runs from src/.
+# Writes $OUT/times.tsv (name, wall seconds, exit code) and $OUT/device.tgz (every log and report).
+set -uo pipefail
+FINAL="${OUT:-/tmp/device-out}"; OUT=/tmp/dev; mkdir -p "$OUT" "$FINAL"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  || { echo "wheel install failed"; exit 1; }
+export PYTHONPATH="/tmp/site:$PWD/src:$PWD/tests" PYTHONUNBUFFERED=1
+nvidia-smi -L | tee "$OUT/gpu.log"
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))" | tee -a "$OUT/gpu.log"
+timed() {  # name, timeout, command...: wall seconds and exit code into $OUT/times.tsv
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s%N); timeout "$limit" "$@" >"$OUT/$name.log" 2>&1; local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf '%s\t%d.%03d\t%s\n' "$name" $((ms / 1000)) $((ms % 1000)) "$rc" | tee -a "$OUT/times.tsv"
+}
+# 1. The CUDA tests (trials on the GPU, shard-size independence), then the CPU-only contract on this machine.
+timed cuda_tests 150 python3 -m pytest -p no:cacheprovider -n 0 -q tests/test_cuda.py
+# 2. The default audit (Adult, r2d), GPU and this machine's CPU, same command otherwise.
+timed adult_cuda 60 python3 -m audit run --method r2d --epsilon 1 --device cuda --out /tmp/a_cuda
+timed adult_cpu 60 python3 -m audit run --method r2d --epsilon 1 --device cpu --out /tmp/a_cpu
+# 3. The CNN on 2,000 MNIST images (over 10 minutes on 2 CPU cores), GPU then CPU, attacks mia,whitebox.
+CNN="--dataset idx:.gpudata/mnist --model cnn --method r2d --max-train 2000 --attacks mia,whitebox"
+timed cnn2000_cuda 180 python3 -m audit run $CNN --device cuda --out /tmp/c_cuda
+timed cnn2000_cpu 90 python3 -m audit run $CNN --device cpu --out /tmp/c_cpu
+for d in a_cuda a_cpu c_cuda c_cpu; do [ -f /tmp/$d/report.json ] && cp /tmp/$d/report.json "$OUT/$d.report.json"; done
+cat "$OUT/times.tsv"; cp "$OUT/times.tsv" "$FINAL/"; tar -C /tmp -czf "$FINAL/device.tgz" dev
