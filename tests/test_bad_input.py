@@ -322,3 +322,25 @@ def test_a_disk_that_fills_during_the_run_names_the_run_directory(tmp_path, monk
         store.save(Shard("trials", 64, 128), {"x": np.zeros(64)})
     assert info.value.field == "resume" and "No space left on device" in str(info.value)
     assert store.load(Shard("trials", 0, 64)) is not None
+
+
+def test_cli_a_disk_that_fills_during_the_run_is_one_sentence_naming_resume(tmp_path, monkeypatch):
+    """The start-up checks pass, then the first shard cannot be kept (ENOSPC): exit 2 and one
+    sentence naming --resume (not exit 70), no report written, the run directory's manifest kept."""
+    import errno
+
+    from audit.runstore import MANIFEST, _atomic_write
+
+    def full_for_shards(path, data):
+        if path.suffix == ".npz":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        _atomic_write(path, data)
+
+    monkeypatch.setattr("audit.runstore._atomic_write", full_for_shards)
+    argv = ["run", *FAST[:-2], "--attacks", "mia", "--trials", "64", "--quiet", "--resume", str(tmp_path / "run"),
+            "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, (result.stderr, result.exception)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: --resume ") and "No space left on device" in lines[0]
+    assert _listing(tmp_path) == ["run", f"run/{MANIFEST}"]
