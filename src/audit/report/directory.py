@@ -67,12 +67,13 @@ def _unwritable(target: Path, exc: OSError, field: str) -> InvalidInput:
                         "writable directory)", str(target), hint=f"The system said: {reason}.")
 
 
-def check_room(path: str | os.PathLike, field: str) -> None:
+def check_room(path: str | os.PathLike, field: str, *, beside: bool = False) -> None:
     """Refuse at start-up, before any work, an output path this user cannot create or write
     (nearest existing directory not writable, e.g. a read-only file system) or whose file system
-    has less than :data:`MIN_FREE_BYTES` free. Nothing is created."""
+    has less than :data:`MIN_FREE_BYTES` free. Nothing is created. ``beside``: the files go
+    beside ``path`` (a report set is staged in its parent and swapped in), not into it."""
     target = Path(path).absolute()
-    existing = next((p for p in (target, *target.parents) if p.exists()), None)
+    existing = next((p for p in ((*target.parents,) if beside else (target, *target.parents)) if p.exists()), None)
     if existing is None or not existing.is_dir():
         return  # a file in the way: the path checks of the caller name it
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -126,7 +127,7 @@ class ReportDirectory:
     # -- lock ------------------------------------------------------------------------------------
     def __enter__(self) -> ReportDirectory:
         check_target(self.target, self.field, self.entries)  # before creating anything beside a target that is a file
-        check_room(self.target, self.field)  # a full disk is found now, not after the whole audit
+        check_room(self.target, self.field, beside=True)  # a full disk is found now, not after the whole audit
         try:
             self.target.parent.mkdir(parents=True, exist_ok=True)
             self._acquire()
