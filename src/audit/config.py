@@ -357,7 +357,7 @@ def _only_known(names: Any) -> None:
     unknown = sorted(set(names) - set(FIELD))
     if unknown:
         guesses = {u: difflib.get_close_matches(u, FIELD, n=1) for u in unknown}
-        meant = ", ".join(f"{g[0]} for {u}" for u, g in guesses.items() if g)
+        meant = ", ".join(f"{g[0]} instead of {u}" for u, g in guesses.items() if g)
         raise InvalidInput("config", "only known fields (" + ", ".join(sorted(FIELD)) + ")", unknown,
                            hint=f"Did you mean {meant}?" if meant else None)
 
