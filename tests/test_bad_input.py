@@ -46,6 +46,11 @@ def _fixtures(root: Path) -> dict[str, str]:
     loose.write_bytes((keys / "private.pem").read_bytes())
     loose.chmod(0o644)
     (root / "norep").mkdir()
+    (root / "ceiling_trials.toml").write_text("trials = 64\ntarget_ceiling = 2.0\n")
+    (root / "rewind_list.toml").write_text("rewind = [1]\n")
+    (root / "runs").mkdir()
+    (root / "readonly").mkdir()  # read-only and full only as _machine answers for them (root writes anywhere)
+    (root / "fulldisk").mkdir()
     # a signed directory whose envelope is deeply nested JSON, and one whose report was tampered with
     for name, envelope in (("nested_env", "[" * 100_000 + "]" * 100_000), ("garbage_env", "{\"payload\": 5}")):
         d = root / name
@@ -108,6 +113,19 @@ CLI_CASES = [
     ("resume-is-a-file", ["run", "--resume", R + "/afile"], 2, "--resume"),
     ("resume-under-a-file", ["run", "--resume", R + "/afile/run"], 2, "--resume"),
     ("resume-holds-other-files", ["run", "--resume", R + "/keys"], 2, "--resume"),
+    ("resume-is-out", ["run", "--resume", R + "/out", "--out", R + "/out"], 2, "--resume"),
+    ("resume-inside-out", ["run", "--resume", R + "/out/shards", "--out", R + "/out"], 2, "--resume"),
+    ("out-inside-resume", ["run", "--resume", R + "/runs", "--out", R + "/runs/out"], 2, "--resume"),
+    ("resume-read-only", ["run", "--resume", R + "/readonly/run"], 2, "--resume"),
+    ("resume-disk-full", ["run", "--resume", R + "/fulldisk/run"], 2, "--resume"),
+    ("compare-resume-disk-full", ["compare", "--resume", R + "/fulldisk/run"], 2, "--resume"),
+    ("compare-resume-is-out", ["compare", "--resume", R + "/out", "--out", R + "/out"], 2, "--resume"),
+    ("target-ceiling-with-trials", ["run", "--trials", "64", "--target-ceiling", "2"], 2, "--target-ceiling"),
+    ("config-target-ceiling-with-trials", ["run", "--config", R + "/ceiling_trials.toml"], 2, "--target-ceiling"),
+    ("config-rewind-list", ["run", "--config", R + "/rewind_list.toml"], 2, "rewind (in"),
+    ("trial-mode-noise-without-noise", ["run", "--method", "retrain", "--trial-mode", "noise", "--quiet",
+                                        "--max-train", "300", "--curve-points", "2", "--noise-draws", "2",
+                                        "--attacks", "mia"], 2, "--trial-mode"),
     # -- audit run: files and paths
     ("config-missing", ["run", "--config", R + "/missing.toml"], 2, "--config"),
     ("config-directory", ["run", "--config", R + "/adir"], 2, "--config"),
@@ -120,6 +138,8 @@ CLI_CASES = [
     ("out-is-a-file", ["run", "--out", R + "/afile"], 2, "--out"),
     ("out-under-a-file", ["run", "--out", R + "/afile/out"], 2, "--out"),
     ("out-holds-other-files", ["run", "--out", R + "/keys"], 2, "--out"),
+    ("out-read-only", ["run", "--out", R + "/readonly/out"], 2, "--out"),
+    ("out-disk-full", ["run", "--out", R + "/fulldisk/out"], 2, "--out"),
     ("sign-key-missing", ["run", "--out", R + "/out", "--sign-key", R + "/missing.pem"], 2, "--sign-key"),
     ("sign-key-without-out", ["run", "--sign-key", R + "/keys/private.pem"], 2, "--sign-key"),
     ("sign-key-group-readable", ["run", "--out", R + "/out", "--sign-key", R + "/loose.pem"], 2, "chmod 600"),
@@ -173,12 +193,27 @@ def _listing(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+def _machine(monkeypatch, root: Path) -> None:
+    """A read-only directory (root/readonly) and a full disk (root/fulldisk) on any machine: the
+    system's answers for paths under them (chmod does not stop root, and no test may fill a disk)."""
+    access, usage = os.access, shutil.disk_usage
+
+    def under(path, name: str) -> bool:
+        return Path(path).absolute().is_relative_to(root / name)
+
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (mode & os.W_OK and under(path, "readonly"))
+                        and access(path, mode, **kw))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(path)._replace(free=0) if under(path, "fulldisk")
+                        else usage(path))
+
+
 @pytest.mark.parametrize(("argv", "code", "names"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
 def test_cli_bad_input(tmp_path, monkeypatch, argv, code, names):
     fixtures = _fixtures(tmp_path)
     monkeypatch.chdir(tmp_path)
     if "--trials" in argv and "10000000" in argv:  # the same refusal on any machine: 4 GiB available
         monkeypatch.setattr("audit.memory.available_bytes", lambda: 4 * 2**30)
+    _machine(monkeypatch, tmp_path)
     argv = [a.format(**fixtures) for a in argv]
     if argv[0] == "run" and "--out" not in argv and "--sign-key" not in argv:
         argv += ["--out", str(tmp_path / "out")]
@@ -221,6 +256,7 @@ LIBRARY_CASES = [
     ("dtype-unknown", {"dtype": "float16"}, "dtype"),
     ("device-list", {"device": ["cpu"]}, "device"),
     ("unknown-field", {"epsilonn": 1.0}, "config"),
+    ("trials-and-target-ceiling", {"trials": 64, "target_ceiling": 2.0}, "trial_count"),
 ]
 
 
@@ -247,3 +283,64 @@ def test_a_short_salt_is_refused_by_the_library():
     with pytest.raises(InvalidInput) as info:
         run(AuditConfig(max_train=300, attacks=()), salt=b"short")
     assert info.value.field == "salt"
+
+
+def test_the_library_refuses_what_is_not_a_configuration():
+    """audit.run(dict) and an unknown AuditConfig keyword: one InvalidInput naming what to pass."""
+    import dataclasses
+
+    from audit import AuditConfig, run
+
+    with pytest.raises(InvalidInput) as info:
+        AuditConfig(epsilonn=1.0)
+    assert info.value.field == "config" and info.value.got == ["epsilonn"] and "Did you mean epsilon" in str(info.value)
+    for bad in ({"epsilon": 1.0}, None):
+        with pytest.raises(InvalidInput) as info:
+            run(bad)
+        assert info.value.field == "config" and "AuditConfig(**options)" in info.value.allowed
+    assert dataclasses.replace(AuditConfig(), epsilon=2.0).epsilon == 2.0  # replace still builds through __init__
+
+
+def test_a_disk_that_fills_during_the_run_names_the_run_directory(tmp_path, monkeypatch):
+    """A shard that cannot be kept (ENOSPC) is one InvalidInput naming resume, not an OSError
+    (exit 70); the shards kept before it stay."""
+    import errno
+
+    import numpy as np
+
+    from audit.runstore import RunStore
+    from audit.shards import Shard
+
+    store = RunStore(tmp_path / "run", "a" * 64)
+    store.save(Shard("trials", 0, 64), {"x": np.zeros(64)})
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr("audit.runstore._atomic_write", full)
+    with pytest.raises(InvalidInput) as info:
+        store.save(Shard("trials", 64, 128), {"x": np.zeros(64)})
+    assert info.value.field == "resume" and "No space left on device" in str(info.value)
+    assert store.load(Shard("trials", 0, 64)) is not None
+
+
+def test_cli_a_disk_that_fills_during_the_run_is_one_sentence_naming_resume(tmp_path, monkeypatch):
+    """The start-up checks pass, then the first shard cannot be kept (ENOSPC): exit 2 and one
+    sentence naming --resume (not exit 70), no report written, the run directory's manifest kept."""
+    import errno
+
+    from audit.runstore import MANIFEST, _atomic_write
+
+    def full_for_shards(path, data):
+        if path.suffix == ".npz":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        _atomic_write(path, data)
+
+    monkeypatch.setattr("audit.runstore._atomic_write", full_for_shards)
+    argv = ["run", *FAST[:-2], "--attacks", "mia", "--trials", "64", "--quiet", "--resume", str(tmp_path / "run"),
+            "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, (result.stderr, result.exception)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: --resume ") and "No space left on device" in lines[0]
+    assert _listing(tmp_path) == ["run", f"run/{MANIFEST}"]

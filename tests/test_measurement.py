@@ -31,7 +31,9 @@ SMALL = dict(max_train=300, forget_count=10, noise_draws=2, curve_points=2, step
 def test_auto_mode_is_the_randomness_an_adversary_faces(sigma, kind, mode):
     chosen, why = choose_mode("auto", sigma, kind)
     assert chosen == mode and why.startswith(f"{mode} mode")
-    assert choose_mode("noise", 0.0, "none") == ("noise", "noise mode, as configured (trial_mode = 'noise')")
+    assert choose_mode("noise", 0.5, "none") == ("noise", "noise mode, as configured (trial_mode = 'noise')")
+    with pytest.raises(InvalidInput, match="trial_mode must be auto or retrain for this release"):
+        choose_mode("noise", 0.0, "exact")  # retraining adds no noise: every noise draw is the same model
     with pytest.raises(InvalidInput, match="trial_mode"):
         choose_mode("noisy", 1.0, "output-noise")
 
@@ -62,12 +64,33 @@ def test_uncertified_finetune_is_attacked_on_trials_that_differ_fast_lane():
     _assert_attacked_on_trials_that_differ(report)
 
 
-def test_identical_copies_are_refused_with_a_finding():
-    report = audit.run(AuditConfig(method="finetune", trial_mode="noise", trials=20, attacks=("mia",), **SMALL))
+def test_noise_trials_of_a_release_without_noise_are_refused_before_the_trials():
+    """finetune releases its model without output noise: noise-mode trials would be identical
+    copies, so the run is refused as soon as the certificate says so, before the other stages."""
+    stages = []
+    with pytest.raises(InvalidInput, match="trial_mode must be auto or retrain"):
+        audit.run(AuditConfig(method="finetune", trial_mode="noise", trials=20, attacks=("mia",), **SMALL),
+                  progress=lambda stage, done, total: stages.append(stage))
+    assert "certify" in stages and not {"utility", "trials", "shards"} & set(stages)
+
+
+def test_identical_copies_found_at_run_time_are_a_warning(monkeypatch):
+    """Trials that still turn out identical (a training that ignores its initial point) are
+    recorded, never printed as an error next to exit code 0."""
+    monkeypatch.setattr("audit.shards.identical_copies", lambda trials: True)
+    report = audit.run(AuditConfig(trials=20, attacks=("mia",), **SMALL))
     codes = {f.code: f for f in report.findings}
-    assert report.attacks is None and codes["degenerate-trials"].severity == "error"
+    assert report.attacks is None and codes["degenerate-trials"].severity == "warning"
     assert "identical" in codes["degenerate-trials"].message and "trial_mode auto or retrain" in codes[
         "degenerate-trials"].message
+
+
+def test_an_error_finding_never_comes_with_exit_code_0():
+    """The CLI prints an error finding as `error: ...`: its verdict must not exit 0."""
+    from audit.cli.exits import VERDICT_EXIT
+    from audit.findings import CODES
+
+    assert [c.code for c in CODES.values() if c.severity == "error" and VERDICT_EXIT[c.verdict] == 0] == []
 
 
 @pytest.mark.slow  # two digits audits of 60 retrain-mode trials each, with 8 U-LiRA shadows

@@ -260,3 +260,25 @@ def test_cli_carries_a_salt_given_from_the_directory_it_replaces(tmp_path):
     assert (out / "deletion-commitment.salt").read_text() == salt and _mode(out / "deletion-commitment.salt") == 0o600
     commitment = json.loads((out / "report.json").read_text())["deletion_request"]["commitment"]
     assert commitment  # the new report commits with the same salt that was kept
+
+
+def test_room_is_checked_where_the_files_go(tmp_path, monkeypatch):
+    """A report set is staged beside its target and swapped in: an earlier report's directory that
+    is itself read-only does not stop a run whose parent is writable; a run directory, written
+    into, does. A full file system stops both (os.access and disk_usage answer as a read-only
+    directory and a full disk would: root writes through chmod, and no test may fill a disk)."""
+    import shutil
+
+    from audit.report.directory import MIN_FREE_BYTES, check_room
+
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: Path(p) != earlier and access(p, mode, **kw))
+    check_room(earlier, "out", beside=True)
+    with pytest.raises(InvalidInput, match="resume must be a directory path this user can create and write"):
+        check_room(earlier, "resume")
+    usage = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(p)._replace(free=MIN_FREE_BYTES - 1))
+    with pytest.raises(InvalidInput, match="out must be a directory on a file system with at least 16 MiB free"):
+        check_room(earlier, "out", beside=True)

@@ -13,6 +13,7 @@ its allowed values; the CLI turns it into one sentence and exit code 2.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from collections.abc import Mapping
@@ -251,10 +252,11 @@ FIELDS: tuple[Field, ...] = (
 )
 FIELD = {f.name: f for f in FIELDS}
 
-#: Fields of which at most (``rewind``) or exactly (``forget``) one may be set.
+#: Fields of which at most (``rewind``, ``trial_count``) or exactly (``forget``) one may be set.
 CHOSEN_ONE = {
     "forget": ("forget_count", "forget_fraction", "forget_class", "forget_groups", "forget_ids"),
     "rewind": ("rewind", "rewind_fraction", "sigma_budget"),
+    "trial_count": ("trials", "target_ceiling"),
 }
 
 
@@ -273,6 +275,10 @@ def _validate(self: Any) -> Any:
         raise InvalidInput("rewind", "at most one of " + ", ".join(CHOSEN_ONE["rewind"]), rewinds)
     if not rewinds:
         self.rewind_fraction = 0.95
+    sized = [n for n in CHOSEN_ONE["trial_count"] if getattr(self, n) is not None]
+    if len(sized) > 1:  # the ceiling would silently override the count: say so instead
+        raise InvalidInput("trial_count", "at most one of " + ", ".join(CHOSEN_ONE["trial_count"]), sized,
+                           hint="The target ceiling chooses the number of trials itself.")
     if self.rewind is not None and self.rewind > self.steps:
         raise InvalidInput("rewind", f"an integer in [0, steps={self.steps}]", self.rewind)
     if self.mechanism == "classic" and self.epsilon > 1:
@@ -340,10 +346,31 @@ def _to_dict(self: Any) -> dict[str, Any]:
 def _from_dict(cls: type, d: Mapping[str, Any]) -> Any:
     if not isinstance(d, Mapping):
         raise InvalidInput("config", "a mapping of configuration fields", type(d).__name__)
-    unknown = sorted(set(d) - set(FIELD))
-    if unknown:
-        raise InvalidInput("config", "only known fields (" + ", ".join(sorted(FIELD)) + ")", unknown)
     return cls(**d)
+
+
+def _only_known(names: Any) -> None:
+    """Refuse names that are not configuration fields, naming them (and the field each most
+    likely meant)."""
+    import difflib
+
+    unknown = sorted(set(names) - set(FIELD))
+    if unknown:
+        guesses = {u: difflib.get_close_matches(u, FIELD, n=1) for u in unknown}
+        meant = ", ".join(f"{g[0]} instead of {u}" for u, g in guesses.items() if g)
+        raise InvalidInput("config", "only known fields (" + ", ".join(sorted(FIELD)) + ")", unknown,
+                           hint=f"Did you mean {meant}?" if meant else None)
+
+
+def _checked_init(generated: Any) -> Any:
+    """The dataclass's own ``__init__`` behind the unknown-name check: ``AuditConfig(epsilonn=1)``
+    raises InvalidInput as ``from_dict`` does, not Python's TypeError (``dataclasses.replace``
+    goes through it too)."""
+    @functools.wraps(generated)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _only_known(kwargs)
+        generated(self, *args, **kwargs)
+    return __init__
 
 
 def _default(f: Field) -> Any:
@@ -374,6 +401,7 @@ AuditConfig = make_dataclass(
         "__module__": __name__,
     },
 )
+AuditConfig.__init__ = _checked_init(AuditConfig.__init__)
 
 
 # -- the command line that repeats an audit -----------------------------------------------------

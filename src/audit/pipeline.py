@@ -101,6 +101,9 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     """
     from threadpoolctl import threadpool_limits
 
+    if not isinstance(config, AuditConfig):  # a dict or None would fail deep inside with an AttributeError
+        raise InvalidInput("config", "an AuditConfig (AuditConfig(**options) or AuditConfig.from_dict(mapping))",
+                           type(config).__name__)
     before = torch.get_num_threads()
     blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
     try:
@@ -192,6 +195,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
                          certified_epsilon if certificate.kind != "training-noise" else None)
     recovery = method.checkpoint_recovery(theta_orig) if capabilities.checkpoint_recovery else None
     tick("certify", 1, 1)
+    if config.attacks and math.isfinite(certificate.sigma):  # a trial mode this release cannot serve: refused
+        choose_mode(config.trial_mode, certificate.sigma, certificate.kind)  # now, not after the utility stages
 
     ledger = None
     if releases is not None:

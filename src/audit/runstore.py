@@ -10,13 +10,16 @@ configuration skips what is there. Layout::
 Every file is written to a temporary name in DIR, flushed to disk and renamed into place
 (``os.replace`` is atomic on POSIX), so a file either is a whole shard or is absent. A directory
 made by another configuration (another key) is refused, never mixed. A shard file that cannot be
-read back (a disk error, an edit) is computed again and replaced, and the run says so.
+read back (a disk error, an edit) is computed again and replaced, and the run says so. A directory
+that is read-only or on a full disk is refused at start-up (:func:`check_run_directory`); a disk
+that fills during the run ends it with one sentence naming the directory, the finished shards kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Mapping
@@ -45,6 +48,9 @@ def check_run_directory(path: str | os.PathLike, *, field: str = "resume") -> No
                            "holds other files)", str(path))
     if not path.exists() and path.parent.exists() and not path.parent.is_dir():
         raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
+    from audit.report.directory import check_room
+
+    check_room(path, field)  # read-only or full: found now, not when the first shard is kept
 
 
 class RunStore:
@@ -71,6 +77,7 @@ class RunStore:
             for stale in self.path.glob(PARTIAL + "*"):  # half-written by a killed run: never a shard
                 stale.unlink(missing_ok=True)
         else:
+            created = not self.path.exists()
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
                 if any(p.name != MANIFEST for p in self.path.iterdir()):
@@ -78,6 +85,8 @@ class RunStore:
                                        "configuration (this one holds other files)", str(path))
                 _atomic_write(manifest, json.dumps({"format": FORMAT, "key": key}, indent=2).encode())
             except OSError as exc:
+                if created:  # nothing left behind by a refusal
+                    shutil.rmtree(self.path, ignore_errors=True)
                 raise InvalidInput(field, "a writable directory for the run's finished shards",
                                    str(path), hint=f"{type(exc).__name__}: {exc.strerror or exc}") from None
 
@@ -100,7 +109,12 @@ class RunStore:
 
         buffer = io.BytesIO()
         np.savez(buffer, **result)
-        _atomic_write(self.file(shard), buffer.getvalue())
+        try:
+            _atomic_write(self.file(shard), buffer.getvalue())
+        except OSError as exc:  # a disk that filled during the run: one sentence naming the directory
+            raise InvalidInput(self.field, "a run directory that can hold the finished shards", str(self.path),
+                               hint=f"Keeping {shard.name} failed: {exc.strerror or exc}; the shards finished "
+                               "before it are kept there, and a rerun with the same directory skips them.") from None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -93,9 +93,13 @@ def choose_mode(requested: str, sigma: float, kind: str) -> tuple[str, str]:
     ``kind`` is the certificate's kind (``"output-noise"``, ``"training-noise"``, ``"exact"``,
     ``"none"``, ...). Auto: noise mode when the release draws output noise (σ > 0) outside
     training; otherwise retrain mode, the randomness an adversary faces when the released model
-    is a deterministic function of its training randomness."""
+    is a deterministic function of its training randomness. ``"noise"`` on a release without
+    output noise (σ = 0) is refused: its trials would be identical copies."""
     if requested not in MODE_CHOICES:
         raise InvalidInput("trial_mode", "one of " + ", ".join(MODE_CHOICES), requested)
+    if requested == "noise" and not sigma > 0:  # every noise draw would be the same model: nothing to attack
+        raise InvalidInput("trial_mode", "auto or retrain for this release: it adds no output noise (sigma = 0), so "
+                           "every noise-mode trial would be the same model", requested)
     if requested != "auto":
         return requested, f"{requested} mode, as configured (trial_mode = {requested!r})"
     if kind == "training-noise":

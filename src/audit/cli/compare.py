@@ -94,7 +94,7 @@ def compare(**params: Any) -> None:
         rule = FastestWithin(max_loss)
     except InvalidInput as exc:
         raise _named(exc, given, config_path) from None
-    salt = check_outputs(out, sign_key, commitment_salt)
+    salt = check_outputs(out, sign_key, commitment_salt, resume=cfg.resume)
 
     err = console()
     target = (ReportDirectory(out, file_mode=file_mode, field="--out", entries=COMPARISON_ENTRIES)

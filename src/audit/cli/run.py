@@ -123,7 +123,7 @@ def run(**params: Any) -> None:
         cfg = AuditConfig.from_dict(settings({k: v for k, v in params.items() if k in given}, file))
     except InvalidInput as exc:
         raise _named(exc, given, config_path) from None
-    salt = check_outputs(out, sign_key, commitment_salt)
+    salt = check_outputs(out, sign_key, commitment_salt, resume=cfg.resume)
 
     err = console()
     target = ReportDirectory(out, file_mode=file_mode, field="--out") if out is not None else None
@@ -156,8 +156,22 @@ def run(**params: Any) -> None:
     raise typer.Exit(int(VERDICT_EXIT.get(report.verdict, ExitCode.VIOLATED)))
 
 
-def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None) -> bytes | None:
-    """Refuse unusable output options before any work or any file is written; the salt, if given."""
+def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None,
+                  resume: str | None = None) -> bytes | None:
+    """Refuse unusable output options before any work or any file is written; the salt, if given.
+
+    ``--resume`` must be writable with room to spare (as ``--out`` is, when it is locked), and
+    apart from ``--out``: the report's directory is replaced whole when it is written, so a run
+    directory at or inside it would lose its shards, and one around it would hold the report."""
+    if resume is not None:
+        from audit.report.directory import check_room
+
+        check_room(resume, "--resume")
+        if out is not None:
+            a, b = Path(resume).resolve(), out.resolve()
+            if a == b or a.is_relative_to(b) or b.is_relative_to(a):
+                raise InvalidInput("--resume", "a directory apart from --out (neither one inside the other): the "
+                                   "report's directory is replaced whole when it is written", str(resume))
     if sign_key is not None:
         if out is None:
             raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
@@ -189,10 +203,12 @@ def _named(exc: InvalidInput, typed: set[str], config_path: Path | None) -> Inva
     from audit.config import CHOSEN_ONE, FIELD
 
     head, dot, rest = exc.field.partition(".")
-    if head in CHOSEN_ONE and isinstance(exc.got, list):  # a rule tying fields: name their flags
+    if head in CHOSEN_ONE and isinstance(exc.got, list) and all(n in CHOSEN_ONE[head] for n in exc.got):
+        # a rule tying fields (not a bad list given to a field of the same name): name their flags
         quantity = exc.allowed.partition(" of ")[0]
         allowed = f"{quantity} of " + ", ".join(FIELD[n].flag for n in CHOSEN_ONE[head])
-        return InvalidInput("the " + head + " flags", allowed, [FIELD[n].flag for n in exc.got], exc.hint)
+        return InvalidInput("the " + head.replace("_", " ") + " flags", allowed, [FIELD[n].flag for n in exc.got],
+                            exc.hint)
     if head not in FIELD:
         return exc
     f = FIELD[head]
