@@ -154,7 +154,7 @@ def visit(chromium: tuple[BrowserType, str], page: Path) -> dict:
             "verdict_html": tab.locator(".verdict-word").evaluate_all(
                 "els => els.map(e => e.outerHTML).join('')"),
             "height": tab.evaluate("document.documentElement.scrollHeight"),
-            "banner_text": tab.locator("#verdict").inner_text(),
+            "banner_text": tab.locator("#verdict").evaluate_all("els => els.map(e => e.innerText).join('')"),
         }
     result.update(
         network=[u for u in requests if not u.startswith(("file:", "data:", "about:"))],
