@@ -310,5 +310,6 @@ def read_salt(path: Path, field: str = "--commitment-salt") -> bytes:
     return salt
 
 
-run.__signature__ = inspect.Signature([*_field_parameters(), *_OUTPUT_OPTIONS, *_EXIT_OPTIONS])  # type: ignore[attr-defined]
+run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [*_field_parameters(), *_OUTPUT_OPTIONS, *_EXIT_OPTIONS])
 run = command("run", renames=RENAMES)(run)
