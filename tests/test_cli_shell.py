@@ -84,6 +84,19 @@ def test_exit_code_follows_the_verdict(args, code):
     assert VERDICT_EXIT[json.loads(result.stdout)["verdict"]] == code
 
 
+def test_the_summary_opens_with_the_headline_and_strict_refuses_a_vacuous_pass():
+    """Issue 24: the first line names the warning; --strict exits 7 where exit 0 would be a pass
+    that proves nothing (epsilon 0.01 on 300 records: the certifying noise puts the release at chance)."""
+    from audit.findings import CODES
+
+    result = invoke("run", *FAST, "--epsilon", "0.01", "--strict", env={"COLUMNS": "200"})
+    assert result.exit_code == ExitCode.VACUOUS, result.stderr
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("[")]  # after the stages' lines
+    assert lines[0].startswith("CONSISTENT — 2 warnings: " + CODES["released-at-chance"].short + "; "), lines[0]
+    assert lines[-1] == ("refused by --strict: the verdict is consistent, but the pass proves little "
+                         "(released-at-chance): exit 7")
+
+
 def _started(proc: subprocess.Popen, seconds: float) -> None:
     """Wait until the CLI has installed its SIGTERM handler (the first thing ``audit.cli.main`` does,
     before its imports: seen in /proc as a caught signal), then ``seconds`` more into the imports. A

@@ -19,10 +19,12 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from audit.report import plots
 from audit.report.encoding import json_safe
-from audit.report.html import CSP, command_line, render_html, write_html
+from audit.findings import CODES
+from audit.report.html import CSP, VERDICTS, command_line, render_html, write_html
 
 DATA = Path(__file__).parent / "data"
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -116,6 +118,33 @@ def test_verdict_banner_not_certified(consistent):
     assert "NOT CERTIFIED" in html
     headline = html[html.index('id="verdict"'):html.index("</section>")]
     assert "<dd>not issued</dd>" in headline and "certified ε" not in headline  # no number for no certificate
+
+
+def test_a_warning_turns_the_consistent_banner_amber_and_is_named_in_it(consistent, page):
+    """Issue 24: no-power and released-at-chance are in the banner, never only at the bottom."""
+    r = copy.deepcopy(consistent)
+    r["findings"] = [{"severity": "warning", "code": "released-at-chance", "message": "released at chance"},
+                     {"severity": "warning", "code": "no-power", "message": "no attack proves anything"}]
+    html = render_html(r)
+    assert '<section id="verdict" class="banner consistent caution">' in html
+    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    assert "<b>2 warnings:</b>" in banner
+    for code in ("released-at-chance", "no-power"):
+        assert f'<li class="warning">{escape(CODES[code].short)} <a href="#findings"><code>{code}</code></a></li>' \
+            in banner
+    assert "this pass proves little" in banner and VERDICTS["consistent"][1] not in banner
+    assert "<title>Unlearning audit: CONSISTENT (2 warnings) — " in html
+    # the clean page stays green and says nothing of warnings
+    clean = page[page.index('id="verdict"'):page.index("</section>")]
+    assert "caution" not in clean and 'class="headline"' not in clean and VERDICTS["consistent"][1] in clean
+
+
+def test_the_banner_names_errors_before_warnings(page_violated, violated):
+    banner = page_violated[page_violated.index('id="verdict"'):page_violated.index("</section>")]
+    assert "<b>3 errors, 1 warning:</b>" in banner and "caution" not in banner
+    named = re.findall(r'<li class="(error|warning)">[^<]*<a href="#findings"><code>([a-z-]+)</code>', banner)
+    assert named == [("error", "certificate-violated"), ("error", "bound-violated"),
+                     ("error", "realized-exceeds-certified"), ("warning", "conditional-constants")]
 
 
 def test_verdict_derived_from_findings_when_absent(violated):

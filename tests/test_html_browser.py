@@ -154,6 +154,7 @@ def visit(chromium: tuple[BrowserType, str], page: Path) -> dict:
             "verdict_html": tab.locator(".verdict-word").evaluate_all(
                 "els => els.map(e => e.outerHTML).join('')"),
             "height": tab.evaluate("document.documentElement.scrollHeight"),
+            "banner_text": tab.locator("#verdict").evaluate_all("els => els.map(e => e.innerText).join('')"),
         }
     result.update(
         network=[u for u in requests if not u.startswith(("file:", "data:", "about:"))],
@@ -205,6 +206,26 @@ def test_report_renders_and_fetches_nothing(chromium, tmp_path, name, verdict, b
     assert result["network"] == [], result["network"]
     assert result["wire"] == [], result["wire"]
     assert not [t for t in result["console"] if "Content Security Policy" in t]
+
+
+def test_a_warning_is_named_in_an_amber_banner(chromium, tmp_path):
+    """Issue 24: the default audit's only finding, no-power, is read in the banner at the top of the
+    rendered page (not 8,500 px down), and the banner is amber, not the green of a clean pass."""
+    from audit.findings import CODES
+
+    report = json.loads((DATA / "sample-report.json").read_text())
+    report["findings"] = [{"severity": "warning", "code": "no-power", "message": "no attack proves anything"}]
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+
+    result = visit(chromium, page)
+
+    text = " ".join(result["banner_text"].split())
+    assert text.startswith("CONSISTENT 1 warning: " + CODES["no-power"].short + " no-power"), text
+    assert "this pass proves little" in text
+    img = pixels(result["screenshot"])
+    assert near(img[:400], "#d99400").sum() > 2000  # the amber border, full width
+    assert near(img[:400], "#1b7f3b").sum() < 100  # and no green
 
 
 def test_comparison_page_renders_its_table_and_frontier_and_fetches_nothing(chromium, tmp_path):

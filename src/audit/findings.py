@@ -33,6 +33,10 @@ class FindingCode:
     short: str
     """A few words for the headline (the page's banner, the CLI's first line): what a reader must
     know before anything else, e.g. "the released model is at chance"."""
+    vacuous: bool = False
+    """A pass that carries this finding proves little: the measurements could not have refuted
+    the certificate, or the release is of no use. ``audit run --strict`` refuses such a pass
+    (its own exit code) instead of exiting 0."""
 
 
 CODES: dict[str, FindingCode] = {c.code: c for c in (
@@ -63,13 +67,13 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the released model is no better than always predicting the most frequent class (the "
                 "certifying noise destroys it, or no model learned): the certificate may hold, the release is "
                 "of no use",
-                short="the released model is at chance"),
+                short="the released model is at chance", vacuous=True),
     FindingCode("no-theorem", "warning", "not-certified",
                 "the method has no theorem: there is no certificate, only measurements",
                 short="the method has no theorem: nothing is certified"),
     FindingCode("not-comparable", "warning", "consistent",
                 "the guarantee comes from noise inside training, which output-noise measurements do not test",
-                short="the measurements do not test this training-noise certificate"),
+                short="the measurements do not test this training-noise certificate", vacuous=True),
     FindingCode("empirical-exceeds-realized", "warning", "consistent",
                 "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent",
                 short="the auditor is inconsistent (an attack exceeds the realized epsilon)"),
@@ -79,14 +83,14 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
     FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points",
                 short="the noise costs over 2 accuracy points"),
     FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully",
-                short="the attacks were not run"),
+                short="the attacks were not run", vacuous=True),
     FindingCode("degenerate-trials", "warning", "consistent",  # an error never comes with exit 0
                 "the trials were refused: every released model of a world is the same, so nothing was measured",
-                short="the trials were refused: nothing was measured"),
+                short="the trials were refused: nothing was measured", vacuous=True),
     FindingCode("no-power", "warning", "consistent",
                 "the positive control failed: the attacks cannot tell the original model from the retrained one, "
                 "so their verdict on the unlearned model means nothing",
-                short="the attacks had no power: they cannot see a deletion that did nothing"),
+                short="the attacks had no power: they cannot see a deletion that did nothing", vacuous=True),
     FindingCode("gaussian-above-certificate", "warning", "consistent",
                 "under the Gaussian hypothesis (tested by goodness of fit), an attack's GDP lower bound exceeds the "
                 "certified epsilon; the hypothesis-free bound does not",
@@ -122,6 +126,68 @@ def verdict_of(findings: Iterable[Any]) -> str:
     codes = [f["code"] if isinstance(f, dict) else f.code for f in findings]
     effects = [CODES[c].verdict for c in codes if c in CODES]
     return max(effects, key=VERDICTS.index, default="consistent")
+
+
+@dataclass(frozen=True)
+class Named:
+    """One finding code as the headline names it: its severity and its few words."""
+
+    code: str
+    severity: str
+    short: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What the first screen says (the page's banner, the CLI's first line), derived once by
+    :func:`headline`: the verdict, then every finding code in a few words, errors first."""
+
+    verdict: str
+    named: tuple[Named, ...]
+
+    def count(self, severity: str) -> int:
+        return sum(n.severity == severity for n in self.named)
+
+    @property
+    def tally(self) -> str:
+        """``1 error, 2 warnings`` (empty when nothing is named)."""
+        parts = [f"{k} {severity}{'s' if k != 1 else ''}" for severity in ("error", "warning")
+                 if (k := self.count(severity))]
+        return ", ".join(parts)
+
+    @property
+    def caution(self) -> bool:
+        """A ``consistent`` verdict that a finding qualifies: shown amber, never green."""
+        return self.verdict == "consistent" and bool(self.named)
+
+    @property
+    def vacuous(self) -> tuple[str, ...]:
+        """The codes that make a ``consistent`` verdict a pass that proves little (``--strict``)."""
+        if self.verdict != "consistent":
+            return ()
+        return tuple(n.code for n in self.named if n.code in CODES and CODES[n.code].vacuous)
+
+    def text(self, word: str | None = None) -> str:
+        """``CONSISTENT — 1 warning: the attacks had no power: …`` (``word`` replaces the verdict's)."""
+        word = word or self.verdict.upper().replace("-", " ")
+        if not self.named:
+            return word
+        return f"{word} — {self.tally}: " + "; ".join(n.short for n in self.named)
+
+
+def headline(verdict: str | None, findings: Iterable[Any]) -> Headline:
+    """The headline of an audit: ``verdict`` (derived from the findings when None) and each finding
+    code once, errors before warnings, in the order found (findings as dicts or objects). A code
+    this version does not know is named by its code."""
+    rows = [(f["code"], f["severity"]) if isinstance(f, dict) else (f.code, f.severity) for f in findings]
+    if verdict is None:
+        verdict = verdict_of({"code": code} for code, _ in rows)
+    named: dict[str, Named] = {}
+    for code, severity in rows:
+        known = CODES.get(code)
+        named.setdefault(code, Named(code, known.severity if known else severity, known.short if known else code))
+    order = sorted(named.values(), key=lambda n: n.severity != "error")
+    return Headline(verdict, tuple(order))
 
 
 def bound_violated(distance: float, sensitivity: float, where: str = "") -> dict[str, str]:

@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     NOT_CERTIFIED = 4   #: no certificate: the method has no theorem, or a condition failed
     UNUSABLE = 5        #: the unlearned model failed (departs from retraining, or at chance)
     WORKER_FAILED = 6   #: a worker failed on one shard on every attempt (the shard is named)
+    VACUOUS = 7         #: with --strict: consistent, but a finding says the pass proves little
     INTERNAL = 70       #: a bug: one line (AUDIT_DEBUG=1 shows the traceback)
     INTERRUPTED = 130   #: SIGINT (Ctrl-C): 128 + 2, nothing half-written
     TERMINATED = 143    #: SIGTERM: 128 + 15, nothing half-written
@@ -42,11 +43,24 @@ EXIT_MEANING = {
     ExitCode.UNUSABLE: "unusable: the unlearned model departs from retraining, or is at chance",
     ExitCode.WORKER_FAILED: "a worker failed on the same shard twice (one sentence naming the shard; with --resume "
                             "the finished shards are kept and a rerun skips them)",
+    ExitCode.VACUOUS: "with --strict only: consistent, but a finding makes the pass vacuous (no-power, "
+                      "released-at-chance, attacks-skipped, ...: the measurements could not have refuted the "
+                      "certificate, or the release is of no use); without --strict such a run exits 0",
     ExitCode.INTERNAL: "internal error (one line; AUDIT_DEBUG=1 shows the traceback)",
     ExitCode.INTERRUPTED: "SIGINT (Ctrl-C): one line, clean-up, then the process ends by the signal (a shell shows "
                           "130); nothing half-written",
     ExitCode.TERMINATED: "SIGTERM: the same (a shell shows 143)",
 }
+
+
+def exit_code(verdict: str, findings: Any = (), *, strict: bool = False) -> ExitCode:
+    """The verdict's exit code; with ``strict``, :attr:`ExitCode.VACUOUS` for a ``consistent``
+    verdict carrying a finding whose code is declared ``vacuous`` (:data:`audit.findings.CODES`)."""
+    from audit.findings import headline
+
+    if strict and headline(verdict, findings).vacuous:
+        return ExitCode.VACUOUS
+    return VERDICT_EXIT.get(verdict, ExitCode.VIOLATED)
 
 
 class Terminated(BaseException):

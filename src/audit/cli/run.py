@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from audit.cli.application import command, fail
-from audit.cli.exits import VERDICT_EXIT, ExitCode
+from audit.cli.exits import ExitCode, exit_code
 from certify.errors import InvalidInput
 
 SALT_FILE = "deletion-commitment.salt"
@@ -100,13 +100,22 @@ _OUTPUT_OPTIONS = [
             help="No progress, no summary (errors only)."),
 ]
 
+#: `audit run` only: what a pass must show to exit 0 (the report is the same either way, so this is
+#: no configuration field: it is not recorded, and a comparison has no single verdict to refuse).
+_EXIT_OPTIONS = [
+    _option("strict", bool, False, "--strict", rich_help_panel=OUTPUT_PANEL,
+            help=escape("Exit 7 instead of 0 when the verdict is consistent but a finding makes the pass vacuous "
+                        "(no-power, released-at-chance, attacks-skipped, ...): a gate on exit 0 then refuses a pass "
+                        "that could not have failed.")),
+]
+
 #: internal parameter names, as the user typed them (the signing code names its key parameter)
 RENAMES = {"private_key_path": "--sign-key"}
 
 
 def run(**params: Any) -> None:
     """Run one audit: learn, certify, unlearn, retrain, compare, report."""
-    from audit.cli.show import Stages, console, library_notes, nothing_saved, summary
+    from audit.cli.show import Stages, console, library_notes, nothing_saved, refused_as_vacuous, summary
     from audit.executors import ShardFailed
     from audit.config import AuditConfig
     from audit.pipeline import STAGES
@@ -117,7 +126,7 @@ def run(**params: Any) -> None:
     given = {name for name in params if _typed(ctx, name)}
     out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
     config_path, as_json, quiet = params.pop("config"), params.pop("as_json"), params.pop("quiet")
-    file_mode = FILE_MODES[params.pop("report_mode")]
+    file_mode, strict = FILE_MODES[params.pop("report_mode")], params.pop("strict")
     file = read_config(config_path) if config_path is not None else {}
     try:
         cfg = AuditConfig.from_dict(settings({k: v for k, v in params.items() if k in given}, file))
@@ -153,7 +162,10 @@ def run(**params: Any) -> None:
         else:
             err.print(("replaced the earlier report: " if target.replaced else "written: ")
                       + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
-    raise typer.Exit(int(VERDICT_EXIT.get(report.verdict, ExitCode.VIOLATED)))
+    code = exit_code(report.verdict, report.findings, strict=strict)
+    if code == ExitCode.VACUOUS:  # said even with -q: it is why the run failed
+        refused_as_vacuous(err, report)
+    raise typer.Exit(int(code))
 
 
 def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None,
@@ -314,5 +326,6 @@ def read_salt(path: Path, field: str = "--commitment-salt") -> bytes:
     return salt
 
 
-run.__signature__ = inspect.Signature([*_field_parameters(), *_OUTPUT_OPTIONS])  # type: ignore[attr-defined]
+run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [*_field_parameters(), *_OUTPUT_OPTIONS, *_EXIT_OPTIONS])
 run = command("run", renames=RENAMES)(run)

@@ -83,9 +83,31 @@ def _fmt(v: Any) -> str:
     return "inf" if isinstance(v, float) and math.isinf(v) else f"{v:.6g}"
 
 
+def headline_line(err: Console, report: Any) -> None:
+    """The summary's first line: the verdict and every finding in a few words
+    (:func:`audit.findings.headline`, as the page's banner), coloured as the banner is."""
+    from audit.findings import headline
+
+    line = headline(report.verdict, report.findings)
+    colour = ("red" if report.verdict == "violated" or line.count("error") else
+              "green" if report.verdict == "consistent" and not line.named else "yellow")
+    err.print(f"[bold {colour}]{escape(line.text())}[/]", highlight=False, soft_wrap=True)
+
+
+def refused_as_vacuous(err: Console, report: Any) -> None:
+    """Why ``--strict`` turned a consistent verdict into exit 7."""
+    from audit.cli.exits import ExitCode
+    from audit.findings import headline
+
+    codes = ", ".join(headline(report.verdict, report.findings).vacuous)
+    err.print(f"refused by --strict: the verdict is consistent, but the pass proves little ({codes}): exit "
+              f"{int(ExitCode.VACUOUS)}", highlight=False, soft_wrap=True)
+
+
 def summary(err: Console, report: Any) -> None:
-    """The verdict, the certificate (none for an uncertified method), the ledger of a sequence,
-    measured epsilons, utility and timings; then every finding."""
+    """The headline line, then the verdict, the certificate (none for an uncertified method), the
+    ledger of a sequence, measured epsilons, utility and timings; then every finding."""
+    headline_line(err, report)
     cert, real, util = report.certificate, report.realized, report.utility
     table = Table(title=f"{report.method.title} audit: verdict {report.verdict.upper()}",
                   show_header=True, header_style="bold")

@@ -34,6 +34,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
+from audit.findings import headline
 from audit.report import plots, write_atomic
 from audit.report.encoding import json_safe
 
@@ -55,6 +56,12 @@ VERDICTS = {
     "unusable": ("UNUSABLE", "The unlearned model failed: it departs from the retrained model, or it is "
                  "no better than chance. Whatever the certificate says, do not ship it."),
 }
+#: the sentence of a ``consistent`` banner that names findings: [qualified, vacuous]
+QUALIFIED = ("No measurement contradicts the certificate, but the findings named above qualify this pass: read "
+             "them before relying on it.",
+             "No measurement contradicts the certificate, but this pass proves little: a finding named above says "
+             "the measurements could not have refuted it, or that the release is of no use. Do not file it as "
+             "evidence that the unlearning worked.")
 #: the banner of a method without a theorem (certificate kind ``none``)
 NO_THEOREM = ("NO CERTIFICATE", "No certificate (the method has no theorem): nothing is certified, and "
               "the measurements below are all there is.")
@@ -208,6 +215,9 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     no_theorem = cert.get("kind") == "none"
     if no_theorem:
         label, sentence = NO_THEOREM
+    top = headline(verdict, report.get("findings") or [])
+    if top.caution:  # the sentence must not read as a clean pass when the banner names a warning
+        sentence = QUALIFIED[bool(top.vacuous)]
     certified = cert.get("epsilon") if cert.get("valid") and not no_theorem else None
 
     confidence = g(attacks, "trials", "confidence")
@@ -288,7 +298,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     findings = sorted(findings, key=lambda f: severity_rank.get(f.get("severity"), 3))
 
     return {
-        "r": report, "verdict": verdict, "verdict_label": label, "verdict_sentence": sentence,
+        "r": report, "verdict": verdict, "verdict_label": label, "verdict_sentence": sentence, "headline": top,
         "cert": cert, "realized": realized, "attacks": attacks, "comparison": comparison,
         "attack_rows": attack_rows, "population": population, "utility": utility,
         "models": models, "splits": splits, "config": config,
