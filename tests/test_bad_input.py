@@ -108,6 +108,8 @@ CLI_CASES = [
     ("resume-is-a-file", ["run", "--resume", R + "/afile"], 2, "--resume"),
     ("resume-under-a-file", ["run", "--resume", R + "/afile/run"], 2, "--resume"),
     ("resume-holds-other-files", ["run", "--resume", R + "/keys"], 2, "--resume"),
+    ("request-id-space", ["run", "--request-id", "REQ 42"], 2, "--request-id"),
+    ("request-id-too-long", ["run", "--request-id", "R" * 129], 2, "--request-id"),
     # -- audit run: files and paths
     ("config-missing", ["run", "--config", R + "/missing.toml"], 2, "--config"),
     ("config-directory", ["run", "--config", R + "/adir"], 2, "--config"),
@@ -221,6 +223,8 @@ LIBRARY_CASES = [
     ("dtype-unknown", {"dtype": "float16"}, "dtype"),
     ("device-list", {"device": ["cpu"]}, "device"),
     ("unknown-field", {"epsilonn": 1.0}, "config"),
+    ("request-id-int", {"request_id": 42}, "request_id"),
+    ("request-id-slash", {"request_id": "REQ/42"}, "request_id"),
 ]
 
 
