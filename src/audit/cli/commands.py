@@ -167,7 +167,6 @@ def report(
     from audit.report import write_atomic
     from audit.report.comparison_html import render_comparison_html
     from audit.report.html import render_html
-
     from audit.report.signing import ENVELOPE_NAME
 
     data = read_report(report_json)
