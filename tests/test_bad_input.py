@@ -126,6 +126,8 @@ CLI_CASES = [
     ("trial-mode-noise-without-noise", ["run", "--method", "retrain", "--trial-mode", "noise", "--quiet",
                                         "--max-train", "300", "--curve-points", "2", "--noise-draws", "2",
                                         "--attacks", "mia"], 2, "--trial-mode"),
+    ("request-id-space", ["run", "--request-id", "REQ 42"], 2, "--request-id"),
+    ("request-id-too-long", ["run", "--request-id", "R" * 129], 2, "--request-id"),
     # -- audit run: files and paths
     ("config-missing", ["run", "--config", R + "/missing.toml"], 2, "--config"),
     ("config-directory", ["run", "--config", R + "/adir"], 2, "--config"),
@@ -257,6 +259,8 @@ LIBRARY_CASES = [
     ("device-list", {"device": ["cpu"]}, "device"),
     ("unknown-field", {"epsilonn": 1.0}, "config"),
     ("trials-and-target-ceiling", {"trials": 64, "target_ceiling": 2.0}, "trial_count"),
+    ("request-id-int", {"request_id": 42}, "request_id"),
+    ("request-id-slash", {"request_id": "REQ/42"}, "request_id"),
 ]
 
 

@@ -675,3 +675,85 @@ def test_attack_rows_show_the_gaussian_shape_test_and_the_most_exposed_records(c
     entry["bound"]["gdp_estimate"]["gof"] = "discrete"
     assert "Gaussian shape of the trade-off: discrete" in render_html(report)
     assert "valid under the Gaussian hypothesis" not in render_html(report).split("Trade-off (f-DP)")[0]
+
+
+# ----------------------------------------------------------------------------------------
+# the request box: what was deleted, from what, and whether the page is signed
+
+
+def _box(html: str) -> str:
+    return html[html.index('<section id="request"'):html.index('<nav class="toc"')]
+
+
+def test_the_request_box_sits_under_the_banner_and_says_what_was_deleted(page, consistent):
+    assert page.index('<section id="verdict"') < page.index('<section id="request"') < page.index('<nav class="toc"')
+    box = _box(page)
+    request = consistent["deletion_request"]
+    assert "<dd>none given</dd>" in box  # no --request-id in the sample
+    assert f"<dd>{request['n_records']}</dd>" in box and request["identifier"] in box
+    assert request["commitment"] in box
+    # the exact command that opens the commitment, with the files audit run --out writes
+    assert "audit commitment verify report.json --salt deletion-commitment.salt --ids IDS.txt" in box
+    named = copy.deepcopy(consistent)
+    named["deletion_request"]["request_id"] = "REQ-2026-0042"
+    assert "<dd><code>REQ-2026-0042</code></dd>" in _box(render_html(named))
+
+
+def test_the_built_in_model_is_tagged_as_a_demonstration_and_a_callers_is_not(page, consistent):
+    box = _box(page)
+    assert "<code>logreg</code>, 3 parameters" in box and "built-in demonstration model</span>" in box
+    assert "not your model" in box
+    for origin, source in (("caller", "the caller's module (my.Net)"), ("module", "factory module:net.py:build"),
+                           ("plug-in", "plug-in model 'acme'")):
+        mine = copy.deepcopy(consistent)
+        mine["model"].update(origin=origin, source=source)
+        mine["config"]["model"] = {"caller": "caller", "module": "module:net.py:build", "plug-in": "acme"}[origin]
+        box = _box(render_html(mine))
+        assert "demonstration" not in box and "not your model" not in box, origin
+        assert "3 parameters" in box and str(escape(source)) in box
+
+
+def test_the_signature_line_names_the_key_or_says_unsigned_and_never_claims_a_check(page, consistent):
+    assert "<dd>unsigned</dd>" in _box(page) and "written without <code>--sign-key</code>" in _box(page)
+    signed = _box(render_html(consistent, signed_by="sha256:" + "ab" * 32))
+    assert f"signed by key <code>sha256:{'ab' * 32}</code>" in signed and "unsigned" not in signed
+    assert "audit verify DIR --key PUBLIC.pem" in signed and "cannot check itself" in signed
+    assert "verified" not in signed and "valid" not in signed
+    again = _box(render_html(consistent, page="rerendered", envelope_beside=True))
+    assert "not signed: re-rendered" in again and "A signature envelope lies next to" in again
+    assert "No signature envelope" in _box(render_html(consistent, page="rerendered"))
+    with pytest.raises(ValueError):
+        render_html(consistent, page="signed")
+
+
+def test_audit_report_says_its_page_is_re_rendered(tmp_path):
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    (tmp_path / "report.json").write_text((DATA / "sample-report.json").read_text())
+    (tmp_path / "report.dsse.json").write_text("{}")  # only its presence is reported: the page checks nothing
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "report.json"), "--html", str(tmp_path / "again.html")])
+    assert result.exit_code == 0, result.output
+    box = _box((tmp_path / "again.html").read_text())
+    assert "not signed: re-rendered" in box and "A signature envelope lies next to" in box
+
+
+def test_long_tables_fold_behind_details_and_a_violation_stays_open(page, page_violated, consistent):
+    def folded(html: str, marker: str) -> str:
+        """The <details> start tag that holds ``marker``."""
+        start = html.rindex("<details", 0, html.index(marker))
+        assert html.index("</details>", start) > html.index(marker)
+        return html[start:html.index(">", start) + 1]
+
+    for marker in ("<th>ε lower bound</th>", '<table class="constants">', "<h3>Seeds</h3>", "<h3>Hashes</h3>",
+                   "<h3>Versions</h3>", '<table class="conditions">'):
+        assert "open" not in folded(page, marker), marker
+    assert "open" in folded(page_violated, "<th>ε lower bound</th>")  # attacks that prove ε > certified
+    failed = copy.deepcopy(consistent)
+    failed["certificate"]["conditions"][0]["met"] = False
+    assert "open" in folded(render_html(failed), '<table class="conditions">')  # a failed condition
+    for value in ("0.8141", "1.553e-5"):  # numbers stay in the document, folded or not
+        assert value in page
+    css = page[page.index("<style>"):page.index("</style>")]
+    assert "details::details-content { content-visibility: visible" in css[css.index("@media print"):]

@@ -215,11 +215,20 @@ def test_check_target_reports_an_earlier_report(tmp_path):
     assert check_target(tmp_path / "r") is True
 
 
-def test_the_library_writes_the_same_set(tmp_path, monkeypatch):
-    """report.write(out) is `audit run --out`: the page, and the salt at 0600 under any umask."""
+@pytest.fixture(scope="module")
+def library_report():
+    """One cheap audit of a caller's model (a factory) with a request id."""
+    from torch import nn
+
     from audit import AuditConfig, run
 
-    report = run(AuditConfig(max_train=300, attacks=(), curve_points=2, noise_draws=2))
+    return run(AuditConfig(max_train=300, attacks=(), curve_points=2, noise_draws=2, request_id="REQ-7"),
+               model=lambda shape, n_classes: nn.Sequential(nn.Linear(shape[0], 1)))
+
+
+def test_the_library_writes_the_same_set(tmp_path, monkeypatch, library_report):
+    """report.write(out) is `audit run --out`: the page, and the salt at 0600 under any umask."""
+    report = library_report
     old = os.umask(0o000)
     try:
         path = report.write(tmp_path / "out")
@@ -230,6 +239,33 @@ def test_the_library_writes_the_same_set(tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == ["deletion-commitment.salt", "report.html", "report.json"]
     assert _mode(out / "deletion-commitment.salt") == 0o600
     assert bytes.fromhex((out / "deletion-commitment.salt").read_text()) == report.commitment_salt
+
+
+def test_the_request_id_is_recorded_named_on_the_page_and_signed(tmp_path, library_report):
+    """The request box of a caller's model: its request id, no demonstration tag, and the key the
+    page was signed with (named, never claimed verified); the signed claims carry the request."""
+    from audit.report.keys import generate_keypair, keyid
+    from audit.report.signing import verify_report
+
+    d = library_report.to_json_dict()
+    assert d["deletion_request"]["request_id"] == d["config"]["request_id"] == "REQ-7"
+    assert d["model"]["origin"] == "caller" and "caller's factory" in d["model"]["source"]
+    private, public = generate_keypair(tmp_path / "keys")
+    library_report.write(tmp_path / "plain")
+    library_report.write(tmp_path / "signed", sign_key=private)
+    pages = [(tmp_path / name / "report.html").read_text() for name in ("plain", "signed")]
+    plain, signed = (page[page.index('<section id="request"'):page.index('<nav class="toc"')] for page in pages)
+    for page, box in zip(pages, (plain, signed)):
+        assert "<code>REQ-7</code>" in box and d["deletion_request"]["commitment"] in box
+        assert "demonstration" not in page and "caller&#39;s factory" in box
+    assert "<dd>unsigned</dd>" in plain and "signed by key" not in plain
+    assert f"signed by key <code>{keyid(public)}</code>" in signed
+    assert "verified" not in signed and "valid" not in signed  # the page cannot check its own signature
+    result = verify_report(tmp_path / "signed", public)
+    assert result.predicate["deletion_request"] == {
+        "request_id": "REQ-7", "commitment": d["deletion_request"]["commitment"], "n_records": 1,
+        "identifier": d["deletion_request"]["identifier"]}
+    assert "Deletion request: id=REQ-7 records=1" in result.describe()
 
 
 def test_cli_refuses_a_second_run_into_a_locked_out_before_any_work(tmp_path):

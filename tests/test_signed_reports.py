@@ -154,7 +154,14 @@ def test_report_command_rerenders_and_rejects_corrupt_reports(tmp_path):
     page = tmp_path / "again.html"
     result = runner.invoke(app, ["report", str(out / "report.json"), "--html", str(page)])
     assert result.exit_code == 0, result.output
-    assert page.read_text() == (out / "report.html").read_text()
+    # the same page but for its signature line: no signature covers a re-rendered page
+    again, written = page.read_text(), (out / "report.html").read_text()
+    assert "not signed: re-rendered" in again and "<dd>unsigned</dd>" in written
+
+    def unsigned(html):
+        start = html.index("<dt>signature</dt>")
+        return html[:start] + html[html.index("</div>", start):]
+    assert unsigned(again) == unsigned(written)
     data = json.loads((out / "report.json").read_text())
     data["certificate"]["epsilon"] = "abc"
     corrupt = tmp_path / "corrupt.json"

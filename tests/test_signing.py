@@ -161,6 +161,24 @@ def test_defensive_predicate_for_sparse_report(tmp_path, keys):
     p = verify_report(rdir, keys[1]).predicate
     assert p["method"] == "retrain" and p["certified"]["epsilon"] == "inf"
     assert p["realized"]["epsilon"] is None and p["verdict"] is None
+    assert p["deletion_request"] == {"request_id": None, "commitment": None, "n_records": None, "identifier": None}
+
+
+def test_the_deletion_request_is_signed_and_described(tmp_path, keys):
+    """The request id, the commitment and the record count are signed claims, of a report and of a
+    comparison, and `audit verify` prints them (none given: said so)."""
+    request = {"request_id": "REQ-42", "commitment": "ab" * 32, "n_records": 3, "identifier": "row position",
+               "scheme": "sha256(...)", "identifier_type": "integer"}
+    rdir = make_report(tmp_path / "run")
+    report = {**json.loads((rdir / "report.json").read_text()), "deletion_request": request}
+    (rdir / "report.json").write_text(json.dumps(report))
+    sign_report(rdir, keys[0])
+    result = verify_report(rdir, keys[1])
+    assert result.predicate["deletion_request"] == {"request_id": "REQ-42", "commitment": "ab" * 32,
+                                                    "n_records": 3, "identifier": "row position"}
+    assert f"Deletion request: id=REQ-42 records=3 commitment={'ab' * 32}." in result.describe()
+    unnamed = signing.comparison_claims({"deletion_request": {**request, "request_id": None}})
+    assert unnamed["deletion_request"]["request_id"] is None and unnamed["deletion_request"]["n_records"] == 3
 
 
 def test_only_existing_subjects_are_signed(tmp_path, keys):

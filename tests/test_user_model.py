@@ -93,10 +93,12 @@ def test_a_factory_in_a_file_and_a_module_instance(tmp_path: Path):
                       "    return nn.Sequential(nn.Flatten(), nn.Linear(input_shape[-1] * input_shape[-2], n_classes))\n")
     config = AuditConfig(model=f"module:{source}:build")
     model, where = resolve(None, config, (1, 4, 4), 3)
-    assert isinstance(model[1], nn.Linear) and model[1].in_features == 16 and where.startswith("factory module:")
+    assert isinstance(model[1], nn.Linear) and model[1].in_features == 16
+    assert where["source"].startswith("factory module:") and where["origin"] == "module"
     mine = small_cnn()
     copy, where = resolve(mine, AuditConfig(), (1, 6, 6), 4)
-    assert copy is not mine and "caller's module" in where
+    assert copy is not mine and "caller's module" in where["source"] and where["origin"] == "caller"
+    assert resolve(None, AuditConfig(), (4,), 2)[1] == {"source": "built-in model 'logreg'", "origin": "built-in"}
     with pytest.raises(InvalidInput, match="no such attribute"):
         load_factory(f"module:{source}:nope")
     with pytest.raises(InvalidInput, match="existing file"):

@@ -36,7 +36,7 @@ from torch import Tensor, nn
 
 from audit.measurements import tensor_sha
 from certify.errors import InvalidInput
-from unlearners.models import build_model, output_units
+from unlearners.models import MODELS, build_model, output_units
 from unlearners.objective import Objective
 
 CALLER = "caller"
@@ -45,21 +45,26 @@ MODULE_PREFIX = "module:"
 MAX_LISTED_LAYERS = 200
 
 
-def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int) -> tuple[nn.Module, str]:
-    """The module to audit and where it came from (a sentence for the report)."""
+def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int) -> tuple[nn.Module, dict[str, str]]:
+    """The module to audit and where it came from: ``source`` (a sentence for the report) and
+    ``origin`` (whose model it is, one of :data:`audit.report.schema.MODEL_ORIGINS`)."""
     if spec is None:
         name = config.model
         if name == CALLER:
             raise InvalidInput("model", "a registered model, 'module:<path>:<factory>', or model= passed to "
                                "audit.run", name)
         if name.startswith(MODULE_PREFIX):
-            return _built(load_factory(name), input_shape, n_classes, name), f"factory {name}"
+            return (_built(load_factory(name), input_shape, n_classes, name),
+                    {"source": f"factory {name}", "origin": "module"})
         options = {"hidden": tuple(config.hidden)} if name == "mlp" else {}
-        return build_model(name, input_shape, n_classes, **options), f"built-in model {name!r}"
+        kind = "built-in" if name in MODELS else "plug-in"
+        module = build_model(name, input_shape, n_classes, **options)
+        return module, {"source": f"{kind} model {name!r}", "origin": kind}
     if isinstance(spec, nn.Module):
-        return copy.deepcopy(spec), f"the caller's module ({_qualname(spec)})"
+        return copy.deepcopy(spec), {"source": f"the caller's module ({_qualname(spec)})", "origin": CALLER}
     if callable(spec):
-        return _built(spec, input_shape, n_classes, _qualname(spec)), f"the caller's factory {_qualname(spec)}"
+        return (_built(spec, input_shape, n_classes, _qualname(spec)),
+                {"source": f"the caller's factory {_qualname(spec)}", "origin": CALLER})
     raise InvalidInput("model", "an nn.Module or a factory that builds one", type(spec).__name__)
 
 
@@ -153,7 +158,7 @@ def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch
     return objective
 
 
-def describe(objective: Objective, source: str, input_shape: tuple[int, ...], theta0: Tensor,
+def describe(objective: Objective, provenance: dict[str, str], input_shape: tuple[int, ...], theta0: Tensor,
              conditions: tuple = ()) -> dict[str, Any]:
     """What was audited: the layers, the parameter count, SHA-256 of the architecture and of θ_0
     (the trained parameters' digests are the report's ``parameters.sha256_*``)."""
@@ -163,7 +168,7 @@ def describe(objective: Objective, source: str, input_shape: tuple[int, ...], th
                "parameters": int(sum(p.numel() for p in m.parameters(recurse=False)))} for name, m in leaves]
     architecture = architecture_text(objective)
     return {
-        "source": source,
+        **provenance,  # source and origin (resolve)
         "module_class": _qualname(model),
         "input_shape": [int(s) for s in input_shape],
         "outputs": int(objective.n_outputs),

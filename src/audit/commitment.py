@@ -24,6 +24,10 @@ from certify.errors import InvalidInput
 
 SCHEME = "sha256(salt || JSON array of the sorted record ids, no spaces, UTF-8)"
 ID_TYPES = ("integer", "text")
+#: The caller's name for a deletion request (``--request-id``): short and printable, so that it
+#: can sit in a file name, a ticket system and a signed claim unchanged.
+REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
+REQUEST_ID_WORDS = "1 to 128 characters of A-Z, a-z, 0-9 and . _ : - (e.g. REQ-2026-0042)"
 
 
 def check_salt(salt: bytes | None) -> bytes:
@@ -47,10 +51,11 @@ def digest(ids: Iterable[Any], salt: bytes) -> tuple[str, str, int]:
     return hashlib.sha256(message).hexdigest(), id_type, len(values)
 
 
-def commitment(ids: np.ndarray, salt: bytes, identifier: str) -> dict:
+def commitment(ids: np.ndarray, salt: bytes, identifier: str, request_id: str | None = None) -> dict:
     """A hiding, binding commitment to the deleted records' ids.
 
-    ``identifier`` says what an id is (the caller's id column, or the position in the source).
+    ``identifier`` says what an id is (the caller's id column, or the position in the source);
+    ``request_id`` is the caller's name for the request (``--request-id``), None when not given.
     Positions are a small space, so the salt must stay secret: whoever holds it can open the
     commitment (recompute it from the claimed ids); nobody else learns them.
     """
@@ -62,6 +67,7 @@ def commitment(ids: np.ndarray, salt: bytes, identifier: str) -> dict:
         "commitment": value,
         "n_records": count,
         "salt": "kept by the operator, not in this report",
+        "request_id": request_id,
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, make_dataclass
@@ -35,6 +36,7 @@ from certify.errors import (
     Real,
     Text,
 )
+from audit.commitment import REQUEST_ID_PATTERN, REQUEST_ID_WORDS
 from audit.threads import ThreadCount
 from certify.mechanisms import MECHANISMS
 from certify.params import Param
@@ -143,6 +145,24 @@ class ModelName(Constraint):
         return "logreg"
 
 
+@dataclass(frozen=True)
+class RequestId(Constraint):
+    """The caller's name for the deletion request: short printable text (:data:`REQUEST_ID_PATTERN`)."""
+
+    words: str = REQUEST_ID_WORDS
+
+    def check(self, field: str, value: Any) -> str:
+        if not isinstance(value, str) or not re.fullmatch(REQUEST_ID_PATTERN, value):
+            raise self.fail(field, value)
+        return value
+
+    def invalid(self) -> tuple:
+        return ("", "REQ 42", "x" * 129, "REQ/42", "Ω-1", 42)
+
+    def example(self) -> str:
+        return "REQ-2026-0042"
+
+
 def _default_attacks() -> tuple[str, ...]:
     from attacks.registry import BUILTIN
 
@@ -249,6 +269,9 @@ FIELDS: tuple[Field, ...] = (
           "Canary pairs of the one-run audit (Steinke et al. 2023, adapted to deletion): one held-out mislabelled "
           "record of each pair is trained on and then deleted.", "attacks"),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
+    Field("request_id", None, Optional(RequestId(), "for no request id"),
+          "Your id of the deletion request (e.g. a ticket number): recorded in the report and its signed "
+          "claims.", "forget"),
 )
 FIELD = {f.name: f for f in FIELDS}
 

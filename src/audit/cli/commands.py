@@ -167,9 +167,11 @@ def report(
     from audit.report import write_atomic
     from audit.report.comparison_html import render_comparison_html
     from audit.report.html import render_html
+    from audit.report.signing import ENVELOPE_NAME
 
     data = read_report(report_json)
-    page = render_comparison_html(data) if data.get("kind") == "comparison" else render_html(data)
+    page = (render_comparison_html(data) if data.get("kind") == "comparison" else
+            render_html(data, page="rerendered", envelope_beside=(report_json.parent / ENVELOPE_NAME).is_file()))
     if html.is_dir():
         raise InvalidInput("--html", "a file path (this path is a directory)", str(html))
     try:

@@ -288,7 +288,7 @@ def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | N
 
     text = report.to_json()  # type: ignore[attr-defined]  # validated once
     rd.write(under + "report.json", text)
-    rd.write(under + "report.html", render_html(json.loads(text)))
+    rd.write(under + "report.html", render_html(json.loads(text), signed_by=_signer(sign_key)))
     salt = getattr(report, "commitment_salt", None)
     if save_salt and salt is not None:
         rd.write(under + "deletion-commitment.salt", salt.hex() + "\n")
@@ -323,6 +323,15 @@ def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | 
 
         _sign(rd, rd.staging, sign_key, subjects=subjects,  # type: ignore[arg-type]
               predicate=comparison_claims(json.loads(text)), predicate_type=COMPARISON_PREDICATE_TYPE)
+
+
+def _signer(sign_key: str | os.PathLike | None) -> str | None:
+    """The keyid the page names: the set is signed with this key once the page is staged."""
+    if sign_key is None:
+        return None
+    from audit.report.keys import keyid, load_private_key
+
+    return keyid(load_private_key(sign_key).public_key())
 
 
 def _sign(rd: ReportDirectory, directory: Path, sign_key: str | os.PathLike, **options: object) -> None:

@@ -62,6 +62,16 @@ QUALIFIED = ("No measurement contradicts the certificate, but the findings named
              "No measurement contradicts the certificate, but this pass proves little: a finding named above says "
              "the measurements could not have refuted it, or that the release is of no use. Do not file it as "
              "evidence that the unlearning worked.")
+#: The commands the request box prints: open the deletion commitment (the ids stay with the
+#: operator, the salt file is the one ``audit run --out`` writes), and check the signature with the
+#: signer's public key (obtained from the signer, never from the report directory).
+COMMITMENT_COMMAND = "audit commitment verify report.json --salt deletion-commitment.salt --ids IDS.txt"
+VERIFY_COMMAND = "audit verify DIR --key PUBLIC.pem"
+
+#: How the page came to be, for its signature line: written with the report (signed with a key or
+#: not), or re-rendered later from report.json by ``audit report`` (never covered by a signature).
+PAGE_ORIGINS = ("written", "rerendered")
+
 #: the banner of a method without a theorem (certificate kind ``none``)
 NO_THEOREM = ("NO CERTIFICATE", "No certificate (the method has no theorem): nothing is certified, and "
               "the measurements below are all there is.")
@@ -198,6 +208,40 @@ def embedded_json(report: Mapping[str, Any]) -> Markup:
 
 
 # ----------------------------------------------------------------------------------------
+# the request box: what was deleted, from what, and whether the page is signed
+
+
+def _request(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The deletion request as the box shows it (the report's ``deletion_request``)."""
+    block = report.get("deletion_request") or {}
+    return {"id": block.get("request_id"), "n_records": block.get("n_records"),
+            "identifier": block.get("identifier"), "commitment": block.get("commitment"),
+            "id_column": (report.get("config") or {}).get("id_column"), "command": COMMITMENT_COMMAND}
+
+
+def _model(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The audited model's name, size and origin; ``demonstration`` when it is this toolkit's
+    built-in model rather than the caller's."""
+    model = report.get("model") or {}
+    origin = model.get("origin")
+    name = (report.get("config") or {}).get("model") if origin != "caller" else model.get("module_class")
+    return {"name": name or model.get("module_class"), "parameters": model.get("parameters"),
+            "origin": origin, "source": model.get("source"), "module_class": model.get("module_class"),
+            "demonstration": origin == "built-in"}
+
+
+def _signature(signed_by: str | None, page: str, envelope_beside: bool) -> dict[str, Any]:
+    """What the page may say of its signature: the key it was signed with when it was written
+    (the page is rendered before the signature exists, so it names the key and never claims a
+    verification), unsigned, or re-rendered (no signature covers a re-rendered page)."""
+    if page not in PAGE_ORIGINS:
+        raise ValueError(f"page must be one of {PAGE_ORIGINS}, not {page!r}")
+    if page == "rerendered":
+        return {"state": "rerendered", "envelope_beside": envelope_beside, "command": VERIFY_COMMAND}
+    return {"state": "signed" if signed_by else "unsigned", "keyid": signed_by, "command": VERIFY_COMMAND}
+
+
+# ----------------------------------------------------------------------------------------
 def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     def g(d: Any, *keys: str, default: Any = None) -> Any:
         return _get(d, keys, default)
@@ -311,6 +355,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "tool": report.get("tool") or {}, "timings": report.get("timings") or {},
         "parameters": report.get("parameters") or {},
         "deletion": report.get("deletion_request") or {},
+        "request": _request(report), "model_box": _model(report),
         "checkpoint": report.get("checkpoint_recovery"),
         "findings": findings, "errors": [f for f in findings if f.get("severity") == "error"],
         "hashes": (_hashes({"dataset": report.get("dataset") or {}})
@@ -438,17 +483,26 @@ def _competition(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def render_html(report: Mapping[str, Any] | Any) -> str:
-    """The report as one self-contained HTML document (str). Same report, same bytes."""
+def render_html(report: Mapping[str, Any] | Any, *, signed_by: str | None = None, page: str = "written",
+                envelope_beside: bool = False) -> str:
+    """The report as one self-contained HTML document (str). Same arguments, same bytes.
+
+    ``signed_by``: the keyid (``sha256:...``) of the key the report directory is about to be
+    signed with, None when it is written unsigned. ``page="rerendered"`` for a page rendered
+    later from report.json (``audit report``), which no signature covers; ``envelope_beside``
+    says that report.json has a signature envelope next to it.
+    """
     if hasattr(report, "to_json_dict"):  # the report model, serialised by its own encoding
         report = report.to_json_dict()
     elif hasattr(report, "to_dict"):
         report = report.to_dict()
     report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
     context = _context(report)
+    context["signature"] = _signature(signed_by, page, envelope_beside)
     return templates().get_template("report.html.j2").render(**context)
 
 
-def write_html(report: Mapping[str, Any] | Any, path: str | os.PathLike) -> Path:
-    """Render ``report`` and write it to ``path`` atomically (temp file + rename)."""
-    return write_atomic(Path(path), render_html(report))
+def write_html(report: Mapping[str, Any] | Any, path: str | os.PathLike, **page: Any) -> Path:
+    """Render ``report`` (with :func:`render_html`'s ``page`` options) and write it to ``path``
+    atomically (temp file + rename)."""
+    return write_atomic(Path(path), render_html(report, **page))

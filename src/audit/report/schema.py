@@ -105,6 +105,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from audit.commitment import REQUEST_ID_PATTERN, REQUEST_ID_WORDS
 from audit.findings import CODES, VERDICTS
 from audit.findings import verdict_of as _verdict_of
 from audit.report import SCHEMA_VERSION, TOOL
@@ -359,6 +360,7 @@ class Finding(_Section):
 
 
 AttackName = pattern_str(r"^[a-z0-9]+([-_][a-z0-9]+)*$", "an attack name (lowercase, e.g. \"mia\")")
+RequestId = pattern_str(REQUEST_ID_PATTERN, REQUEST_ID_WORDS)
 
 
 def _annotation(c: Constraint, name: str) -> Any:
@@ -390,6 +392,8 @@ def _annotation(c: Constraint, name: str) -> Any:
         return Union[tuple(_annotation(a, name) for a in c.alternatives)]  # noqa: UP007 (a runtime tuple)
     if name == "attacks":
         return list[AttackName]
+    if name == "request_id":
+        return RequestId
     return Text  # a registry name (method, model)
 
 
@@ -452,6 +456,8 @@ class DeletionRequest(_Section):
     n_records: PosCount
     salt: Literal["kept by the operator, not in this report"]
     """A fixed sentence: the secret salt itself must never appear in a report."""
+    request_id: RequestId | None
+    """The caller's id of the request (``--request-id``, e.g. a ticket number); null when none was given."""
 
 
 class Layer(_Section):
@@ -469,11 +475,19 @@ class ModelCheck(_Section):
     detail: Str
 
 
+#: Whose model an audit ran on (``model.origin``); only ``built-in`` is this toolkit's own.
+MODEL_ORIGINS = ("built-in", "plug-in", "module", "caller")
+
+
 class Model(_Section):
     """What was audited: the module, its layers, and SHA-256 digests of its architecture and θ."""
 
     source: Text
     """Where the module came from: a built-in name, a factory, or the caller's module."""
+    origin: Literal[MODEL_ORIGINS]  # type: ignore[valid-type]
+    """Whose model it is: ``built-in`` (a demonstration model of this toolkit, not the caller's),
+    ``plug-in`` (registered by an installed package), ``module`` (``module:<path>:<factory>``) or
+    ``caller`` (passed to ``audit.run``)."""
     module_class: Text
     """The module's class (``package.module.QualifiedName``)."""
     input_shape: list[PosCount]

@@ -188,14 +188,24 @@ class VerificationResult:
             lines.append(f"Claims: comparison at epsilon={p.get('epsilon')} delta={p.get('delta')} of {ran}; "
                          f"recommended={p.get('recommended')} report created_at={p.get('report_created_at')} "
                          f"signed_at={p.get('signed_at')} (self-asserted).")
-            return "\n".join(lines)
+            return "\n".join([*lines, *_request_line(p)])
         cert = p.get("certified") if isinstance(p.get("certified"), dict) else {}
         real = p.get("realized") if isinstance(p.get("realized"), dict) else {}
         lines.append(f"Claims: method={p.get('method')} certified epsilon={cert.get('epsilon')} "
                      f"delta={cert.get('delta')} realized epsilon={real.get('epsilon')} "
                      f"verdict={p.get('verdict')} report created_at={p.get('report_created_at')} "
                      f"signed_at={p.get('signed_at')} (self-asserted).")
-        return "\n".join(lines)
+        return "\n".join([*lines, *_request_line(p)])
+
+
+def _request_line(predicate: dict[str, Any]) -> list[str]:
+    """The signed deletion request in one line (none for a statement signed before it was claimed)."""
+    request = predicate.get("deletion_request")
+    if not isinstance(request, dict):
+        return []
+    rid = request.get("request_id")
+    return [f"Deletion request: id={rid if rid is not None else 'none given'} records={request.get('n_records')} "
+            f"commitment={request.get('commitment')}."]
 
 
 # ----------------------------------------------------------------------------------------
@@ -237,6 +247,7 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
             "bound_violated": get("realized", "bound_violated"),
         },
         "verdict": get("verdict"),
+        "deletion_request": _request_claims(report.get("deletion_request")),
         "schema_version": get("schema_version"),
         "report_created_at": get("created_at"),
         "tool": {"name": get("tool", "name"), "version": get("tool", "version")},
@@ -245,6 +256,13 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
         "signed_at_self_asserted": True,
     }
     return json_safe(claims)
+
+
+def _request_claims(block: Any) -> dict[str, Any]:
+    """What was deleted, as signed: the caller's request id, the commitment to the records' ids
+    and their number (``null`` where the report has none)."""
+    block = block if isinstance(block, dict) else {}
+    return {k: block.get(k) for k in ("request_id", "commitment", "n_records", "identifier")}
 
 
 def comparison_claims(document: dict[str, Any], *, signed_at: str | None = None) -> dict[str, Any]:
@@ -259,6 +277,7 @@ def comparison_claims(document: dict[str, Any], *, signed_at: str | None = None)
                      "report_sha256": r.get("report_sha256")} for r in rows],
         "not_applicable": [r.get("name") for r in document.get("not_applicable") or []],
         "recommended": (document.get("recommendation") or {}).get("method"),
+        "deletion_request": _request_claims(document.get("deletion_request")),
         "schema_version": document.get("schema_version"),
         "report_created_at": document.get("created_at"),
         "tool": document.get("tool"),
