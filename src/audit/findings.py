@@ -308,9 +308,11 @@ def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:
                                     f"{could}")]
 
 
-def cannot_test(target: float | None) -> str:
-    """The words for a measurement whose ceiling is at or below ``target`` (the certified ε, or none)."""
-    return "cannot measure any epsilon above 0" if not target else f"cannot test epsilon = {target:.4g}"
+def cannot_test(target: float | str | None) -> str:
+    """The words for a measurement whose ceiling is at or below ``target`` (the certified ε, as a
+    number or its JSON form; None or 0 when nothing is certified)."""
+    value = 0.0 if target is None else float(target)
+    return "cannot measure any epsilon above 0" if value == 0 else f"cannot test epsilon = {value:.4g}"
 
 
 def one_run_findings(one_run: dict) -> list[dict[str, str]]:
