@@ -1,8 +1,9 @@
 """One-run auditing of certified unlearning: canaries, one fit, one unlearning, one release.
 
 The multi-run audit needs about a thousand trainings per world. This module adapts the one-run
-audit of Steinke, Nasr & Jagielski (2023, :mod:`attacks.onerun`) to deletion as a cheap first
-pass: one fit, one unlearning run and one release give an ε lower bound at confidence 1 − α.
+audit of Steinke, Nasr & Jagielski (2023, :mod:`attacks.onerun`) to deletion: one fit, one
+unlearning run and one release give an ε lower bound at confidence 1 − α. It is cheap and weak:
+a first pass only on a model that memorises single records ("How strong it is" below).
 
 The game
 --------
@@ -102,9 +103,15 @@ for m = 1 000 with 100 guesses and 2.68 with 1 000. Even an exactly calibrated G
 mechanism audited with the optimal score gives at most about half its ε at m = 10 000 without
 the chaining (see tests/test_onerun.py). The bound tests the *group* certificate, whose σ is
 calibrated for |C₊| ≈ m deletions, so each canary's own signal is roughly 1/m of what σ
-covers. It refutes gross failures: an unlearning step that does nothing, a sensitivity bound
-off by a large factor, a noise bug. It cannot confirm that a certificate is tight; the
-multi-run audit is for that.
+covers. It refutes gross failures on a model that memorises single records: an unlearning step
+that does nothing, a sensitivity bound off by a large factor, a noise bug. On a model that cannot
+memorise one record (the default 3-parameter Adult model) it refuted neither a no-op nor a σ
+10⁷ times too small, even with 1,000 pairs (README). It cannot confirm that a certificate is
+tight; the multi-run audit is for that.
+
+With the default guesses the ceiling peaks (1.93 near m = 3 600 at δ = 1e-5, since the 2mδ term
+grows with m), so some ε cannot be tested by any m. A result whose ceiling does not exceed the
+certified ε records ``can_test = False`` and the m that could (:func:`pairs_to_test`).
 
 Randomness
 ----------
