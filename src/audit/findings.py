@@ -316,15 +316,17 @@ def cannot_test(target: float | str | None) -> str:
 
 
 def one_run_findings(one_run: dict) -> list[dict[str, str]]:
+    """``underpowered`` when the one-run game's ceiling cannot exceed the certified ε (its bound is
+    then below its own resolution), else ``one-run-violation`` when its bound exceeds it."""
     if one_run.get("can_test") is False:
         size = one_run["size_to_test"]
         could = (f"{size:,} canary pairs could (--one-run-canaries {size}, {2 * size:,} held-out records)"
                  if size is not None else "no number of canary pairs can: the one-run ceiling peaks below it "
                  "at this delta (its 2m*delta term grows with m); the multi-run attacks can")
         return [finding("underpowered", f"one-run audit: {cannot_test(one_run['certified_epsilon'])} with "
-                                        f"{one_run['m']} canary pairs (ceiling {one_run['ceiling']:.4g}: its epsilon >= "
-                                        f"{one_run['epsilon_lower']:.4g} cannot exceed it whatever the method does); "
-                                        f"{could}")]
+                                        f"{one_run['m']} canary pairs (ceiling {one_run['ceiling']:.4g}: its "
+                                        f"epsilon >= {one_run['epsilon_lower']:.4g} cannot exceed it whatever the "
+                                        f"method does); {could}")]
     if not one_run.get("violation"):
         return []
     return [finding("one-run-violation", f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "
