@@ -79,6 +79,7 @@ def test_every_row_number_is_the_one_in_that_methods_report(comparison, written)
         assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
         assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
         assert row.model_dump(mode="json")["frontier"] == r["frontier"]
+        assert row.model_dump(mode="json")["no_op_epsilon"] == r["realized"]["no_op_epsilon"]
         assert (row.model_dump(mode="json")["knob"] or None) == r["tradeoff"]
 
 
@@ -93,6 +94,7 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
                  for m in re.findall(r'data-field="([^"]+)">(.*?)</td>', row, re.S)}
         cert, u = r["certificate"], r["utility"]["unlearned"]["test"]
         assert cells["sigma"] == fmt(cert["sigma"])
+        assert cells["no_op_epsilon"].startswith(fmt(r["realized"]["no_op_epsilon"]))
         assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) if cert["valid"] else "none")
         assert cells["test_accuracy_released"] == f"{pct(u['noisy_accuracy_mean'])} ± {pct(u['noisy_accuracy_std'])}"
         assert cells["unlearn_s"] == fmt(r["timings"]["unlearn_s"], 3)
@@ -236,6 +238,7 @@ def test_cli_compare_writes_a_signed_set_and_its_method_reports_equal_audit_run(
                                  "--sign-key", str(private)])
     assert result.exit_code == 0, result.stderr
     assert "recommendation:" in result.stderr and "rule: the fastest method" in result.stderr
+    assert "no-op eps" in result.stderr  # the no-op reference is a column of the table
     assert sorted(p.name for p in out.iterdir()) == ["deletion-commitment.salt", "methods", "report.dsse.json",
                                                      "report.html", "report.json"]
     alone = runner.invoke(app, ["run", "--method", "r2d", *FLAGS, "--commitment-salt",

@@ -105,9 +105,11 @@ def test_a_toy_method_and_a_toy_attack_run_a_full_audit(extended):
     assert toy.title == NormAttack.title and toy.details["mean_norm_unlearned"] > 0
     assert 0 <= toy.bound.epsilon_lower <= toy.bound.ceiling and toy.bound.roc.n_pos == 200
     assert set(report.attacks.comparison.empirical_epsilon_lower) == {"toy-norm", "whitebox"}
-    # the diameter certificate holds and is useless: the noise it needs leaves a model at chance
+    # the diameter certificate holds and is useless: the noise it needs leaves a model at chance, and the
+    # method does nothing, so its no-op reference is its own realized epsilon (no-op-passes, not no-power)
     assert report.verdict == "consistent" and report.tradeoff is None
-    assert {f.code for f in report.findings} == {"released-at-chance", "utility-loss", "no-power"}
+    assert {f.code for f in report.findings} == {"released-at-chance", "utility-loss", "no-op-passes"}
+    assert report.realized.no_op_epsilon == report.realized.epsilon
     # the report, its JSON Schema check and the page pick the new attack up without edits
     data = json.loads(report.to_json())
     assert validate_report(data).attacks.attacks["toy-norm"].details == toy.details

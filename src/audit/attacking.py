@@ -32,6 +32,7 @@ from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strat
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
 from audit.seeds import child_seed
+from audit.sizing import resolution, trials_to_test
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
 from certify.errors import InvalidInput
@@ -166,7 +167,8 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
         tick("attacks", i, len(classes))
         outcome = cls().score(ctx.inputs(cls, "game"), features_of(gathered, cls.name, "game"))
         results_[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, outcome.details,
-                                     delta=setup.delta, confidence=each, seed=bound_seed)
+                                     delta=setup.delta, confidence=each, seed=bound_seed,
+                                     target=0.0 if setup.certified_epsilon is None else setup.certified_epsilon)
         outcome = cls().score(ctx.inputs(cls, "control"), features_of(gathered, cls.name, "control"))
         controls[cls.name] = _control(outcome.scores_unlearned, outcome.scores_retrained, delta=setup.delta,
                                       confidence=each, seed=bound_seed)
@@ -249,14 +251,19 @@ def _trials(trials: dict, setup: AttackSetup, plan: TrialPlan, seed: int, confid
                          per_attack_confidence=each, delta=setup.delta)
 
 
-def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int) -> schema.AttackResult:
+def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int,
+            target: float) -> schema.AttackResult:
+    """One attack's section; ``target`` is the ε its ceiling must exceed to test anything (the
+    certified ε, or 0 without a certificate: :func:`audit.sizing.resolution`)."""
     su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
     bound = clopper_pearson_epsilon(su, sr, delta=delta, confidence=confidence, seed=seed)
     gdp = gdp_epsilon_estimate(su, sr, delta, confidence=confidence, seed=seed)
     return schema.AttackResult(
         title=cls.title, description=cls.description,
         bound=schema.EpsilonBound(**bound.to_dict(), roc=RocSummary.from_scores(su, sr).to_dict(),
-                                  gdp_estimate=gdp.to_dict()),
+                                  gdp_estimate=gdp.to_dict(),
+                                  **resolution(bound.ceiling, target,
+                                               lambda t: trials_to_test(t, delta, confidence, cap=MAX_TRIALS))),
         details=details,
     )
 

@@ -225,7 +225,7 @@ def row_of(name: str, report: Any) -> MethodRow:
         verdict=report.verdict, certificate_kind=cert.kind,
         certified_epsilon=cert.epsilon if cert.kind != "none" and cert.valid else None,
         conditional=cert.conditional, cumulative_epsilon=report.ledger.cumulative_epsilon if report.ledger else None,
-        sigma=cert.sigma, sensitivity=cert.sensitivity,
+        sigma=cert.sigma, sensitivity=cert.sensitivity, no_op_epsilon=report.realized.no_op_epsilon,
         test_accuracy_noiseless=unlearned.accuracy, test_accuracy_released_mean=released,
         test_accuracy_released_std=unlearned.noisy_accuracy_std,
         test_accuracy_retrained=retrained,

@@ -104,6 +104,14 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
     FindingCode("budget-spent", "warning", "consistent",
                 "the cumulative epsilon of the releases passed the budget: a retrain is due",
                 short="the privacy budget is spent: a retrain is due"),
+    FindingCode("no-op-passes", "warning", "consistent",
+                "releasing the original model (not unlearning at all) at the same noise would also satisfy the "
+                "certified epsilon: the noise, not the unlearning, provides the guarantee",
+                short="the noise alone hides this deletion: a no-op would pass too", vacuous=True),
+    FindingCode("underpowered", "warning", "consistent",
+                "a measurement's ceiling at its size is at or below the certified epsilon: it cannot test the "
+                "certificate, so its lower bound says nothing about it",
+                short="a measurement is too small to test the certified epsilon", vacuous=True),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -253,6 +261,14 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
         findings.append(finding("realized-exceeds-certified",
                                 f"realized epsilon {realized.epsilon:.6g} exceeds the certified epsilon "
                                 f"{certificate.epsilon:.6g}"))
+    if realized.no_op_epsilon is not None and realized.no_op_epsilon <= certificate.epsilon * (1 + _TOL):
+        findings.append(finding(
+            "no-op-passes",
+            f"at this sigma ({certificate.sigma:.4g}), not unlearning at all would also satisfy epsilon = "
+            f"{certificate.epsilon:.4g}: releasing the original model, {realized.no_op_distance:.4g} from the "
+            f"retrained one, spends epsilon {realized.no_op_epsilon:.4g} (the same Gaussian mechanism, delta "
+            f"{certificate.delta:.3g}). The noise, not the unlearning, provides the guarantee, and no attack on "
+            "this release could refute it"))
     if certificate.conditional:
         findings.append(finding("conditional-constants",
                                 "The certificate rests on estimated or assumed constants."))
@@ -316,13 +332,19 @@ def ledger_findings(ledger: dict) -> list[dict[str, str]]:
     return out
 
 
-def measurement_findings(attacks: Any, confidence: float) -> list[dict[str, str]]:
+def measurement_findings(attacks: Any, confidence: float, no_op_passes: bool = False) -> list[dict[str, str]]:
     """What the attacks' positive control and, for a method without a certificate, the attacks
     themselves say: ``no-power`` when no attack tells A(D) from A(D \\ Z), ``leak-measured``
-    when an attack proves the uncertified unlearned model distinguishable from retraining."""
+    when an attack proves the uncertified unlearned model distinguishable from retraining,
+    ``underpowered`` when the attacks' ceiling cannot exceed the certified ε.
+
+    With ``no_op_passes`` (the no-op's own realized ε is within the certificate) ``no-power`` is
+    not raised: a control that sees nothing is then what the noise guarantees, not a weak audit,
+    and "more trials" would not help; ``no-op-passes`` says the true thing."""
     out = []
     control, comparison, level = attacks.positive_control, attacks.comparison, f"{100 * confidence:.0f}%"
-    if not control.has_power:
+    out += underpowered_attacks(attacks)
+    if not control.has_power and not no_op_passes:
         aurocs = ", ".join(f"{name} {value:.3f}" for name, value in control.auroc.items())
         out.append(finding(
             "no-power", f"no attack proves anything about the original model against the retrained one (every bound "
@@ -337,7 +359,40 @@ def measurement_findings(attacks: Any, confidence: float) -> list[dict[str, str]
     return out
 
 
+def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:
+    """``underpowered`` when an attack's ceiling at this trial count cannot exceed the certified ε
+    (0 when nothing is certified): one finding naming the attacks and the count that could."""
+    weak = {name: r.bound for name, r in attacks.attacks.items() if r.bound.can_test is False}
+    if not weak:
+        return []
+    size = next(iter(weak.values())).size_to_test
+    could = (f"{size:,} trials per world could (--trials {size})" if size is not None
+             else "no trial count up to the configuration's limit could")
+    return [finding("underpowered", f"{', '.join(weak)}: {cannot_test(attacks.comparison.certified_epsilon)} with "
+                                    f"{attacks.trials.n_per_world} trials per world (ceiling "
+                                    f"{max(b.ceiling for b in weak.values()):.4g}: no bound they give can exceed it); "
+                                    f"{could}")]
+
+
+def cannot_test(target: float | str | None) -> str:
+    """The words for a measurement whose ceiling is at or below ``target`` (the certified ε, as a
+    number or its JSON form; None or 0 when nothing is certified)."""
+    value = 0.0 if target is None else float(target)
+    return "cannot measure any epsilon above 0" if value == 0 else f"cannot test epsilon = {value:.4g}"
+
+
 def one_run_findings(one_run: dict) -> list[dict[str, str]]:
+    """``underpowered`` when the one-run game's ceiling cannot exceed the certified ε (its bound is
+    then below its own resolution), else ``one-run-violation`` when its bound exceeds it."""
+    if one_run.get("can_test") is False:
+        size = one_run["size_to_test"]
+        could = (f"{size:,} canary pairs could (--one-run-canaries {size}, {2 * size:,} held-out records)"
+                 if size is not None else "no number of canary pairs can: the one-run ceiling peaks below it "
+                 "at this delta (its 2m*delta term grows with m); the multi-run attacks can")
+        return [finding("underpowered", f"one-run audit: {cannot_test(one_run['certified_epsilon'])} with "
+                                        f"{one_run['m']} canary pairs (ceiling {one_run['ceiling']:.4g}: its "
+                                        f"epsilon >= {one_run['epsilon_lower']:.4g} cannot exceed it whatever the "
+                                        f"method does); {could}")]
     if not one_run.get("violation"):
         return []
     return [finding("one-run-violation", f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "

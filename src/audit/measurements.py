@@ -23,14 +23,11 @@ _TOL = 1e-9
 
 
 def realized(sigma: float, delta: float, distance: float, sensitivity: float | None,
-             certified: float | None) -> schema.Realized:
-    """The ε this very deletion spends: the Gaussian mechanism with Δ = ||θ_U − θ_R|| at σ."""
-    if distance == 0:
-        eps = 0.0
-    elif sigma == 0 or not math.isfinite(sigma):
-        eps = math.inf if sigma == 0 else 0.0
-    else:
-        eps = epsilon_for(sigma, delta, distance, "analytic")
+             certified: float | None, no_op_distance: float | None = None) -> schema.Realized:
+    """The ε this very deletion spends: the Gaussian mechanism with Δ = ||θ_U − θ_R|| at σ; and,
+    given ``no_op_distance`` = ||θ_original − θ_R||, the ε that releasing the original model (doing
+    nothing) would spend at the same σ."""
+    eps = _gaussian_epsilon(sigma, delta, distance)
     return schema.Realized(
         distance_unlearned_retrained=distance,
         sensitivity_bound=sensitivity,
@@ -39,7 +36,18 @@ def realized(sigma: float, delta: float, distance: float, sensitivity: float | N
         mechanism="analytic",
         exceeds_certified=bool(certified is not None and eps > certified * (1 + _TOL)),
         bound_violated=bool(sensitivity is not None and distance > sensitivity * (1 + _TOL)),
+        no_op_distance=no_op_distance,
+        no_op_epsilon=None if no_op_distance is None else _gaussian_epsilon(sigma, delta, no_op_distance),
     )
+
+
+def _gaussian_epsilon(sigma: float, delta: float, distance: float) -> float:
+    """ε at δ of N(θ, σ²I) against N(θ', σ²I) with ||θ − θ'|| = ``distance`` (analytic Gaussian mechanism)."""
+    if distance == 0:
+        return 0.0
+    if sigma == 0 or not math.isfinite(sigma):
+        return math.inf if sigma == 0 else 0.0
+    return epsilon_for(sigma, delta, distance, "analytic")
 
 
 def model_utility(objective: Objective, theta: Tensor, splits: dict, sigma: float, draws: int,

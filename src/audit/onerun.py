@@ -1,8 +1,9 @@
 """One-run auditing of certified unlearning: canaries, one fit, one unlearning, one release.
 
 The multi-run audit needs about a thousand trainings per world. This module adapts the one-run
-audit of Steinke, Nasr & Jagielski (2023, :mod:`attacks.onerun`) to deletion as a cheap first
-pass: one fit, one unlearning run and one release give an ε lower bound at confidence 1 − α.
+audit of Steinke, Nasr & Jagielski (2023, :mod:`attacks.onerun`) to deletion: one fit, one
+unlearning run and one release give an ε lower bound at confidence 1 − α. It is cheap and weak:
+a first pass only on a model that memorises single records ("How strong it is" below).
 
 The game
 --------
@@ -102,9 +103,15 @@ for m = 1 000 with 100 guesses and 2.68 with 1 000. Even an exactly calibrated G
 mechanism audited with the optimal score gives at most about half its ε at m = 10 000 without
 the chaining (see tests/test_onerun.py). The bound tests the *group* certificate, whose σ is
 calibrated for |C₊| ≈ m deletions, so each canary's own signal is roughly 1/m of what σ
-covers. It refutes gross failures: an unlearning step that does nothing, a sensitivity bound
-off by a large factor, a noise bug. It cannot confirm that a certificate is tight; the
-multi-run audit is for that.
+covers. It refutes gross failures on a model that memorises single records: an unlearning step
+that does nothing, a sensitivity bound off by a large factor, a noise bug. On a model that cannot
+memorise one record (the default 3-parameter Adult model) it refuted neither a no-op nor a σ
+10⁷ times too small, even with 1,000 pairs (README). It cannot confirm that a certificate is
+tight; the multi-run audit is for that.
+
+With the default guesses the ceiling peaks (1.93 near m = 3 600 at δ = 1e-5, since the 2mδ term
+grows with m), so some ε cannot be tested by any m. A result whose ceiling does not exceed the
+certified ε records ``can_test = False`` and the m that could (:func:`pairs_to_test`).
 
 Randomness
 ----------
@@ -136,8 +143,9 @@ import torch
 from torch import Tensor
 
 from attacks.lira import logit_confidence
-from attacks.onerun import OneRunBound, guess_rule, one_run_bound
+from attacks.onerun import OneRunBound, guess_rule, one_run_bound, one_run_ceiling
 from audit.datasets.forget import mislabel_records
+from audit.sizing import resolution, smallest_above
 from certify.errors import (
     PROBABILITY,
     Integer,
@@ -150,7 +158,8 @@ from certify.mechanisms import MECHANISMS
 from unlearners.base import Unlearner
 from unlearners.batched import batched_logits
 
-__all__ = ["DESIGNS", "ROLES", "OneRunResult", "default_guesses", "mislabel", "one_run_audit"]
+__all__ = ["DESIGNS", "MAX_PAIRS", "ROLES", "OneRunResult", "default_guesses", "mislabel", "one_run_audit",
+           "pairs_to_test"]
 
 DESIGNS: tuple[str, ...] = ("paired", "independent")
 """How canaries are inserted (module docstring): one of each pair, or each one by a coin."""
@@ -184,6 +193,33 @@ def default_guesses(m: int) -> tuple[int, int]:
     m = Integer(1).check("m", m)
     k = max(1, round(0.05 * m))
     return (k, k) if 2 * k <= m else (1, 0)
+
+
+#: The most tests :func:`pairs_to_test` considers (the config's own limit is 1,000,000; the ceiling
+#: peaks long before: near 3,500 pairs at δ = 1e-5, 13,700 at δ = 1e-8).
+MAX_PAIRS = 100_000
+
+
+def pairs_to_test(target: float, delta: float, confidence: float = 0.95) -> int | None:
+    """The fewest tests m (canary pairs in the paired design) whose ceiling, with the default
+    guesses (:func:`default_guesses`) and the chained hypothesis at ``confidence``, exceeds
+    ``target``; None when no m up to :data:`MAX_PAIRS` does (the ceiling peaks below it).
+
+    Within a run of m with the same guess count the ceiling falls as m grows (the 2mδ term), so
+    the answer is the first m of some run: the search is over the guess count k, whose ceiling
+    rises and then falls (:func:`audit.sizing.smallest_above`)."""
+    def first_m(k: int) -> int:  # the smallest m whose default guesses are (k, k)
+        lo, hi = 1, 20 * k + 20
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if default_guesses(mid) >= (k, k) else (mid, hi)
+        return hi
+
+    def ceiling(k: int) -> float:
+        return one_run_ceiling(first_m(k), 2 * k, delta, confidence=confidence, chained=True)
+
+    k = smallest_above(ceiling, target, start=1, cap=default_guesses(MAX_PAIRS)[0])
+    return None if k is None else first_m(k)
 
 
 def mislabel(y: Tensor, n_classes: int, seed: int) -> Tensor:
@@ -230,6 +266,12 @@ class OneRunResult:
     violation:
         ``epsilon_lower > certified_epsilon`` (None without a certificate). Under H₀ it happens
         with probability ≤ 1 − confidence.
+    can_test:
+        Whether ``ceiling`` exceeds the certified ε (0 without a certificate: whether the game
+        could show anything). When it does not, "ε ≥ 0" is below the game's resolution.
+    size_to_test:
+        When it cannot: the fewest tests m that could (:func:`pairs_to_test`, default guesses),
+        or None when no m up to :data:`MAX_PAIRS` can.
     covers_all_assignments:
         Whether the certificate implies the hypothesis H₀ for every S (conditions (a) of the
         module docstring that can be checked); None without a certificate.
@@ -262,6 +304,8 @@ class OneRunResult:
     certificate_kind: str
     certified_epsilon: float | None
     violation: bool | None
+    can_test: bool
+    size_to_test: int | None
     covers_all_assignments: bool | None
     pinned_options: tuple[str, ...]
     seed: int
@@ -411,6 +455,7 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
         ceiling=bound.ceiling, confidence=confidence, delta=delta, sigma=float(certificate.sigma),
         certificate_kind=certificate.kind, certified_epsilon=certified_epsilon,
         violation=(eps_lb > certified_epsilon) if certified_epsilon is not None else None,
+        **resolution(bound.ceiling, certified_epsilon or 0.0, lambda t: pairs_to_test(t, delta, confidence)),
         covers_all_assignments=covers, pinned_options=pinned, seed=seed,
         note=_note(certificate, design, covers, pinned, method.X_ is not None, int(inserted.size), bound),
         bound=bound,

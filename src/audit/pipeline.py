@@ -191,8 +191,12 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     distance = float(torch.linalg.vector_norm(theta_unl - theta_ret))
     # Training noise (DP-SGD) releases the model itself (σ = 0): the realized ε of ‖θ_U − θ_R‖ at σ = 0 is
     # infinite whenever two trainings differ, and says nothing of a guarantee that lives inside training.
+    # The no-op reference (releasing A(D) at the same σ) exists where the release's noise is the
+    # guarantee: an output-noise or exact certificate with finite σ (null otherwise, see schema.Realized).
+    no_op = (float(torch.linalg.vector_norm(theta_orig - theta_ret))
+             if certificate.kind in ("output-noise", "exact") and math.isfinite(certificate.sigma) else None)
     realized_ = realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
-                         certified_epsilon if certificate.kind != "training-noise" else None)
+                         certified_epsilon if certificate.kind != "training-noise" else None, no_op)
     recovery = method.checkpoint_recovery(theta_orig) if capabilities.checkpoint_recovery else None
     tick("certify", 1, 1)
     if config.attacks and math.isfinite(certificate.sigma):  # a trial mode this release cannot serve: refused
@@ -276,7 +280,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
                                        plan.mode if plan else "noise", config.confidence,
                                        requested_epsilon=config.epsilon)
     if attack_results is not None:
-        found += rules.measurement_findings(attack_results, config.confidence)
+        found += rules.measurement_findings(attack_results, config.confidence,
+                                            no_op_passes=any(f["code"] == "no-op-passes" for f in found))
     if ledger is not None:
         found += rules.ledger_findings(ledger)
     if skip:

@@ -143,7 +143,7 @@ def _summary(err: Any, document: Any) -> None:
     rec = document.recommendation
     table = Table(title=f"comparison at epsilon={document.epsilon:g}, delta={document.delta:g}: recommended "
                         f"{rec.method or 'none'}", show_header=True, header_style="bold")
-    for col in ("method", "verdict", "certified eps", "sigma", "released test acc", "below retrain (pts)",
+    for col in ("method", "verdict", "certified eps", "sigma", "no-op eps", "released test acc", "below retrain (pts)",
                 "training (s)", "speed-up", "best empirical eps"):
         table.add_column(col, justify="left" if col in ("method", "verdict") else "right")
     for r in document.methods:
@@ -152,7 +152,7 @@ def _summary(err: Any, document: Any) -> None:
         certified = "none" if r.certified_epsilon is None else f"{r.certified_epsilon:g}" + (
             "" if r.cumulative_epsilon is None else f" (cumulative {r.cumulative_epsilon:.3g})")
         table.add_row(r.name, r.verdict, certified,
-                      f"{r.sigma:.4g}", released,
+                      f"{r.sigma:.4g}", "n/a" if r.no_op_epsilon is None else f"{r.no_op_epsilon:.3g}", released,
                       "n/a" if r.loss_vs_retrained_points is None else f"{r.loss_vs_retrained_points:.2f}",
                       f"{r.learn_s:.3g}", f"{r.speedup_vs_retrain:.3g}x",
                       "n/a" if r.leakage is None else f"{r.leakage.best_empirical_epsilon:.3g}")

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from audit.findings import cannot_test
 from audit.progress import Throughput
 
 #: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
@@ -102,6 +103,14 @@ def refused_as_vacuous(err: Console, report: Any) -> None:
     codes = ", ".join(headline(report.verdict, report.findings).vacuous)
     err.print(f"refused by --strict: the verdict is consistent, but the pass proves little ({codes}): exit "
               f"{int(ExitCode.VACUOUS)}", highlight=False, soft_wrap=True)
+def _bound(value: float, ceiling: float, can_test: bool | None, size: int | None, target: float | None,
+           unit: str) -> str:
+    """A lower bound with its ceiling, or, below its own resolution, what it cannot test and the size that could."""
+    if can_test is not False:
+        return f"{_fmt(value)} (ceiling {_fmt(ceiling)})"
+    could = f"{size:,} {unit} could" if size is not None else "no size could"
+    shown = f"{_fmt(value)}: " if value > 0 else ""
+    return f"{shown}{cannot_test(target)} at this size (ceiling {_fmt(ceiling)}; {could})"
 
 
 def summary(err: Console, report: Any) -> None:
@@ -136,6 +145,8 @@ def summary(err: Console, report: Any) -> None:
         rows.append(("retrain due", due))
     rows += [("||theta_U - theta_R|| (before noise)", _fmt(real.distance_unlearned_retrained)),
              ("realized epsilon", _fmt(real.epsilon))]
+    if real.no_op_epsilon is not None:
+        rows.append(("no-op epsilon (the original model at this sigma)", _fmt(real.no_op_epsilon)))
     for name in ("original", "unlearned", "retrained"):
         t = getattr(util, name).test
         noisy = t.noisy_accuracy_mean
@@ -146,9 +157,15 @@ def summary(err: Console, report: Any) -> None:
         for name, result in report.attacks.attacks.items():
             b = result.bound
             rows.append((f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
-                         f"{_fmt(b.epsilon_lower)} (ceiling {_fmt(b.ceiling)})"))
+                         _bound(b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon,
+                                "trials/world")))
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
+    one_run = report.one_run or {}
+    if "ceiling" in one_run:
+        rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)",
+                     _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
+                            one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")))
     tm = report.timings
     rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"))
     for r in rows:

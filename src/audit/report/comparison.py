@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from audit.report.schema import (
     JSON_SCHEMA_DIALECT,
+    Absent,
     AttackName,
     Bool,
     CertificateKind,
@@ -101,6 +102,10 @@ class MethodRow(_Section):
     release's certificate is ``certified_epsilon``); null for one request."""
     sigma: ExtNonNegNoNan
     sensitivity: ExtNonNegNoNan | None
+    no_op_epsilon: ExtNonNeg | None = Absent()
+    """The realized epsilon of releasing the original model (not unlearning at all) at the same sigma (its
+    report's ``realized.no_op_epsilon``); at or below certified_epsilon the noise alone hides the deletion.
+    null where the reference does not apply (no certificate, training noise)."""
     test_accuracy_noiseless: ExtProbability
     """The unlearned model before noise."""
     test_accuracy_released_mean: ExtProbability | None

@@ -34,7 +34,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
-from audit.findings import headline
+from audit.findings import cannot_test, headline
 from audit.report import plots, write_atomic
 from audit.report.encoding import json_safe
 
@@ -302,7 +302,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             "name": name, "title": r.get("title"), "description": r.get("description"),
             "details": _row_details(r.get("details") or {}),
             "epsilon_lower": b.get("epsilon_lower"),
-            "ceiling": b.get("ceiling"), "confidence": b.get("confidence"), "delta": b.get("delta"),
+            "ceiling": b.get("ceiling"), "can_test": b.get("can_test"), "size_to_test": b.get("size_to_test"),
+            "confidence": b.get("confidence"), "delta": b.get("delta"),
             "method": b.get("method"), "direction": b.get("direction"), "counts": b.get("counts"),
             "threshold": b.get("threshold"), "n_trials": b.get("n_trials"),
             "n_evaluated": b.get("n_evaluated"),
@@ -369,6 +370,9 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
         "control": (attacks or {}).get("positive_control"),
         "one_run": report.get("one_run"),
+        # what a bound below its own resolution cannot test (audit.sizing): the words of the finding
+        "cannot_test": cannot_test(comparison.get("certified_epsilon")),
+        "one_run_cannot_test": cannot_test((report.get("one_run") or {}).get("certified_epsilon")),
         "relearn": relearn,
         "histograms": utility.get("loss_histograms"),
         "ledger": report.get("ledger"),

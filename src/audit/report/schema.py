@@ -598,6 +598,14 @@ class Realized(_Section):
     mechanism: Literal["analytic", "classic"]
     exceeds_certified: Bool
     bound_violated: Bool
+    no_op_distance: ExtNonNeg | None = Absent()
+    """||theta_original - theta_R||: how far doing nothing (releasing the original model) is from
+    retraining. null where the no-op reference does not apply: no certificate, noise inside training
+    (DP-SGD), or no finite noise."""
+    no_op_epsilon: ExtNonNeg | None = Absent()
+    """The realized epsilon of that no-op: the same Gaussian mechanism at the same sigma and delta with
+    no_op_distance. At or below the certified epsilon, the noise alone hides the deletion (finding
+    ``no-op-passes``). null where no_op_distance is."""
 
 
 class LedgerRelease(_Section):
@@ -1049,6 +1057,13 @@ class EpsilonBound(_Section):
     gdp_estimate: GdpEstimate
     n_tests: PosCount | None = Absent()
     """(threshold, direction) tests the error was shared among (absent in older reports)."""
+    can_test: Bool | None = Absent()
+    """Whether the ceiling exceeds the certified epsilon (0 when nothing is certified): if not, the bound
+    cannot refute the certificate at this size, and its value is reported as "cannot test"."""
+    size_to_test: PosCount | None = Absent()
+    """When it cannot: the fewest trials per world whose ceiling would exceed the certified epsilon
+    (:func:`audit.sizing.trials_to_test`); null when it can, or when no count up to the configuration's
+    limit can."""
 
 
 class AttackResult(_Section):
