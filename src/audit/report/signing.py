@@ -499,19 +499,24 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
                                     f"but the signature covers {sha}.")
 
     # 5. Nothing else: a file in a signed set reads as signed.
-    uncovered = _uncovered(rdir, {n for n, _ in wanted})
-    if uncovered:
-        named = ", ".join(uncovered[:_MAX_NAMED])
-        more = f" and {len(uncovered) - _MAX_NAMED} more" if len(uncovered) > _MAX_NAMED else ""
-        raise VerificationError(f"The signature does not cover {named}{more} in {rdir}: remove "
-                                f"{'them' if len(uncovered) > 1 else 'it'} or sign the directory again "
-                                f"(only {', '.join(sorted(UNSIGNED_FILES))} may sit unsigned beside a report).")
+    _refuse_uncovered(rdir, {n for n, _ in wanted})
     try:
         canonical = canonical_json(statement) == payload
     except InvalidInput:
         canonical = False
     return VerificationResult(report_dir=rdir, keyid=kid, statement=statement, subjects=tuple(wanted),
                               payload_canonical=canonical)
+
+
+def _refuse_uncovered(rdir: Path, covered: set[str]) -> None:
+    """Raise :class:`VerificationError` naming what in ``rdir`` the signature does not cover."""
+    uncovered = _uncovered(rdir, covered)
+    if uncovered:
+        named = ", ".join(uncovered[:_MAX_NAMED])
+        more = f" and {len(uncovered) - _MAX_NAMED} more" if len(uncovered) > _MAX_NAMED else ""
+        raise VerificationError(f"The signature does not cover {named}{more} in {rdir}: remove "
+                                f"{'them' if len(uncovered) > 1 else 'it'} or sign the directory again "
+                                f"(only {', '.join(sorted(UNSIGNED_FILES))} may sit unsigned beside a report).")
 
 
 def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
