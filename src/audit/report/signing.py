@@ -83,9 +83,8 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
-from audit.report import TOOL, tool_version, write_atomic
+from audit.report import SALT_FILE, TOOL, tool_version, write_atomic
 from audit.report.canonical import canonical_json
-from audit.report.directory import SECRET_FILES
 from audit.report.dsse import (
     COMPARISON_PREDICATE_TYPE,
     MAX_ENVELOPE_BYTES,
@@ -141,7 +140,7 @@ DEFAULT_SUBJECTS: tuple[str, ...] = ("report.json", "report.html")
 REQUIRED_SUBJECT = "report.json"
 #: The files a signed directory may hold at its top without a signature: the deletion-commitment
 #: salt, a secret that opens the signed commitment (and is best kept apart from the report).
-UNSIGNED_FILES = SECRET_FILES
+UNSIGNED_FILES = frozenset({SALT_FILE})
 _MAX_NAMED = 5  # uncovered paths named in the refusal before "and N more"
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
