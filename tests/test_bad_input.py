@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,10 @@ def _fixtures(root: Path) -> dict[str, str]:
         d.mkdir()
         shutil.copy(DATA / "sample-report.json", d / "report.json")
         (d / "report.dsse.json").write_text(envelope)
-    return {"root": str(root)}
+    with socket.socket() as s:  # a port nothing listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+    return {"root": str(root), "closed_port": str(closed_port)}
 
 
 R = "{root}"
@@ -102,6 +106,12 @@ CLI_CASES = [
     ("unknown-flag", ["run", "--bogus"], 2, "--bogus"),
     ("executor-unknown", ["run", "--executor", "threads"], 2, "--executor"),
     ("ray-address-without-ray", ["run", "--ray-address", "127.0.0.1:6379"], 2, "--ray-address"),
+    ("ray-address-port-out-of-range", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:99999"], 2,
+     "--ray-address"),
+    ("ray-address-auto", ["run", "--executor", "ray", "--ray-address", "auto"], 2, "--ray-address"),
+    # refused before the data stage: a closed port answers at once (a silent host within 5 s)
+    ("ray-address-unreachable", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:{closed_port}", *FAST], 2,
+     "No Ray head answered at 127.0.0.1:"),
     ("workers-with-local", ["run", "--workers", "2"], 2, "--workers"),
     ("workers-zero", ["run", "--executor", "processes", "--workers", "0"], 2, "--workers"),
     ("shard-size-zero", ["run", "--shard-size", "0"], 2, "--shard-size"),
@@ -247,3 +257,39 @@ def test_a_short_salt_is_refused_by_the_library():
     with pytest.raises(InvalidInput) as info:
         run(AuditConfig(max_train=300, attacks=()), salt=b"short")
     assert info.value.field == "salt"
+
+
+@pytest.mark.parametrize(("address", "endpoint"), [
+    ("127.0.0.1:6379", ("127.0.0.1", 6379)), ("head.example:65535", ("head.example", 65535)),
+    ("[::1]:6379", ("::1", 6379)), ("ray://10.0.0.2:10001", ("10.0.0.2", 10001)),
+    ("127.0.0.1:99999", None), ("127.0.0.1:0", None), ("127.0.0.1", None), ("auto", None), ("local", None),
+    ("::1:6379", None), ("ray://host", None), ("http://h:80", None), ("h :1", None), ("h:-1", None),
+])
+def test_a_ray_address_is_host_and_port(address, endpoint):
+    from audit.config import ray_endpoint
+
+    assert ray_endpoint(address) == endpoint
+
+
+def test_a_port_that_answers_but_not_as_a_ray_head_is_refused_at_once():
+    """The dashboard's port (HTTP/1.1) given instead of the head's: refused, not hung on."""
+    import threading
+
+    from audit.executors import check_ray_cluster
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(64)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        with pytest.raises(InvalidInput, match="something answered, but not a gRPC server") as info:
+            check_ray_cluster(f"127.0.0.1:{server.getsockname()[1]}", timeout=2)
+        thread.join()
+    assert info.value.field == "ray_address"
