@@ -41,6 +41,9 @@ def _fixtures(root: Path) -> dict[str, str]:
     (root / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
     shutil.copy(DATA / "sample-report.json", root / "report.json")
     (root / "ids.txt").write_text("1\n2\n")
+    rows = [f"{150 + i},{i % 2}" for i in range(40)]
+    rows[7] = "17O,1"  # a typo in a numeric column
+    (root / "typo.csv").write_text("height,outcome\n" + "\n".join(rows) + "\n")
     keys = root / "keys"
     generate_keypair(keys)
     loose = root / "loose.pem"
@@ -85,6 +88,10 @@ CLI_CASES = [
     ("model-unknown", ["run", "--model", "nope"], 2, "--model"),
     ("dataset-unknown", ["run", "--dataset", "nope"], 2, "--dataset"),
     ("dataset-csv-missing", ["run", "--dataset", "csv:/does/not/exist.csv"], 2, "--dataset"),
+    ("dataset-csv-directory", ["run", "--dataset", "csv:" + R + "/adir", "--label-column", "outcome"], 2,
+     "This path is a directory"),
+    ("dataset-csv-text-in-numeric-column", ["run", "--dataset", "csv:" + R + "/typo.csv", "--label-column", "outcome",
+                                            *FAST], 2, "height must be a number in every row"),
     ("dataset-idx-missing", ["run", "--dataset", "idx:/does/not/exist"], 2, "--dataset"),
     ("trials-too-few", ["run", "--trials", "5"], 2, "--trials"),
     ("trials-beyond-memory", ["run", "--trials", "10000000", "--max-train", "300", "--curve-points", "2",
