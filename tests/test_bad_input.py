@@ -41,6 +41,7 @@ def _fixtures(root: Path) -> dict[str, str]:
     (root / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
     shutil.copy(DATA / "sample-report.json", root / "report.json")
     (root / "ids.txt").write_text("1\n2\n")
+    (root / "model.txt").write_text("def build(shape, classes):\n    pass\n")
     rows = [f"{150 + i},{i % 2}" for i in range(40)]
     rows[7] = "17O,1"  # a typo in a numeric column
     (root / "typo.csv").write_text("height,outcome\n" + "\n".join(rows) + "\n")
@@ -86,6 +87,10 @@ CLI_CASES = [
     ("steps-zero", ["run", "--steps", "0"], 2, "--steps"),
     ("hidden-text", ["run", "--hidden", "a,b", "--model", "mlp"], 2, "--hidden"),
     ("model-unknown", ["run", "--model", "nope"], 2, "--model"),
+    ("model-text-file", ["run", "--model", "module:" + R + "/afile:build", *FAST], 2,
+     "--model must be a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module>:<factory>' or"),
+    ("model-text-file-with-suffix", ["run", "--model", "module:" + R + "/model.txt:build", *FAST], 2,
+     "(a Python source file ending in .py)"),
     ("dataset-unknown", ["run", "--dataset", "nope"], 2, "--dataset"),
     ("dataset-csv-missing", ["run", "--dataset", "csv:/does/not/exist.csv"], 2, "--dataset"),
     ("dataset-csv-directory", ["run", "--dataset", "csv:" + R + "/adir", "--label-column", "outcome"], 2,
