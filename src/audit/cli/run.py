@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import tomllib
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -18,7 +19,7 @@ import typer
 from rich.markup import escape
 
 from audit.cli.application import command, fail
-from audit.cli.exits import VERDICT_EXIT, ExitCode
+from audit.cli.exits import VERDICT_EXIT, ExitCode, check_signals
 from certify.errors import InvalidInput
 
 SALT_FILE = "deletion-commitment.salt"
@@ -113,6 +114,7 @@ def run(**params: Any) -> None:
     from audit.pipeline import run as run_audit
     from audit.report.directory import FILE_MODES, ReportDirectory, fill
 
+    check_signals()  # a Ctrl-C during the imports above that a library swallowed
     ctx = click_context()
     given = {name for name in params if _typed(ctx, name)}
     out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
@@ -132,13 +134,14 @@ def run(**params: Any) -> None:
     with target if target is not None else nullcontext():
         with Stages(err, STAGES, quiet=quiet) as stages, library_notes(err, quiet=quiet):
             try:
-                report = run_audit(cfg, progress=stages.progress, salt=salt)
+                report = run_audit(cfg, progress=checked(stages.progress), salt=salt)
             except InvalidInput as exc:  # found by the data or the method: name the flag all the same
                 raise _named(exc, given, config_path) from None
             except ShardFailed as exc:  # a worker died twice on one shard: say which, keep what finished
                 kept = f"; the finished shards are kept in {cfg.resume}" if cfg.resume else ""
                 fail(f"{exc}{kept}", ExitCode.WORKER_FAILED)
         written = []
+        check_signals()  # nothing is written after a Ctrl-C, wherever it was swallowed
         if target is not None:
             # A salt given from the directory being replaced is carried into the new set, not lost with it.
             keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE
@@ -154,6 +157,14 @@ def run(**params: Any) -> None:
             err.print(("replaced the earlier report: " if target.replaced else "written: ")
                       + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     raise typer.Exit(int(VERDICT_EXIT.get(report.verdict, ExitCode.VIOLATED)))
+
+
+def checked(progress: Callable[[str, int, int], None]) -> Callable[[str, int, int], None]:
+    """The progress callback, raising again at each step a Ctrl-C or SIGTERM that was swallowed."""
+    def progress_checked(stage: str, done: int, total: int) -> None:
+        check_signals()
+        progress(stage, done, total)
+    return progress_checked
 
 
 def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None) -> bytes | None:
