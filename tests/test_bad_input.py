@@ -60,6 +60,13 @@ def _fixtures(root: Path) -> dict[str, str]:
     with socket.socket() as s:  # a port nothing listens on once this socket is closed
         s.bind(("127.0.0.1", 0))
         closed_port = s.getsockname()[1]
+    # a signed report with an unsigned file added after signing
+    from audit.report.signing import sign_report
+
+    (root / "extra_signed").mkdir()
+    shutil.copy(DATA / "sample-report.json", root / "extra_signed" / "report.json")
+    sign_report(root / "extra_signed", keys / "private.pem")
+    (root / "extra_signed" / "notes.txt").write_text("added later\n")
     return {"root": str(root), "closed_port": str(closed_port)}
 
 
@@ -181,6 +188,8 @@ CLI_CASES = [
     ("verify-nested-envelope", ["verify", R + "/nested_env", "--key", R + "/keys/public.pem"], 3, "verification failed"),
     ("verify-garbage-envelope", ["verify", R + "/garbage_env", "--key", R + "/keys/public.pem"], 3,
      "verification failed"),
+    ("verify-uncovered-file", ["verify", R + "/extra_signed", "--key", R + "/keys/public.pem"], 3,
+     "The signature does not cover notes.txt"),
     ("verify-unsigned", ["verify", R + "/norep", "--key", R + "/keys/public.pem"], 3, "verification failed"),
     ("commitment-wrong-salt", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
                                R + "/ids.txt"], 3, "does not open"),
