@@ -120,7 +120,8 @@ def _working(proc: subprocess.Popen) -> str:
 @pytest.mark.parametrize("when", ["start-up", pytest.param("work", marks=pytest.mark.slow)])
 def test_a_signal_ends_with_one_line_and_the_conventional_status(tmp_path, sig, word, when):
     argv = ["run", "--trials", "2000", "--out", str(tmp_path / "out")]
-    command = ["-m", "audit", *argv] if when == "work" else ["-c", SWALLOWED_AT_START_UP.format(sig=int(sig), argv=argv)]
+    swallowed = ["-c", SWALLOWED_AT_START_UP.format(sig=int(sig), argv=argv)]
+    command = ["-m", "audit", *argv] if when == "work" else swallowed
     proc = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=ENV, cwd=tmp_path)
     seen = ""

@@ -220,7 +220,8 @@ def test_a_file_inside_a_signed_subdirectory_is_refused_and_the_leading_director
     assert len(verify_report(rdir, keys[1]).subjects) == 3
     (rdir / "methods" / "r2d" / "deletion-commitment.salt").write_text("11")  # unsigned below the top
     (rdir / "report.html").write_text(HTML)
-    with pytest.raises(VerificationError, match=r"does not cover methods/r2d/deletion-commitment\.salt, report\.html in"):
+    with pytest.raises(VerificationError,
+                       match=r"does not cover methods/r2d/deletion-commitment\.salt, report\.html in"):
         verify_report(rdir, keys[1])
 
 

@@ -215,7 +215,8 @@ def check_ray_cluster(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT)
     if problem:
         raise InvalidInput("ray_address", "the address of a running Ray cluster (ray start --head prints it), "
                            "or none to start a local one", address,
-                           hint=f"No Ray head answered at {endpoint[0]}:{endpoint[1]} within {timeout:g} s ({problem}).")
+                           hint=f"No Ray head answered at {endpoint[0]}:{endpoint[1]} within {timeout:g} s "
+                           f"({problem}).")
 
 
 def _grpc_problem(endpoint: tuple[str, int], timeout: float, *, handshake: bool) -> str | None:

@@ -522,8 +522,8 @@ def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
     """Every entry of ``rdir`` the signature does not cover, as a relative path (a directory with a
     trailing ``/``, its contents unlisted): not a subject, the envelope, a top-level
     :data:`UNSIGNED_FILES` file, a file a signed symlink leads to or a directory on the way to a
-    subject. Hidden files and empty directories count. Only the directories leading to subjects are entered, so a symlink loop
-    cannot make the walk endless."""
+    subject. Hidden files and empty directories count. Only the directories leading to subjects
+    are entered, so a symlink loop cannot make the walk endless."""
     allowed = covered | {ENVELOPE_NAME, *UNSIGNED_FILES}
     leading = {"/".join(n.split("/")[:i]) for n in covered for i in range(1, n.count("/") + 1)}
     signed_bytes = {(rdir / n).resolve() for n in covered}  # a file a signed symlink leads to is signed
@@ -766,7 +766,7 @@ walk() {  # $1: a directory in DIR, $2: its path relative to DIR ('' or ending i
   done
 }
 walk "$DIR" ''
-[ -z "$uncovered" ] ||
-  fail "the signature does not cover$uncovered: remove what is named or sign again (only deletion-commitment.salt may be unsigned)"
+[ -z "$uncovered" ] || fail "the signature does not cover$uncovered: remove what is named or sign again" \
+  "(only deletion-commitment.salt may be unsigned)"
 echo "Verified: signature and $n file digest(s)."
 """
