@@ -20,9 +20,8 @@ from rich.markup import escape
 
 from audit.cli.application import command, fail
 from audit.cli.exits import VERDICT_EXIT, ExitCode, check_signals
+from audit.report import SALT_FILE
 from certify.errors import InvalidInput
-
-SALT_FILE = "deletion-commitment.salt"
 
 #: --help panels: each configuration section belongs to one.
 PANELS = {
