@@ -538,14 +538,13 @@ def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
                                     f"does not cover cannot be checked.") from None
         for entry in entries:
             name = prefix + entry
+            path = directory / entry
             if name in leading:
-                walk(directory / entry, name + "/")
-            elif name not in allowed:
-                path = directory / entry
-                if path.is_dir():
-                    found.append(name + "/")
-                elif path.resolve() not in signed_bytes:
-                    found.append(name)
+                walk(path, name + "/")
+            elif path.is_dir():  # even one named like the salt: only files are signed or left unsigned
+                found.append(name + "/")
+            elif name not in allowed and path.resolve() not in signed_bytes:
+                found.append(name)
 
     walk(rdir, "")
     return found
@@ -756,9 +755,9 @@ walk() {  # $1: a directory in DIR, $2: its path relative to DIR ('' or ending i
     name=$2${entry##*/}
     case $name in *[[:cntrl:]]*) uncovered+=" '$name'"; continue ;; esac
     case $names in *"$nl$name/"*) walk "$entry" "$name/"; continue ;; esac
+    if [ -d "$entry" ]; then uncovered+=" '$name/'"; continue; fi
     case $names in *"$nl$name$nl"*) continue ;; esac
     case $name in report.dsse.json|deletion-commitment.salt) continue ;; esac
-    if [ -d "$entry" ]; then uncovered+=" '$name/'"; continue; fi
     for signed in "${subjects[@]}"; do  # a file a signed symlink leads to holds signed bytes
       [ ! "$entry" -ef "$DIR/$signed" ] || continue 2
     done
