@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,10 @@ def _fixtures(root: Path) -> dict[str, str]:
     (root / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
     shutil.copy(DATA / "sample-report.json", root / "report.json")
     (root / "ids.txt").write_text("1\n2\n")
+    (root / "model.txt").write_text("def build(shape, classes):\n    pass\n")
+    rows = [f"{150 + i},{i % 2}" for i in range(40)]
+    rows[7] = "17O,1"  # a typo in a numeric column
+    (root / "typo.csv").write_text("height,outcome\n" + "\n".join(rows) + "\n")
     keys = root / "keys"
     generate_keypair(keys)
     loose = root / "loose.pem"
@@ -57,7 +62,17 @@ def _fixtures(root: Path) -> dict[str, str]:
         d.mkdir()
         shutil.copy(DATA / "sample-report.json", d / "report.json")
         (d / "report.dsse.json").write_text(envelope)
-    return {"root": str(root)}
+    with socket.socket() as s:  # a port nothing listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+    # a signed report with an unsigned file added after signing
+    from audit.report.signing import sign_report
+
+    (root / "extra_signed").mkdir()
+    shutil.copy(DATA / "sample-report.json", root / "extra_signed" / "report.json")
+    sign_report(root / "extra_signed", keys / "private.pem")
+    (root / "extra_signed" / "notes.txt").write_text("added later\n")
+    return {"root": str(root), "closed_port": str(closed_port)}
 
 
 R = "{root}"
@@ -84,8 +99,16 @@ CLI_CASES = [
     ("steps-zero", ["run", "--steps", "0"], 2, "--steps"),
     ("hidden-text", ["run", "--hidden", "a,b", "--model", "mlp"], 2, "--hidden"),
     ("model-unknown", ["run", "--model", "nope"], 2, "--model"),
+    ("model-text-file", ["run", "--model", "module:" + R + "/afile:build", *FAST], 2,
+     "--model must be a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module>:<factory>' or"),
+    ("model-text-file-with-suffix", ["run", "--model", "module:" + R + "/model.txt:build", *FAST], 2,
+     "(a Python source file ending in .py)"),
     ("dataset-unknown", ["run", "--dataset", "nope"], 2, "--dataset"),
     ("dataset-csv-missing", ["run", "--dataset", "csv:/does/not/exist.csv"], 2, "--dataset"),
+    ("dataset-csv-directory", ["run", "--dataset", "csv:" + R + "/adir", "--label-column", "outcome"], 2,
+     "This path is a directory"),
+    ("dataset-csv-text-in-numeric-column", ["run", "--dataset", "csv:" + R + "/typo.csv", "--label-column", "outcome",
+                                            *FAST], 2, "height must be a number in every row"),
     ("dataset-idx-missing", ["run", "--dataset", "idx:/does/not/exist"], 2, "--dataset"),
     ("trials-too-few", ["run", "--trials", "5"], 2, "--trials"),
     ("trials-beyond-memory", ["run", "--trials", "10000000", "--max-train", "300", "--curve-points", "2",
@@ -107,6 +130,12 @@ CLI_CASES = [
     ("unknown-flag", ["run", "--bogus"], 2, "--bogus"),
     ("executor-unknown", ["run", "--executor", "threads"], 2, "--executor"),
     ("ray-address-without-ray", ["run", "--ray-address", "127.0.0.1:6379"], 2, "--ray-address"),
+    ("ray-address-port-out-of-range", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:99999"], 2,
+     "--ray-address"),
+    ("ray-address-auto", ["run", "--executor", "ray", "--ray-address", "auto"], 2, "--ray-address"),
+    # refused before the data stage: a closed port answers at once (a silent host within 5 s)
+    ("ray-address-unreachable", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:{closed_port}", *FAST], 2,
+     "No Ray head answered at 127.0.0.1:"),
     ("workers-with-local", ["run", "--workers", "2"], 2, "--workers"),
     ("workers-zero", ["run", "--executor", "processes", "--workers", "0"], 2, "--workers"),
     ("shard-size-zero", ["run", "--shard-size", "0"], 2, "--shard-size"),
@@ -181,6 +210,8 @@ CLI_CASES = [
     ("verify-nested-envelope", ["verify", R + "/nested_env", "--key", R + "/keys/public.pem"], 3, "verification failed"),
     ("verify-garbage-envelope", ["verify", R + "/garbage_env", "--key", R + "/keys/public.pem"], 3,
      "verification failed"),
+    ("verify-uncovered-file", ["verify", R + "/extra_signed", "--key", R + "/keys/public.pem"], 3,
+     "The signature does not cover notes.txt"),
     ("verify-unsigned", ["verify", R + "/norep", "--key", R + "/keys/public.pem"], 3, "verification failed"),
     ("commitment-wrong-salt", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
                                R + "/ids.txt"], 3, "does not open"),
@@ -348,3 +379,37 @@ def test_cli_a_disk_that_fills_during_the_run_is_one_sentence_naming_resume(tmp_
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: --resume ") and "No space left on device" in lines[0]
     assert _listing(tmp_path) == ["run", f"run/{MANIFEST}"]
+@pytest.mark.parametrize(("address", "endpoint"), [
+    ("127.0.0.1:6379", ("127.0.0.1", 6379)), ("head.example:65535", ("head.example", 65535)),
+    ("[::1]:6379", ("::1", 6379)), ("ray://10.0.0.2:10001", ("10.0.0.2", 10001)),
+    ("127.0.0.1:99999", None), ("127.0.0.1:0", None), ("127.0.0.1", None), ("auto", None), ("local", None),
+    ("::1:6379", None), ("ray://host", None), ("http://h:80", None), ("h :1", None), ("h:-1", None),
+])
+def test_a_ray_address_is_host_and_port(address, endpoint):
+    from audit.config import ray_endpoint
+
+    assert ray_endpoint(address) == endpoint
+
+
+def test_a_port_that_answers_but_not_as_a_ray_head_is_refused_at_once():
+    """The dashboard's port (HTTP/1.1) given instead of the head's: refused, not hung on."""
+    import threading
+
+    from audit.executors import check_ray_cluster
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(64)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        with pytest.raises(InvalidInput, match="something answered, but not a gRPC server") as info:
+            check_ray_cluster(f"127.0.0.1:{server.getsockname()[1]}", timeout=2)
+        thread.join()
+    assert info.value.field == "ray_address"

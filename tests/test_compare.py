@@ -311,7 +311,7 @@ def test_a_comparison_resumes_each_methods_shards_from_a_directory_of_its_own(tm
         assert again.reports[name].attacks.comparison == first.reports[name].attacks.comparison
 
 
-def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_method_report(tmp_path):
+def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_or_added_method_report(tmp_path):
     import shutil
     import subprocess
 
@@ -331,6 +331,7 @@ def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_method_r
         return subprocess.run(["bash", str(tmp_path / "verify.sh")], cwd=tmp_path / "keys", env=env,
                               capture_output=True, text=True, timeout=60)
 
+    shutil.copytree(out / "methods" / "newton", tmp_path / "kept-newton")
     ok = script()
     if "pkeyutl" in ok.stderr and "rawin" in ok.stderr:
         pytest.skip("OpenSSL without pkeyutl -rawin (needs >= 3.0)")
@@ -339,6 +340,15 @@ def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_method_r
         fh.write("<!-- changed -->")
     bad = script()
     assert bad.returncode != 0 and "methods/newton/report.html was modified" in bad.stdout + bad.stderr
+    # a method's report directory added after signing (itself signed by the same key) is refused by both
+    shutil.rmtree(out / "methods" / "newton")
+    shutil.copytree(tmp_path / "kept-newton", out / "methods" / "newton")
+    shutil.copytree(out / "methods" / "newton", out / "methods" / "noop")
+    noop = script()
+    assert noop.returncode != 0 and "FAIL: the signature does not cover 'methods/noop/'" in noop.stderr
+    verified = CliRunner().invoke(app, ["verify", str(out), "--key", str(public)])
+    assert verified.exit_code == 3 and verified.stderr.startswith(
+        "error: verification failed: The signature does not cover methods/noop/ in ")
 
 
 def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():

@@ -104,3 +104,37 @@ def test_csv_labels_that_look_like_missing_but_are_not(tmp_path: Path) -> None:
     data = load_dataset(f"csv:{path}", label_column="outcome")
     assert data.preprocessing["label"]["classes"] == ["0", "nano"]
     assert data.n_classes == 2
+
+
+def _with_heights(path: Path, heights: list[str]) -> Path:
+    lines = ["height,colour,outcome"] + [f"{h},{['red', 'blue'][i % 2]},{['no', 'yes'][i % 2]}"
+                                         for i, h in enumerate(heights)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_text_in_a_mostly_numeric_column_is_refused_with_its_line(tmp_path: Path) -> None:
+    """A typo in a numeric column once one-hot encoded it (3 features became 52): refused instead."""
+    heights = [str(150 + i) for i in range(50)]
+    heights[7] = "17O"  # a letter O for a zero
+    path = _with_heights(tmp_path / "typo.csv", heights)
+    with pytest.raises(InvalidInput) as info:
+        load_dataset(f"csv:{path}", label_column="outcome")
+    assert info.value.field == "height" and "49 of 50 values are numbers" in str(info.value)
+    assert f"'17O' at {path} line 9;" in str(info.value) and str(info.value).count("\n") == 0
+
+
+def test_a_column_of_mostly_text_stays_categorical(tmp_path: Path) -> None:
+    sizes = ["S", "M", "L", "XL", "1", "2"] * 5  # a third are numbers: a categorical column
+    data = load_dataset(f"csv:{_with_heights(tmp_path / 'sizes.csv', sizes)}", label_column="outcome")
+    assert data.preprocessing["parse"]["columns"]["height"] == {"one_hot": ["1", "2", "L", "M", "S", "XL"]}
+
+
+def test_text_in_a_mostly_numeric_dataframe_column_is_refused_with_its_row() -> None:
+    pd = pytest.importorskip("pandas")
+    from audit.datasets.user import from_user_data
+
+    frame = pd.DataFrame({"age": [30 + i for i in range(39)] + ["unknown"], "outcome": [0, 1] * 20})
+    with pytest.raises(InvalidInput, match=r"39 of 40 values are numbers.*'unknown' in row 39;") as info:
+        from_user_data(frame, label_column="outcome")
+    assert info.value.field == "age"

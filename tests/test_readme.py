@@ -62,6 +62,10 @@ def _make_case(case: str, tmp_path: Path, keys, other_keys) -> Path:
         outside = tmp_path / "elsewhere.json"
         os.replace(rdir / "report.json", outside)
         (rdir / "report.json").symlink_to(outside)
+    elif case == "extra-file":  # a file added after signing sits in the set looking signed
+        (rdir / "notes.txt").write_text("added later\n")
+    elif case in ("comparison", "comparison-with-added-noop"):
+        _make_comparison(rdir, keys, add_noop=case.endswith("noop"))
     elif case == "minified":
         env_path.write_text(json.dumps(env, separators=(",", ":")))
     elif case in ("multi-signature", "multi-signature-none-by-key"):
@@ -77,6 +81,26 @@ def _make_case(case: str, tmp_path: Path, keys, other_keys) -> Path:
     return rdir
 
 
+def _make_comparison(rdir: Path, keys, *, add_noop: bool) -> None:
+    """``rdir`` as a signed comparison (one method under methods/r2d/, signed on its own and by the
+    comparison's envelope), and with ``add_noop`` a methods/noop/ copied in after signing: a report
+    signed by the same key, so it verifies on its own, but not part of the signed set."""
+    from audit.report.dsse import COMPARISON_PREDICATE_TYPE
+
+    method = rdir / "methods" / "r2d"
+    method.mkdir(parents=True)
+    for name in ("report.json", "report.html"):
+        shutil.copy(rdir / name, method / name)
+    sign_report(method, keys[0])
+    subjects = ["report.json", "report.html"] + [f"methods/r2d/{n}" for n in ("report.json", "report.html",
+                                                                            "report.dsse.json")]
+    sign_report(rdir, keys[0], subjects=subjects, predicate={"kind": "comparison"},
+                predicate_type=COMPARISON_PREDICATE_TYPE)
+    if add_noop:
+        shutil.copytree(method, rdir / "methods" / "noop")
+        verify_report(rdir / "methods" / "noop", keys[1])
+
+
 AGREEMENT = {  # case: whether both must accept it
     "valid": True,
     "tampered": False,
@@ -84,6 +108,9 @@ AGREEMENT = {  # case: whether both must accept it
     "minified": True,
     "multi-signature": True,
     "multi-signature-none-by-key": False,
+    "extra-file": False,
+    "comparison": True,
+    "comparison-with-added-noop": False,
 }
 
 
@@ -110,6 +137,11 @@ def test_readme_openssl_script_agrees_with_verify_report(case, tmp_path):
             assert f"OK {name} {digest}" in script.stdout
     else:
         assert "FAIL: " in script.stderr
+    if case in ("extra-file", "comparison-with-added-noop"):  # both name what is not signed
+        named = "notes.txt" if case == "extra-file" else "methods/noop/"
+        assert f"FAIL: the signature does not cover '{named}'" in script.stderr
+        with pytest.raises(VerificationError, match=f"does not cover {named} in"):
+            verify_report(rdir, keys[1])
 
 
 def test_ci_runs_the_readme_test_command():

@@ -82,17 +82,16 @@ def test_verify_exits_3_with_one_line_on_a_malformed_envelope(tmp_path, envelope
     assert "report.dsse.json" in result.stderr or "envelope" in result.stderr
 
 
-def test_verify_warns_about_a_page_written_after_signing(tmp_path):
+def test_verify_refuses_a_page_written_after_signing(tmp_path):
     private, public = _keys(tmp_path)
     out = _signed_dir(tmp_path, private, html=False)
-    warning = "report.html is present but NOT covered by the signature"
-    ok = runner.invoke(app, ["verify", str(out), "--key", str(public)])
-    assert ok.exit_code == 0 and warning not in ok.output
+    ok = runner.invoke(app, ["verify", str(out), "--key", str(public), "--json"])
+    assert ok.exit_code == 0 and [s["name"] for s in json.loads(ok.stdout)["subjects"]] == ["report.json"]
     (out / "report.html").write_text("<!doctype html><p>added later</p>\n")
-    ok = runner.invoke(app, ["verify", str(out), "--key", str(public)])
-    assert ok.exit_code == 0 and warning in ok.output
-    as_json = runner.invoke(app, ["verify", str(out), "--key", str(public), "--json"])
-    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["not_covered"] == ["report.html"]
+    bad = runner.invoke(app, ["verify", str(out), "--key", str(public)])
+    assert bad.exit_code == 3 and _stderr_lines(bad) == [
+        f"error: verification failed: The signature does not cover report.html in {out}: remove it or sign the "
+        "directory again (only deletion-commitment.salt may sit unsigned beside a report)."]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX mode bits")

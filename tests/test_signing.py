@@ -135,7 +135,7 @@ def test_sign_verify_round_trip(signed, keys):
         "report.json": hashlib.sha256((signed / "report.json").read_bytes()).hexdigest(),
         "report.html": hashlib.sha256((signed / "report.html").read_bytes()).hexdigest(),
     }
-    assert result.not_covered == () and result.payload_canonical
+    assert result.payload_canonical
     st = result.statement
     assert st["_type"] == STATEMENT_TYPE and st["predicateType"] == PREDICATE_TYPE
     assert [s["name"] for s in st["subject"]] == ["report.html", "report.json"]
@@ -186,18 +186,63 @@ def test_only_existing_subjects_are_signed(tmp_path, keys):
     sign_report(rdir, keys[0])
     result = verify_report(rdir, keys[1])
     assert [n for n, _ in result.subjects] == ["report.json"]
-    warning = "Warning: report.html is present but NOT covered by the signature"
-    assert warning not in result.describe()
-    # report.html rendered after signing: still verifies, but is reported as not covered.
+    # report.html rendered after signing is not covered: refused, as any unsigned file is.
     (rdir / "report.html").write_text(HTML)
-    result = verify_report(rdir, keys[1])
-    assert result.not_covered == ("report.html",)
-    assert [n for n, _ in result.subjects] == ["report.json"]
-    lines = [ln for ln in result.describe().splitlines() if ln.startswith(warning)]
-    assert len(lines) == 1 and lines[0].endswith(".")
-    # Signing again covers it, and the warning goes.
+    with pytest.raises(VerificationError, match=r"does not cover report\.html in .*: remove it or sign") as info:
+        verify_report(rdir, keys[1])
+    assert one_sentence(str(info.value))
+    # Signing again covers it.
     sign_report(rdir, keys[0])
-    assert warning not in verify_report(rdir, keys[1]).describe()
+    assert [n for n, _ in verify_report(rdir, keys[1]).subjects] == ["report.html", "report.json"]
+
+
+UNCOVERED = {  # what is added to a signed report directory: the paths the refusal must name
+    "extra-file": ({"notes.txt": "x"}, ["notes.txt"]),
+    "hidden-file": ({".DS_Store": "x"}, [".DS_Store"]),
+    "empty-directory": ({"extra/": None}, ["extra/"]),
+    "foreign-report-directory": ({"methods/noop/report.json": "{}", "methods/noop/report.html": HTML},
+                                 ["methods/"]),
+    "salt-not-at-the-top": ({"sub/deletion-commitment.salt": "11"}, ["sub/"]),
+    "directory-named-like-the-salt": ({"deletion-commitment.salt/report.json": "{}"}, ["deletion-commitment.salt/"]),
+    "several": ({"a": "", "b": "", "c": "", "d": "", "e": "", "f": "", "g": ""}, ["a", "b", "c", "d", "e"]),
+}
+
+
+def _add(rdir: Path, files: dict) -> None:
+    for name, text in files.items():
+        path = rdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text is None:
+            path.mkdir()
+        else:
+            path.write_text(text)
+
+
+@pytest.mark.parametrize("case", sorted(UNCOVERED))
+def test_anything_the_signature_does_not_cover_is_refused(signed, keys, case):
+    files, named = UNCOVERED[case]
+    if not any(n.startswith("deletion-commitment.salt") for n in files):  # the one documented unsigned file
+        (signed / "deletion-commitment.salt").write_text("11" * 32 + "\n")
+    assert verify_report(signed, keys[1]).subjects
+    _add(signed, files)
+    with pytest.raises(VerificationError) as info:
+        verify_report(signed, keys[1])
+    message = str(info.value)
+    assert message.startswith("The signature does not cover " + ", ".join(named)) and one_sentence(message)
+    assert ("and 2 more" in message) is (case == "several") and "deletion-commitment.salt may" in message
+
+
+def test_a_file_inside_a_signed_subdirectory_is_refused_and_the_leading_directories_are_not(tmp_path, keys):
+    rdir = make_report(tmp_path / "cmp")
+    make_report(rdir / "methods" / "r2d")
+    sign_report(rdir, keys[0], subjects=["report.json", "methods/r2d/report.json", "methods/r2d/report.html"])
+    (rdir / "report.html").unlink()
+    assert len(verify_report(rdir, keys[1]).subjects) == 3
+    (rdir / "methods" / "r2d" / "deletion-commitment.salt").write_text("11")  # unsigned below the top
+    (rdir / "report.html").write_text(HTML)
+    with pytest.raises(VerificationError,
+                       match=r"does not cover methods/r2d/deletion-commitment\.salt, report\.html in"):
+        verify_report(rdir, keys[1])
 
 
 def test_custom_predicate(tmp_path, keys):
@@ -433,7 +478,7 @@ def test_unreadable_files_are_a_verification_error(signed, keys, monkeypatch):
 def test_symlinks_inside_the_directory_are_followed_and_loops_refused(signed, keys):
     os.replace(signed / "report.html", signed / "page.html")
     (signed / "report.html").symlink_to("page.html")
-    assert verify_report(signed, keys[1]).not_covered == ()
+    assert verify_report(signed, keys[1]).subjects  # page.html holds the signed bytes: covered
     (signed / "report.html").unlink()
     (signed / "report.html").symlink_to("report.html")
     with pytest.raises(VerificationError, match="symlink loop"):
@@ -818,15 +863,18 @@ def test_openssl_recipe_reads_securesystemslib_envelopes(tmp_path, keys):
 
 
 @needs_openssl
-def test_openssl_recipe_warns_about_a_page_added_after_signing(tmp_path, keys):
-    rdir = make_report(tmp_path / "run", html=False)
-    sign_report(rdir, keys[0])
-    warning = "WARNING: report.html is present but NOT covered by the signature"
-    assert warning not in run_recipe(tmp_path, rdir, keys[1]).stdout
-    (rdir / "report.html").write_text(HTML)
-    r = run_recipe(tmp_path, rdir, keys[1])
-    assert r.returncode == 0 and warning in r.stdout
-    assert verify_report(rdir, keys[1]).not_covered == ("report.html",)
+@pytest.mark.parametrize("case", sorted(UNCOVERED))
+def test_openssl_recipe_refuses_what_the_signature_does_not_cover(signed, keys, tmp_path, case):
+    files, named = UNCOVERED[case]
+    if not any(n.startswith("deletion-commitment.salt") for n in files):
+        (signed / "deletion-commitment.salt").write_text("11" * 32 + "\n")
+    assert run_recipe(tmp_path, signed, keys[1]).returncode == 0
+    _add(signed, files)
+    r = run_recipe(tmp_path, signed, keys[1])
+    assert r.returncode != 0 and "Verified: " not in r.stdout, r.stdout
+    assert "FAIL: the signature does not cover " + " ".join(f"'{n}'" for n in named) in r.stderr
+    with pytest.raises(VerificationError):
+        verify_report(signed, keys[1])
 
 
 @needs_openssl

@@ -79,6 +79,10 @@ def load_factory(text: str) -> Callable[..., Any]:
             if not path.is_file():
                 raise InvalidInput("model", "'module:<file.py>:<factory>' with an existing file", str(path))
             spec = importlib.util.spec_from_file_location(f"unlearn_audit_user_model_{path.stem}", path)
+            if spec is None or spec.loader is None:  # not Python source (.txt, .pt): nothing can import it
+                raise InvalidInput("model", "a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
+                                   "'module:<package.module>:<factory>' or 'module:<path/to/file.py>:<factory>' "
+                                   "(a Python source file ending in .py)", text)
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)

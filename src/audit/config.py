@@ -163,6 +163,45 @@ class RequestId(Constraint):
         return "REQ-2026-0042"
 
 
+RAY_CLIENT = "ray://"
+
+
+def ray_endpoint(text: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address ``host:port``, ``[IPv6]:port`` or ``ray://host:port``
+    (Ray Client); None if ``text`` is none of these or the port is outside 1-65535."""
+    rest = text[len(RAY_CLIENT):] if text.startswith(RAY_CLIENT) else text
+    host, sep, port = rest.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:  # an IPv6 address without its brackets: where the port starts is a guess
+        return None
+    if not sep or not host or any(c.isspace() or c in "/[]@?#" for c in host) or not port.isdigit() \
+            or not 1 <= int(port) <= 65535:
+        return None
+    return host, int(port)
+
+
+@dataclass(frozen=True)
+class RayAddress(Constraint):
+    """The address of a running Ray cluster, as ``ray start --head`` or ``ray status`` prints it.
+    Ray's ``auto`` and ``local`` are refused: ``auto`` reads whichever cluster this machine started
+    last (a stale one hangs ``ray.init``), ``local`` is what no address does."""
+
+    words: str = ("the host:port of a running Ray cluster's head (as `ray status` prints it; port 1-65535) or "
+                  "ray://host:port for Ray Client")
+
+    def check(self, field: str, value: Any) -> str:
+        if not isinstance(value, str) or ray_endpoint(value) is None:
+            raise self.fail(field, value)
+        return value
+
+    def invalid(self) -> tuple:
+        return ("127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1", "auto", "ray://host", ":6379", "", 6379)
+
+    def example(self) -> str:
+        return "127.0.0.1:6379"
+
+
 def _default_attacks() -> tuple[str, ...]:
     from attacks.registry import BUILTIN
 
@@ -233,7 +272,7 @@ FIELDS: tuple[Field, ...] = (
           "(a Ray cluster: pip install \"unlearn-audit[ray]\").", "run"),
     Field("workers", None, Optional(Integer(1, 4096), "for every CPU (local: 1)"),
           "Worker processes, or a local Ray cluster's CPUs.", "run"),
-    Field("ray_address", None, Optional(Text(), "for a local cluster started for the run"),
+    Field("ray_address", None, Optional(RayAddress(), "for a local cluster started for the run"),
           "Address of a running Ray cluster (with executor ray).", "run"),
     Field("shard_size", None, Optional(Integer(1, 10_000_000), "to choose"),
           "Trials per shard (rounded up to a multiple of 64); results do not depend on it.", "run"),

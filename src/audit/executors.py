@@ -186,6 +186,58 @@ def _import_ray():
     return ray
 
 
+#: Seconds a Ray cluster's head has to answer at start-up (a live head on a network answers in
+#: milliseconds; ``ray.init`` itself retries an unreachable one for minutes).
+RAY_CONNECT_TIMEOUT = 5.0
+#: An HTTP/2 client preface and an empty SETTINGS frame: a gRPC server (Ray's GCS and its Ray
+#: Client server are) answers with a SETTINGS frame of its own.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 4
+
+
+def check_ray_cluster(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Refuse, before any training, a Ray run that cannot start: Ray not installed, or no gRPC
+    server (a Ray head) answering at ``address`` within ``timeout`` seconds. ``ray.init`` has no
+    connect timeout of its own, so the head's port is tried with a plain socket: a TCP connection
+    and an HTTP/2 handshake (skipped for a cluster with TLS, ``RAY_USE_TLS=1``)."""
+    import importlib.util
+
+    from audit.config import RayAddress, ray_endpoint
+
+    if importlib.util.find_spec("ray") is None:
+        _import_ray()  # raises the one sentence saying how to install it
+    if address is None:
+        return
+    endpoint = ray_endpoint(address)
+    if endpoint is None:
+        raise RayAddress().fail("ray_address", address)
+    problem = _grpc_problem(endpoint, timeout, handshake=os.environ.get("RAY_USE_TLS", "0") in ("0", "false"))
+    if problem:
+        raise InvalidInput("ray_address", "the address of a running Ray cluster (ray start --head prints it), "
+                           "or none to start a local one", address,
+                           hint=f"No Ray head answered at {endpoint[0]}:{endpoint[1]} within {timeout:g} s "
+                           f"({problem}).")
+
+
+def _grpc_problem(endpoint: tuple[str, int], timeout: float, *, handshake: bool) -> str | None:
+    """Why no gRPC server answers at ``endpoint`` (None if one does)."""
+    import socket
+
+    try:
+        with socket.create_connection(endpoint, timeout=timeout) as conn:
+            if not handshake:
+                return None
+            conn.sendall(_H2_PREFACE)
+            head = conn.recv(9)
+    except TimeoutError:
+        return "no answer"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if len(head) < 4 or head[3] != _H2_SETTINGS:
+        return "something answered, but not a gRPC server"
+    return None
+
+
 @dataclass(frozen=True)
 class RayExecutor:
     """Shards as Ray tasks: on the cluster at ``address``, or on a local one with ``workers`` CPUs."""

@@ -130,6 +130,10 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         from audit.runstore import check_run_directory
 
         check_run_directory(config.resume)
+    if config.executor == "ray":  # an unreachable cluster is found now, not after the training
+        from audit.executors import check_ray_cluster
+
+        check_ray_cluster(config.ray_address)
     tick("data", 0, 1)
     data, forget_np, X, y, model_source, objective = _prepare(config, model, data, forget_ids, seeds, dtype, device)
     # a trial count that cannot fit is refused before training

@@ -5,7 +5,9 @@ Exit codes: :class:`audit.cli.exits.ExitCode` (0 consistent, 1 violated, 2 bad i
 3 verification failed, 4 not certified, 5 unusable, 70 internal error, 130/143 interrupted).
 
 This module stays light: :func:`main` installs the signal handlers before Typer, Rich or the
-numerical stack are imported, so Ctrl-C during start-up ends with one line, not a traceback.
+numerical stack are imported, so Ctrl-C during start-up ends with one line, not a traceback; and
+a Ctrl-C that something swallowed is raised again at the command's next check
+(:func:`audit.cli.exits.check_signals`), so it is never lost.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import signal
 import sys
 from typing import Any
 
-from audit.cli.exits import ExitCode, Terminated, install_signal_handlers
+from audit.cli.exits import ExitCode, Terminated, install_signal_handlers, received
 
 __all__ = ["ExitCode", "app", "main"]
 
@@ -55,6 +57,10 @@ def main() -> None:
             _die_by(signal.SIGINT)
         if exc.code == ExitCode.TERMINATED:
             _die_by(signal.SIGTERM)
+        if received:  # swallowed after the command's last check_signals: its work was done and written
+            word = "interrupted" if received[0] == signal.SIGINT else "terminated"
+            print(f"{word} after the work was done", file=sys.stderr)
+            _die_by(received[0])
         raise
     except KeyboardInterrupt:
         print("interrupted; nothing was written", file=sys.stderr)

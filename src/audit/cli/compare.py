@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 
 from audit.cli.application import command, fail
-from audit.cli.exits import ExitCode
+from audit.cli.exits import ExitCode, check_signals
 from audit.cli.run import (
     _OUTPUT_OPTIONS,
     RENAMES,
@@ -76,6 +76,7 @@ def compare(**params: Any) -> None:
     from audit.pipeline import STAGES
     from audit.report.directory import COMPARISON_ENTRIES, FILE_MODES, ReportDirectory, fill_comparison
 
+    check_signals()  # a Ctrl-C during the imports above that a library swallowed
     ctx = click_context()
     given = {name for name in params if _typed(ctx, name)}
     out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
@@ -110,6 +111,7 @@ def compare(**params: Any) -> None:
                 kept = f"; the finished shards are kept under {cfg.resume}" if cfg.resume else ""
                 fail(f"{exc}{kept}", ExitCode.WORKER_FAILED)
         written = []
+        check_signals()  # nothing is written after a Ctrl-C, wherever it was swallowed
         if target is not None:
             keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE
             fill_comparison(target, result, sign_key=sign_key, save_salt=commitment_salt is None or keep)
@@ -130,6 +132,7 @@ def compare(**params: Any) -> None:
 def _per_method(stages: Any) -> Any:
     """The comparison's progress: each method's run shows its own stages afresh."""
     def progress(stage: str, done: int, total: int) -> None:
+        check_signals()  # a Ctrl-C that was swallowed is raised again at each step
         if stage == "methods":
             stages.finished.clear()
             stages.started.clear()

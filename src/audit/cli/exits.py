@@ -7,6 +7,8 @@ certificate" from "a measurement refuted the certificate" without parsing the re
 from __future__ import annotations
 
 import signal
+import sys
+from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
@@ -68,10 +70,42 @@ class Terminated(BaseException):
     (a default SIGTERM kills the process with its temporary files in place)."""
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
+#: The ending signals received, first one first. A handler's exception can be swallowed before it
+#: reaches the command (a library's ``except BaseException`` during an import, a finalizer that
+#: Python runs and whose exception it ignores): :func:`check_signals` raises it again, so a
+#: Ctrl-C is never lost whenever it arrives.
+received: list[int] = []
+
+
+def _raise_for(signum: int) -> None:
+    raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    received.append(signum)
+    _raise_for(signum)
+
+
+def check_signals() -> None:
+    """Raise again the first ending signal received (nothing if none was): called where the
+    command is about to go on working or to write its output."""
+    if received:
+        _raise_for(received[0])
+
+
+def _quiet_about_signals(hook: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``sys.unraisablehook``: a signal's exception that Python ignored (raised inside a finalizer)
+    prints no traceback; it is raised again at the next :func:`check_signals`."""
+    def unraisable(args: Any) -> None:
+        if args.exc_type is not None and issubclass(args.exc_type, (KeyboardInterrupt, Terminated)):
+            return
+        hook(args)
+    return unraisable
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM unwinds like Ctrl-C does (SIGINT already raises KeyboardInterrupt)."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` / :class:`Terminated` (every ``finally`` and
+    context manager cleans up) and are remembered for :func:`check_signals`."""
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    sys.unraisablehook = _quiet_about_signals(sys.unraisablehook)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import tomllib
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -18,10 +19,9 @@ import typer
 from rich.markup import escape
 
 from audit.cli.application import command, fail
-from audit.cli.exits import ExitCode, exit_code
+from audit.cli.exits import ExitCode, check_signals, exit_code
+from audit.report import SALT_FILE
 from certify.errors import InvalidInput
-
-SALT_FILE = "deletion-commitment.salt"
 
 #: --help panels: each configuration section belongs to one.
 PANELS = {
@@ -122,6 +122,7 @@ def run(**params: Any) -> None:
     from audit.pipeline import run as run_audit
     from audit.report.directory import FILE_MODES, ReportDirectory, fill
 
+    check_signals()  # a Ctrl-C during the imports above that a library swallowed
     ctx = click_context()
     given = {name for name in params if _typed(ctx, name)}
     out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
@@ -141,13 +142,14 @@ def run(**params: Any) -> None:
     with target if target is not None else nullcontext():
         with Stages(err, STAGES, quiet=quiet) as stages, library_notes(err, quiet=quiet):
             try:
-                report = run_audit(cfg, progress=stages.progress, salt=salt)
+                report = run_audit(cfg, progress=checked(stages.progress), salt=salt)
             except InvalidInput as exc:  # found by the data or the method: name the flag all the same
                 raise _named(exc, given, config_path) from None
             except ShardFailed as exc:  # a worker died twice on one shard: say which, keep what finished
                 kept = f"; the finished shards are kept in {cfg.resume}" if cfg.resume else ""
                 fail(f"{exc}{kept}", ExitCode.WORKER_FAILED)
         written = []
+        check_signals()  # nothing is written after a Ctrl-C, wherever it was swallowed
         if target is not None:
             # A salt given from the directory being replaced is carried into the new set, not lost with it.
             keep = commitment_salt is not None and commitment_salt.absolute() == target.target / SALT_FILE
@@ -166,6 +168,14 @@ def run(**params: Any) -> None:
     if code == ExitCode.VACUOUS:  # said even with -q: it is why the run failed
         refused_as_vacuous(err, report)
     raise typer.Exit(int(code))
+
+
+def checked(progress: Callable[[str, int, int], None]) -> Callable[[str, int, int], None]:
+    """The progress callback, raising again at each step a Ctrl-C or SIGTERM that was swallowed."""
+    def progress_checked(stage: str, done: int, total: int) -> None:
+        check_signals()
+        progress(stage, done, total)
+    return progress_checked
 
 
 def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,30 @@ def read_maybe_gzip(path: Path) -> bytes:
                 "dataset", "an intact gzip file", str(path), hint=f"Decompression failed: {exc}"
             ) from None
     return raw
+
+
+#: Locations of stray text named in the refusal before "and N more".
+_MAX_STRAY_SHOWN = 5
+
+
+def refuse_stray_text(column: str, values: Sequence[Any], is_number: Callable[[Any], bool],
+                      where: Callable[[int], str]) -> None:
+    """Refuse a column that holds mostly numbers and some text (``values``: None where missing).
+
+    Such a column is dirty numeric data (a typo, a unit, a note), not categories: one-hot encoding
+    it would turn one feature into one per distinct number (3 features became 52) and audit a model
+    the user never meant. A column with fewer numbers than text stays categorical. ``where(i)``
+    says where row ``i`` is (``"at FILE line 7"``)."""
+    present = [i for i, v in enumerate(values) if v is not None]
+    text = [i for i in present if not is_number(values[i])]
+    if not text or 2 * len(text) > len(present):
+        return
+    shown = ", ".join(f"{values[i]!r} {where(i)}" for i in text[:_MAX_STRAY_SHOWN])
+    more = f" and {len(text) - _MAX_STRAY_SHOWN} more" if len(text) > _MAX_STRAY_SHOWN else ""
+    raise InvalidInput(column, f"a number in every row (the column is numeric: {len(present) - len(text)} of "
+                       f"{len(present)} values are numbers)", values[text[0]],
+                       hint=f"Text {shown}{more}; fix or drop those rows (text in a mostly numeric column is "
+                       "taken for a data error, not for categories).")
 
 
 def one_hot(values: np.ndarray, column: str, max_categories: int = 1000) -> tuple[np.ndarray, list[str], list[str]]:

@@ -8,7 +8,8 @@ file. One *part* of data is any of
 * a pandas ``DataFrame`` (recognised by its ``columns``; pandas itself is not imported):
   ``label_column`` holds the labels, ``id_column`` the ids, ``group_column`` the groups; the
   other columns are features, numeric ones kept and the others one-hot encoded (a missing value
-  in a numeric column is an error, in another column its own category);
+  in a numeric column is an error, in another column its own category; a column of mostly
+  numbers with some text is refused, naming the rows: dirty numeric data, not categories);
 * a map-style ``torch.utils.data.Dataset`` (``len`` and integer indexing) whose items are
   ``(x, y)`` or ``(x, y, id)``.
 
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import encode_labels, jsonable, one_hot, sha256_array
+from audit.datasets._common import encode_labels, jsonable, one_hot, refuse_stray_text, sha256_array
 from audit.datasets.container import AuditData
 from audit.datasets.features import FeatureMap, resolve_feature_map
 from audit.datasets.split import build
@@ -287,12 +288,25 @@ def _encode_frames(parts: list[_Part], label_column, id_column, group_column) ->
             feature_names.append(name)
             kinds[name] = "numeric"
         else:
+            refuse_stray_text(name, [None if _missing(v) else v for v in values], _is_number,
+                              lambda i: f"in row {i}")
             text = np.array(["" if _missing(v) else str(v) for v in values], dtype=object)
             block, labels, vocab = one_hot(text, name)
             blocks.append(block)
             feature_names += labels
             kinds[name] = {"one_hot": vocab}
     return np.hstack(blocks), feature_names, kinds
+
+
+def _is_number(value: Any) -> bool:
+    """A number, or text that reads as one (a column read as text keeps its numbers as strings)."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
 
 
 def _missing(value: Any) -> bool:

@@ -16,6 +16,9 @@ from typing import Any
 
 SCHEMA_VERSION = "2.1"
 TOOL = "unlearn-audit"
+#: The secret salt of the deletion commitment, written beside a report: the one file a signed
+#: report directory may hold unsigned (it opens the signed commitment).
+SALT_FILE = "deletion-commitment.salt"
 
 
 def tool_version() -> str:

@@ -26,10 +26,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from audit.report import SALT_FILE
 from certify.errors import InvalidInput
 
-REPORT_FILES = ("report.json", "report.html", "report.dsse.json", "deletion-commitment.salt")
-SECRET_FILES = frozenset({"deletion-commitment.salt"})
+REPORT_FILES = ("report.json", "report.html", "report.dsse.json", SALT_FILE)
+SECRET_FILES = frozenset({SALT_FILE})
 #: A comparison's directory (``audit compare``): its own report files, and one report directory per
 #: method under ``methods/<name>/`` (:mod:`audit.report.comparison`).
 METHODS_DIR = "methods"

@@ -28,10 +28,12 @@ countersigned by others verifies if one signature is by the given key.
 Which files are signed
 ----------------------
 Only the subject files that exist when :func:`sign_report` runs are signed; ``report.json``
-must exist. If ``report.html`` is rendered *after* signing it is not covered: sign again
-after rendering. :func:`verify_report` lists such unsigned files in
-:attr:`VerificationResult.not_covered`, and :meth:`VerificationResult.describe` warns that each
-is present but NOT covered by the signature.
+must exist. The signature covers the whole directory: :func:`verify_report` refuses any file or
+directory in it that the signature does not cover (a ``report.html`` rendered *after* signing,
+an added ``methods/noop/``, an empty directory, a hidden ``.DS_Store``), because a file sitting
+in a signed set reads as signed. The one exception is :data:`UNSIGNED_FILES` at the top: the
+deletion-commitment salt, a secret the operator keeps (it opens the signed commitment, so it
+needs no signature of its own). Sign again after adding a file.
 
 Keys
 ----
@@ -56,7 +58,8 @@ sha256sum and OpenSSL >= 3.0 (``pkeyutl -rawin``). Run it from an empty scratch 
 It exits 0 and prints ``Signature Verified Successfully`` and one ``OK <file> <sha256>``
 line per signed file, or exits non-zero. It reads any JSON layout of the envelope (indented
 or minified) and several signatures, and refuses, like :func:`verify_report`, a signed file
-that a symlink leads out of the report directory. The key steps, by hand::
+that a symlink leads out of the report directory and any file or directory that the
+signature does not cover (the salt aside). The key steps, by hand::
 
     printf '%s' "$PAYLOAD_B64" | base64 -d > statement.json      # "payload" field
     printf '%s' "$SIG_B64"     | base64 -d > sig.bin             # a "sig" field
@@ -80,7 +83,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
-from audit.report import TOOL, tool_version, write_atomic
+from audit.report import SALT_FILE, TOOL, tool_version, write_atomic
 from audit.report.canonical import canonical_json
 from audit.report.dsse import (
     COMPARISON_PREDICATE_TYPE,
@@ -119,6 +122,7 @@ __all__ = [
     "PRIVATE_KEY_NAME",
     "PUBLIC_KEY_NAME",
     "STATEMENT_TYPE",
+    "UNSIGNED_FILES",
     "VerificationError",
     "VerificationResult",
     "canonical_json",
@@ -134,6 +138,10 @@ __all__ = [
 ENVELOPE_NAME = "report.dsse.json"
 DEFAULT_SUBJECTS: tuple[str, ...] = ("report.json", "report.html")
 REQUIRED_SUBJECT = "report.json"
+#: The files a signed directory may hold at its top without a signature: the deletion-commitment
+#: salt, a secret that opens the signed commitment (and is best kept apart from the report).
+UNSIGNED_FILES = frozenset({SALT_FILE})
+_MAX_NAMED = 5  # uncovered paths named in the refusal before "and N more"
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -151,10 +159,8 @@ class VerificationResult:
     statement:
         The signed in-toto statement (decoded payload).
     subjects:
-        ``(name, sha256)`` of every signed file, each recomputed and matched.
-    not_covered:
-        Files among :data:`DEFAULT_SUBJECTS` present in the directory but not signed
-        (e.g. ``report.html`` rendered after signing); a caller should warn about them.
+        ``(name, sha256)`` of every signed file, each recomputed and matched (and nothing else
+        is in the directory but the envelope and :data:`UNSIGNED_FILES`).
     payload_canonical:
         Whether the payload bytes are RFC 8785 canonical (always true for envelopes written
         by :func:`sign_report`; the openssl recipe relies on it to find the digests).
@@ -164,7 +170,6 @@ class VerificationResult:
     keyid: str
     statement: dict[str, Any]
     subjects: tuple[tuple[str, str], ...]
-    not_covered: tuple[str, ...] = ()
     payload_canonical: bool = True
 
     @property
@@ -177,9 +182,6 @@ class VerificationResult:
                  f"{self.statement.get('predicateType')} statement."]
         for name, digest in self.subjects:
             lines.append(f"Signed file: {name} sha256:{digest} matches.")
-        for name in self.not_covered:
-            lines.append(f"Warning: {name} is present but NOT covered by the signature "
-                         f"(it was written after signing; sign again to cover it).")
         p = self.predicate
         if self.statement.get("predicateType") == COMPARISON_PREDICATE_TYPE:
             rows = p.get("methods") if isinstance(p.get("methods"), list) else []
@@ -440,7 +442,8 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
     ``public_key_path`` (any of the envelope's signatures, whatever keyid it claims); the payload
     is an in-toto Statement v1 of our predicate type whose subjects are safe relative names
     including ``report.json``; each subject file resolves inside ``report_dir`` (a symlink
-    leading out is refused), exists and has the signed SHA-256.
+    leading out is refused), exists and has the signed SHA-256; and the directory holds nothing
+    else but the envelope and a top-level :data:`UNSIGNED_FILES` file (:func:`_uncovered`).
 
     Raises :class:`VerificationError` (one sentence saying what failed), or
     :class:`~certify.errors.InvalidInput` naming ``key_field`` if the public key file itself is
@@ -513,14 +516,57 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
             raise VerificationError(f"The file {name} was modified after signing: its SHA-256 is {got}, "
                                     f"but the signature covers {sha}.")
 
-    covered = {n for n, _ in wanted}
-    not_covered = tuple(n for n in DEFAULT_SUBJECTS if n not in covered and (rdir / n).is_file())
+    # 5. Nothing else: a file in a signed set reads as signed.
+    _refuse_uncovered(rdir, {n for n, _ in wanted})
     try:
         canonical = canonical_json(statement) == payload
     except InvalidInput:
         canonical = False
     return VerificationResult(report_dir=rdir, keyid=kid, statement=statement, subjects=tuple(wanted),
-                              not_covered=not_covered, payload_canonical=canonical)
+                              payload_canonical=canonical)
+
+
+def _refuse_uncovered(rdir: Path, covered: set[str]) -> None:
+    """Raise :class:`VerificationError` naming what in ``rdir`` the signature does not cover."""
+    uncovered = _uncovered(rdir, covered)
+    if uncovered:
+        named = ", ".join(uncovered[:_MAX_NAMED])
+        more = f" and {len(uncovered) - _MAX_NAMED} more" if len(uncovered) > _MAX_NAMED else ""
+        raise VerificationError(f"The signature does not cover {named}{more} in {rdir}: remove "
+                                f"{'them' if len(uncovered) > 1 else 'it'} or sign the directory again "
+                                f"(only {', '.join(sorted(UNSIGNED_FILES))} may sit unsigned beside a report).")
+
+
+def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
+    """Every entry of ``rdir`` the signature does not cover, as a relative path (a directory with a
+    trailing ``/``, its contents unlisted): not a subject, the envelope, a top-level
+    :data:`UNSIGNED_FILES` file, a file a signed symlink leads to or a directory on the way to a
+    subject. Hidden files and empty directories count. Only the directories leading to subjects
+    are entered, so a symlink loop cannot make the walk endless."""
+    allowed = covered | {ENVELOPE_NAME, *UNSIGNED_FILES}
+    leading = {"/".join(n.split("/")[:i]) for n in covered for i in range(1, n.count("/") + 1)}
+    signed_bytes = {(rdir / n).resolve() for n in covered}  # a file a signed symlink leads to is signed
+    found: list[str] = []
+
+    def walk(directory: Path, prefix: str) -> None:
+        try:
+            entries = sorted(os.listdir(directory))
+        except OSError as exc:
+            raise VerificationError(f"The directory {directory} cannot be listed "
+                                    f"({exc.strerror or type(exc).__name__}), so what the signature "
+                                    f"does not cover cannot be checked.") from None
+        for entry in entries:
+            name = prefix + entry
+            path = directory / entry
+            if name in leading:
+                walk(path, name + "/")
+            elif path.is_dir():  # even one named like the salt: only files are signed or left unsigned
+                found.append(name + "/")
+            elif name not in allowed and path.resolve() not in signed_bytes:
+                found.append(name)
+
+    walk(rdir, "")
+    return found
 
 
 # ----------------------------------------------------------------------------------------
@@ -534,6 +580,8 @@ OPENSSL_VERIFY_SCRIPT = r"""#!/usr/bin/env bash
 # claims too; this script checks only the statement's type and subjects). It refuses some unusual
 # but valid input that `audit verify` reads: JSON escapes other than \/, nested unknown fields,
 # a statement not in the RFC 8785 form the toolkit signs; check those with `audit verify`.
+# Like `audit verify`, it refuses any file or directory in DIR the signature does not cover (an
+# added methods/<name>/, a page rendered after signing, a hidden file), deletion-commitment.salt aside.
 set -eu
 export LC_ALL=C
 DIR=${DIR:?set DIR to the report directory}
@@ -692,7 +740,7 @@ inside() {  # does DIR/$1 resolve, through any symlinks, to a file inside DIR?
   done
   return 1
 }
-n=0 names=$nl
+n=0 names=$nl subjects=()
 while [ -n "$rest" ]; do
   case $rest in '{"digest":{"sha256":"'*) ;; *) unusual "the statement's subject list" ;; esac
   rest=${rest#'{"digest":{"sha256":"'} want=${rest%%'"'*} rest=${rest#*'"'}
@@ -704,7 +752,7 @@ while [ -n "$rest" ]; do
   case $name in ''|/*|*/|*//*|.|./*|*/.|*/./*|..|../*|*/..|*/../*|report.dsse.json|*[\\:]*|*[[:cntrl:]]*)
     fail "the statement names an unexpected subject '$name'" ;; esac
   case $names in *"$nl$name$nl"*) fail "the statement lists the subject '$name' twice" ;; esac
-  names+=$name$nl
+  names+=$name$nl subjects+=("$name")
   inside "$name" || fail "$name leads outside $DIR through a symlink"
   [ -f "$DIR/$name" ] || fail "$name is missing"
   got=$(sha256sum < "$DIR/$name"); got=${got%% *}
@@ -714,7 +762,29 @@ while [ -n "$rest" ]; do
 done
 [ "$n" -gt 0 ] || fail "the statement lists no subjects"
 case $names in *"${nl}report.json$nl"*) ;; *) fail "the statement does not cover report.json" ;; esac
-case $names in *"${nl}report.html$nl"*) ;; *) [ ! -f "$DIR/report.html" ] ||
-  echo "WARNING: report.html is present but NOT covered by the signature" ;; esac
+
+# 6. Nothing else may sit in DIR: a file there reads as signed. Each entry is a signed file, a directory
+#    on the way to one, the envelope or, at the top, the salt (a secret that opens the signed commitment).
+shopt -s dotglob nullglob
+uncovered=''
+walk() {  # $1: a directory in DIR, $2: its path relative to DIR ('' or ending in /)
+  local entry name signed
+  [ -r "$1" ] && [ -x "$1" ] || fail "${2:-the directory $DIR} cannot be listed"
+  for entry in "$1"/*; do
+    name=$2${entry##*/}
+    case $name in *[[:cntrl:]]*) uncovered+=" '$name'"; continue ;; esac
+    case $names in *"$nl$name/"*) walk "$entry" "$name/"; continue ;; esac
+    if [ -d "$entry" ]; then uncovered+=" '$name/'"; continue; fi
+    case $names in *"$nl$name$nl"*) continue ;; esac
+    case $name in report.dsse.json|deletion-commitment.salt) continue ;; esac
+    for signed in "${subjects[@]}"; do  # a file a signed symlink leads to holds signed bytes
+      [ ! "$entry" -ef "$DIR/$signed" ] || continue 2
+    done
+    uncovered+=" '$name'"
+  done
+}
+walk "$DIR" ''
+[ -z "$uncovered" ] || fail "the signature does not cover$uncovered: remove what is named or sign again" \
+  "(only deletion-commitment.salt may be unsigned)"
 echo "Verified: signature and $n file digest(s)."
 """

@@ -1,7 +1,8 @@
 """A CSV table with a header row that the user gives (``csv:<file>``, optionally gzip).
 
 ``label_column`` (required) gives the labels and ``group_column`` (optional) ``groups_train``;
-numeric columns are kept, other columns one-hot encoded.
+numeric columns are kept, other columns one-hot encoded. A column of mostly numbers with some
+text is refused, naming the lines (dirty numeric data, not categories).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.datasets._common import one_hot, read_maybe_gzip
+from audit.datasets._common import one_hot, read_maybe_gzip, refuse_stray_text
 from audit.datasets.container import AuditData
 from audit.datasets.registry import Loader
 from audit.datasets.split import build
@@ -66,6 +67,9 @@ def load(
     """The table in ``file_str``; ``label_column`` is required, ``id_column`` names each record's
     id (integers when every value is a canonical integer, else text)."""
     path = Path(file_str).expanduser()
+    if path.is_dir():
+        raise InvalidInput("dataset", "'csv:<file>' with a CSV file", str(path),
+                           hint="This path is a directory, not a file.")
     if not path.is_file():
         raise InvalidInput(
             "dataset", "'csv:<file>' with an existing file", str(path),
@@ -171,6 +175,8 @@ def load(
             names.append(h)
             kinds[h] = "numeric"
         else:
+            refuse_stray_text(h, [None if v.lower() in CSV_MISSING else v for v in values],
+                              lambda v: _parse_float(v) is not None, lambda i: f"at {path} line {line_numbers[i]}")
             block, labels, vocab = one_hot(np.asarray(values, dtype=object), h, CSV_MAX_CATEGORIES)
             blocks.append(block)
             names += labels
