@@ -213,3 +213,14 @@ def test_a_linear_layer_under_an_activation_is_not_logistic_regression():
     y = (X[:, 0] > 0).long()
     constants = model_constants(obj, X, y, [torch.zeros(obj.dim, dtype=torch.float64)], generator=gen)
     assert {c.provenance for c in constants.values()} == {"estimated"}
+
+
+def test_a_bare_linear_layer_initialises_like_a_wrapped_one():
+    """A model that is one nn.Linear, not wrapped in nn.Sequential, names its parameters "weight" and
+    "bias": its bias's fan-in is read from "weight" (it crashed on "bias.weight"), and it draws the same
+    theta_0 as the same layer inside a Sequential."""
+    bare = Objective(nn.Linear(4, 1).double())
+    wrapped = Objective(nn.Sequential(nn.Linear(4, 1)).double())
+    a = default_init(bare, torch.Generator().manual_seed(3))
+    b = default_init(wrapped, torch.Generator().manual_seed(3))
+    assert torch.equal(a, b) and float(a[-1].abs()) <= 0.5  # U(-1/sqrt(4), 1/sqrt(4))

@@ -382,7 +382,9 @@ def default_init(objective: Objective, generator: torch.Generator, dtype=torch.f
 
 
 def _fan_in_of_bias(objective: Objective, bias_name: str) -> int:
-    weight_name = bias_name.rsplit(".", 1)[0] + ".weight"
+    # "0.bias" -> "0.weight"; a bare nn.Linear's parameters are plain "weight" and "bias"
+    owner, _, _ = bias_name.rpartition(".")
+    weight_name = f"{owner}.weight" if owner else "weight"
     shape = objective.shapes[objective.names.index(weight_name)]
     return int(shape[1])
 
