@@ -360,3 +360,11 @@ def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():
         assert row.frontier.applicable is False
     r2d = next(r for r in result.document.methods if r.name == "r2d")
     assert r2d.cumulative_epsilon > r2d.certified_epsilon  # three releases compose to more than one
+
+
+def test_a_methods_page_opens_the_commitment_with_the_comparisons_one_salt(written):
+    """The salt is written once, at the comparison's top: a method's page names it from its own directory."""
+    out, _ = written
+    page = (out / "methods" / "r2d" / "report.html").read_text()
+    assert "--salt ../../deletion-commitment.salt" in page and (out / "deletion-commitment.salt").is_file()
+    assert not (out / "methods" / "r2d" / "deletion-commitment.salt").exists()

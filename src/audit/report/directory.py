@@ -289,7 +289,9 @@ def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | N
 
     text = report.to_json()  # type: ignore[attr-defined]  # validated once
     rd.write(under + "report.json", text)
-    rd.write(under + "report.html", render_html(json.loads(text), signed_by=_signer(sign_key)))
+    # a comparison's method pages open the one salt at the comparison's top (methods/<name>/ -> ../../)
+    salt_path = "../" * under.count("/") + SALT_FILE
+    rd.write(under + "report.html", render_html(json.loads(text), signed_by=_signer(sign_key), salt=salt_path))
     salt = getattr(report, "commitment_salt", None)
     if save_salt and salt is not None:
         rd.write(under + "deletion-commitment.salt", salt.hex() + "\n")

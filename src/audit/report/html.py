@@ -35,7 +35,7 @@ from jinja2 import (
 from markupsafe import Markup
 
 from audit.findings import cannot_test, headline
-from audit.report import plots, write_atomic
+from audit.report import SALT_FILE, plots, write_atomic
 from audit.report.encoding import json_safe
 
 #: No fetch of any kind (default-src 'none' covers connect, font, frame, media, object, script,
@@ -65,7 +65,7 @@ QUALIFIED = ("No measurement contradicts the certificate, but the findings named
 #: The commands the request box prints: open the deletion commitment (the ids stay with the
 #: operator, the salt file is the one ``audit run --out`` writes), and check the signature with the
 #: signer's public key (obtained from the signer, never from the report directory).
-COMMITMENT_COMMAND = "audit commitment verify report.json --salt deletion-commitment.salt --ids IDS.txt"
+COMMITMENT_COMMAND = "audit commitment verify report.json --salt {salt} --ids IDS.txt"
 VERIFY_COMMAND = "audit verify DIR --key PUBLIC.pem"
 
 #: How the page came to be, for its signature line: written with the report (signed with a key or
@@ -211,12 +211,14 @@ def embedded_json(report: Mapping[str, Any]) -> Markup:
 # the request box: what was deleted, from what, and whether the page is signed
 
 
-def _request(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The deletion request as the box shows it (the report's ``deletion_request``)."""
+def _request(report: Mapping[str, Any], salt: str = SALT_FILE) -> dict[str, Any]:
+    """The deletion request as the box shows it (the report's ``deletion_request``); ``salt``: the
+    salt file's path from the page's directory."""
     block = report.get("deletion_request") or {}
     return {"id": block.get("request_id"), "n_records": block.get("n_records"),
             "identifier": block.get("identifier"), "commitment": block.get("commitment"),
-            "id_column": (report.get("config") or {}).get("id_column"), "command": COMMITMENT_COMMAND}
+            "id_column": (report.get("config") or {}).get("id_column"),
+            "command": COMMITMENT_COMMAND.format(salt=salt)}
 
 
 def _model(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -488,13 +490,14 @@ def _competition(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_html(report: Mapping[str, Any] | Any, *, signed_by: str | None = None, page: str = "written",
-                envelope_beside: bool = False) -> str:
+                envelope_beside: bool = False, salt: str = SALT_FILE) -> str:
     """The report as one self-contained HTML document (str). Same arguments, same bytes.
 
     ``signed_by``: the keyid (``sha256:...``) of the key the report directory is about to be
     signed with, None when it is written unsigned. ``page="rerendered"`` for a page rendered
     later from report.json (``audit report``), which no signature covers; ``envelope_beside``
-    says that report.json has a signature envelope next to it.
+    says that report.json has a signature envelope next to it. ``salt``: the commitment salt's path
+    from the page's directory (a comparison keeps one salt at its top, two levels above a method's page).
     """
     if hasattr(report, "to_json_dict"):  # the report model, serialised by its own encoding
         report = report.to_json_dict()
@@ -503,6 +506,8 @@ def render_html(report: Mapping[str, Any] | Any, *, signed_by: str | None = None
     report = json_safe(dict(report), safe_integers=False)  # plain data handed in: the one encoding
     context = _context(report)
     context["signature"] = _signature(signed_by, page, envelope_beside)
+    if salt != SALT_FILE:
+        context["request"] = _request(report, salt)
     return templates().get_template("report.html.j2").render(**context)
 
 
