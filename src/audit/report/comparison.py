@@ -36,7 +36,6 @@ from audit.report.schema import (
     Environment,
     ExtNonNeg,
     ExtNonNegNoNan,
-    ExtPosNoNan,
     ExtProbability,
     Finding,
     Float,
@@ -92,8 +91,8 @@ class MethodRow(_Section):
     """SHA-256 of that file's bytes."""
     verdict: Verdict
     certificate_kind: CertificateKind
-    certified_epsilon: ExtPosNoNan | None
-    """null when no certificate was issued."""
+    certified_epsilon: ExtNonNegNoNan | None
+    """null when no certificate was issued; 0 for an exact certificate (retraining: identical releases)."""
     conditional: Bool
     """The certificate rests on estimated or assumed constants."""
     cumulative_epsilon: ExtNonNeg | None

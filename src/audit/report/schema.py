@@ -519,13 +519,19 @@ CertificateKind = Literal["exact", "output-noise", "training-noise", "none"]
 class Certificate(_Section):
     """The (epsilon, delta) unlearning certificate and everything needed to re-check it."""
 
+    # epsilon 0 only for an exact certificate: the JSON Schema says it too (the validator below)
+    model_config = ConfigDict(**_Section.model_config, json_schema_extra={
+        "if": {"not": {"properties": {"kind": {"const": "exact"}}}},
+        "then": {"properties": {"epsilon": {"not": {"const": 0}}}}})
+
     method: Text
     kind: CertificateKind
     """``exact`` (the release is the reference), ``output-noise`` (Gaussian noise calibrated to a
     sensitivity bound), ``training-noise`` (the privacy comes from noise inside training) or
     ``none`` (the method has no theorem: no epsilon is certified)."""
-    epsilon: ExtPosNoNan | None
-    """The certified epsilon; null when the method has no theorem (kind ``none``)."""
+    epsilon: ExtNonNegNoNan | None
+    """The certified epsilon; null when the method has no theorem (kind ``none``); 0 only for ``exact``
+    (the release is the retrained model itself: identical releases)."""
     delta: Delta
     sigma: ExtNonNegNoNan
     """Gaussian noise std of each release; "inf" when no finite noise certifies the run."""
@@ -555,6 +561,9 @@ class Certificate(_Section):
         if self.kind != "none" and self.epsilon is None:
             raise PydanticCustomError("inconsistent", "a number (the certified epsilon of a {kind} certificate)",
                                       {"kind": self.kind, "field": "epsilon"})
+        if self.kind != "exact" and self.epsilon == 0:
+            raise PydanticCustomError("inconsistent", "above 0 (only an exact certificate states epsilon 0)",
+                                      {"field": "epsilon"})
         return self
 
     @classmethod
@@ -591,8 +600,8 @@ class LedgerRelease(_Section):
 
     index: PosCount
     """k: the release after requests 1..k."""
-    epsilon: ExtPosNoNan
-    """Certified epsilon of this release against retraining on D minus every request so far."""
+    epsilon: ExtNonNegNoNan
+    """Certified epsilon of this release against retraining on D minus every request so far (0 when exact)."""
     delta: Delta
     sigma: ExtNonNegNoNan
     sensitivity: ExtNonNegNoNan
@@ -1082,8 +1091,8 @@ class Trials(_Section):
 class Comparison(_Section):
     """Certified >= realized >= empirical: the audit's central check."""
 
-    certified_epsilon: ExtPosNoNan | None
-    """null when no certificate was issued (nothing can then be violated)."""
+    certified_epsilon: ExtNonNegNoNan | None
+    """null when no certificate was issued (nothing can then be violated); 0 for an exact certificate."""
     realized_epsilon: ExtNonNeg
     empirical_epsilon_lower: dict[AttackName, ExtNonNegNoNan]
     best_empirical_epsilon: ExtNonNegNoNan
