@@ -146,7 +146,7 @@ def _row(name: str, **kw):
 
 
 def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
-    rows = [_row("slow", unlearn_s=5.0, loss_vs_retrained_points=0.1),
+    rows = [_row("slow", unlearn_s=5.0, retrain_s=20.0, loss_vs_retrained_points=0.1),
             _row("fast", unlearn_s=0.1, loss_vs_retrained_points=3.0),
             _row("none", certified_epsilon=None, certificate_kind="none", verdict="not-certified"),
             _row("bad", verdict="violated", unlearn_s=0.01)]
@@ -158,6 +158,49 @@ def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
     assert nothing.method is None and "add retrain" in nothing.why
     with pytest.raises(InvalidInput, match="max_accuracy_loss"):
         FastestWithin(-1.0)
+
+
+def _retrain_row(unlearn_s: float, runs: list[float] | None = None):
+    return _row("retrain", certificate_kind="exact", certified_epsilon=0.0, sigma=0.0, sensitivity=0.0,
+                loss_vs_retrained_points=0.0, noise_cost_points=0.0, unlearn_s=unlearn_s, retrain_s=unlearn_s,
+                speedup_vs_retrain=1.0, unlearn_repeats_s=runs, retrain_repeats_s=runs)
+
+
+def test_a_method_slower_than_retraining_is_never_recommended_over_it():
+    slower = _row("newton", unlearn_s=0.03, unlearn_repeats_s=[0.028, 0.03, 0.033], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([slower, _retrain_row(0.01, [0.009, 0.01, 0.012])], 1.0, 1e-5)
+    assert rec.method == "retrain" and rec.eligible == ["retrain"]
+    assert "slower than retrain's 0.01 s (0.009-0.012)" in rec.excluded["newton"]
+    assert "exact (epsilon = 0" in rec.why and "faster than exact retraining" in rec.rule
+    # the property, over many random timings: the pick is retrain or beats retraining's fastest run
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        runs = {name: sorted(rng.uniform(0.001, 0.05, 3).tolist()) for name in ("r2d", "newton", "retrain")}
+        rows = [_row(n, unlearn_s=runs[n][1], unlearn_repeats_s=runs[n]) for n in ("r2d", "newton")]
+        rec = FastestWithin(1.0).apply([*rows, _retrain_row(runs["retrain"][1], runs["retrain"])], 1.0, 1e-5)
+        assert rec.method == "retrain" or max(runs[rec.method]) < min(runs["retrain"])
+
+
+def test_a_difference_inside_the_timing_spread_is_a_tie_that_goes_to_retrain():
+    # newton's median is below retraining's, but its slowest run is not faster than retraining's fastest
+    tied = _row("newton", unlearn_s=0.009, unlearn_repeats_s=[0.008, 0.009, 0.0105], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([tied, _retrain_row(0.01, [0.0095, 0.01, 0.011])], 1.0, 1e-5)
+    assert rec.method == "retrain"
+    assert "a tie, which goes to retrain" in rec.excluded["newton"]
+    assert "newton tied with it within the spread" in rec.why
+    # beyond the spread, the faster method wins and the why says by how much
+    fast = _row("newton", unlearn_s=0.002, unlearn_repeats_s=[0.0019, 0.002, 0.0021], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([fast, _retrain_row(0.01, [0.0095, 0.01, 0.011])], 1.0, 1e-5)
+    assert rec.method == "newton" and rec.eligible == ["newton", "retrain"]
+    assert "faster than retrain's 0.01 s (0.0095-0.011) beyond the timing spread (speed-up 5x)" in rec.why
+
+
+def test_without_retrain_each_method_must_beat_its_own_retraining():
+    rows = [_row("a", unlearn_s=3.0, unlearn_repeats_s=[2.9, 3.0, 3.1], retrain_s=2.0, retrain_repeats_s=[1.9, 2.0, 2.1]),
+            _row("b", unlearn_s=0.5, unlearn_repeats_s=[0.4, 0.5, 0.6], retrain_s=2.0, retrain_repeats_s=[1.9, 2.0, 2.1])]
+    rec = FastestWithin(1.0).apply(rows, 1.0, 1e-5)
+    assert rec.method == "b" and "its own retraining's 2 s (1.9-2.1)" in rec.why
+    assert "slower than its own retraining's" in rec.excluded["a"] and "add it to the comparison" in rec.excluded["a"]
 
 
 def test_a_method_whose_theorem_excludes_a_multiclass_cnn_is_listed_with_its_reason():

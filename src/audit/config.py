@@ -248,6 +248,9 @@ FIELDS: tuple[Field, ...] = (
           "Canary pairs of the one-run audit (Steinke et al. 2023, adapted to deletion): one held-out mislabelled "
           "record of each pair is trained on and then deleted.", "attacks"),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
+    Field("timing_repeats", 3, Integer(1, 100),
+          "Times the unlearning and the retraining are each timed, each on a copy of the trained method: the "
+          "report's times are the medians, every repeat listed.", "run"),
 )
 FIELD = {f.name: f for f in FIELDS}
 

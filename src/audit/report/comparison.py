@@ -118,6 +118,11 @@ class MethodRow(_Section):
     retrain_s: NonNegFloat
     speedup_vs_retrain: NonNegFloat
     """Retraining time over unlearning time, both measured in the method's own run."""
+    unlearn_repeats_s: list[NonNegFloat] | None = None
+    """Every timing of the unlearning (its report's ``timings.unlearn_repeats_s``; ``unlearn_s`` is their median):
+    min to max is the spread the recommendation's tie rule reads. null when the report timed it once."""
+    retrain_repeats_s: list[NonNegFloat] | None = None
+    """Every timing of the method's own retraining (``retrain_s`` is their median)."""
     leakage: Leakage | None
     """null when no attack ran (none asked for, or nothing to attack)."""
     frontier: FrontierSection | None

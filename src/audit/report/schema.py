@@ -901,10 +901,18 @@ class Timings(BaseModel):
 
     learn_s: NonNegFloat
     unlearn_s: NonNegFloat
+    """The unlearning's time: the median of ``unlearn_repeats_s`` (a single timing in reports without it)."""
     retrain_s: NonNegFloat
+    """Retraining without the forgotten records: the median of ``retrain_repeats_s``."""
     speedup_vs_retrain: NonNegFloat
+    """``retrain_s / unlearn_s``: medians over medians."""
     attacks_s: NonNegFloat = Absent()
     """Absent when no attack ran."""
+    unlearn_repeats_s: Annotated[list[NonNegFloat], Field(min_length=1)] = Absent()
+    """Every timing of the unlearning (``config.timing_repeats``), in order: the first on the audited method, each
+    further one on a copy of it as trained (no repeat reuses work cached by another); min to max is the spread."""
+    retrain_repeats_s: Annotated[list[NonNegFloat], Field(min_length=1)] = Absent()
+    """Every timing of the retraining, as for ``unlearn_repeats_s``."""
 
 
 class Seeds(_Section):
