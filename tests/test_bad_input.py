@@ -52,6 +52,12 @@ def _fixtures(root: Path) -> dict[str, str]:
         d.mkdir()
         shutil.copy(DATA / "sample-report.json", d / "report.json")
         (d / "report.dsse.json").write_text(envelope)
+    # a comparison's run directory whose r2d shards belong to another configuration, and one audit's run directory
+    from audit.runstore import FORMAT, MANIFEST
+
+    for run_dir in (root / "stale" / "r2d", root / "arun"):
+        run_dir.mkdir(parents=True)
+        (run_dir / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
     return {"root": str(root)}
 
 
@@ -166,6 +172,14 @@ CLI_CASES = [
                                    R + "/ids.txt"], 2, "--salt"),
     ("commitment-ids-missing", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
                                 R + "/missing.txt"], 2, "--ids"),
+    # -- audit compare: a run directory is the caller's input, never one method's refusal
+    ("compare-resume-stale", ["compare", "--methods", "r2d,retrain", "--resume", R + "/stale", "--out", R + "/out",
+                              "--max-train", "200", "--attacks", "mia", "--trials", "10", "--curve-points", "2",
+                              "--noise-draws", "2", "--frontier", "none", "-q"], 2, "another configuration"),
+    ("compare-resume-is-a-run-directory", ["compare", "--methods", "r2d,retrain", "--resume", R + "/arun",
+                                           "--out", R + "/out"], 2, "--resume"),
+    ("compare-resume-is-a-file", ["compare", "--methods", "r2d", "--resume", R + "/afile", "--out", R + "/out"],
+     2, "--resume"),
 ]
 
 

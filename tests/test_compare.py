@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -390,3 +391,32 @@ def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():
         assert row.frontier.applicable is False
     r2d = next(r for r in result.document.methods if r.name == "r2d")
     assert r2d.cumulative_epsilon > r2d.certified_epsilon  # three releases compose to more than one
+
+
+@pytest.mark.parametrize(("args", "kwargs", "field", "allowed"), [
+    ((None,), {}, "config", "AuditConfig"),
+    (({"epsilon": 1.0},), {}, "config", "AuditConfig.from_dict"),
+    ((AuditConfig(),), {"rule": "fastest"}, "rule", "FastestWithin(max_accuracy_loss="),
+])
+def test_library_compare_refuses_a_wrong_argument_naming_it(args, kwargs, field, allowed):
+    import audit
+
+    with pytest.raises(InvalidInput) as info:
+        audit.compare(*args, **kwargs)
+    assert info.value.field == field and allowed in str(info.value)
+
+
+def test_a_stale_method_run_directory_is_the_callers_error_not_a_methods_refusal(tmp_path):
+    from audit.runstore import FORMAT, MANIFEST
+
+    (tmp_path / "shards" / "retrain").mkdir(parents=True)
+    (tmp_path / "shards" / "retrain" / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
+    config = AuditConfig(max_train=200, trials=10, attacks=("mia",), noise_draws=2, curve_points=2, frontier=(),
+                         resume=str(tmp_path / "shards"))
+    with pytest.raises(InvalidInput, match="another configuration") as info:
+        compare(config, ["retrain"])
+    assert info.value.field == "resume" and info.value.got == str(tmp_path / "shards" / "retrain")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / MANIFEST).write_text("{}")  # one audit's run directory: refused before any training
+    with pytest.raises(InvalidInput, match="one subdirectory per method"):
+        compare(dataclasses.replace(config, resume=str(tmp_path / "run")), ["retrain"])

@@ -224,6 +224,12 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     from unlearners.registry import get_method
 
     started, t0 = _now(), time.perf_counter()
+    if not isinstance(config, AuditConfig):
+        raise InvalidInput("config", "an audit.AuditConfig (AuditConfig(...), or AuditConfig.from_dict for a dict)",
+                           type(config).__name__)
+    if not isinstance(rule, FastestWithin):
+        raise InvalidInput("rule", "a recommendation rule: audit.comparing.FastestWithin(max_accuracy_loss=points)",
+                           rule)
     names = _method_names(methods)
     if config.sigma_budget is not None:  # config.method is replaced by each compared method
         raise InvalidInput("sigma_budget", "unset in a comparison (it tunes one method's knob; use audit run for it)",
@@ -238,6 +244,8 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
         resume=None if config.resume is None else str(Path(config.resume) / name)) for name in names}
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
+    if config.resume is not None:
+        _check_resume(config.resume, [configs[n].resume for n in names] if config.attacks else [])
 
     reasons = applicability(configs, model=model, data=data, forget_ids=forget_ids)
     runnable = [n for n in names if reasons[n] is None]
@@ -251,6 +259,8 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
         try:
             reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
         except InvalidInput as exc:
+            if exc.field == "resume":  # the caller's run directory (of another configuration): as for audit run
+                raise
             # The data, the forget set and the model were accepted above: what one method refuses while it runs
             # (a memory cap, an unstable step size, a forget set too large for its bound) is that method's, and
             # the others' results stand.
@@ -308,6 +318,24 @@ def row_of(name: str, report: Any) -> MethodRow:
         speedup_vs_retrain=report.timings.speedup_vs_retrain, unlearn_repeats_s=report.timings.unlearn_repeats_s,
         retrain_repeats_s=report.timings.retrain_repeats_s, leakage=leakage,
         frontier=report.frontier, knob=report.tradeoff, findings=report.findings)
+
+
+def _check_resume(root: str, method_dirs: Sequence[str]) -> None:
+    """Before any training, refuse a comparison's run directory that can never serve: the root is a
+    file, or an audit run's own directory (a comparison keeps one per method under it), or a
+    method's directory is unusable (:func:`audit.runstore.check_run_directory`). A method's
+    directory made by another configuration is known only once its models exist (the key is a
+    digest of them): that method's run refuses it, and the comparison stops there, as ``audit run``."""
+    from audit.runstore import MANIFEST, check_run_directory
+
+    path = Path(root)
+    if path.exists() and not path.is_dir():
+        raise InvalidInput("resume", "a directory for each method's run directory (created if missing)", root)
+    if (path / MANIFEST).exists():
+        raise InvalidInput("resume", "a comparison's run directory (one subdirectory per method), not one audit's "
+                           f"(this one holds {MANIFEST})", root)
+    for directory in method_dirs:
+        check_run_directory(directory)
 
 
 def _method_names(methods: Sequence[str] | str) -> tuple[str, ...]:
