@@ -77,6 +77,9 @@ def test_every_row_number_is_the_one_in_that_methods_report(comparison, written)
                                                       - u["noisy_accuracy_mean"])
         assert (row.learn_s, row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
             r["timings"][k] for k in ("learn_s", "unlearn_s", "retrain_s", "speedup_vs_retrain"))
+        assert (row.unlearn_repeats_s, row.retrain_repeats_s) == (r["timings"]["unlearn_repeats_s"],
+                                                                  r["timings"]["retrain_repeats_s"])
+        assert row.unlearn_s == sorted(row.unlearn_repeats_s)[1] and len(row.retrain_repeats_s) == 3  # the median
         assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
         assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
         assert row.model_dump(mode="json")["frontier"] == r["frontier"]
@@ -94,9 +97,11 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
                  for m in re.findall(r'data-field="([^"]+)">(.*?)</td>', row, re.S)}
         cert, u = r["certificate"], r["utility"]["unlearned"]["test"]
         assert cells["sigma"] == fmt(cert["sigma"])
-        assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) if cert["valid"] else "none")
+        exact = " (exact)" if cert["kind"] == "exact" else ""
+        assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) + exact if cert["valid"] else "none")
         assert cells["test_accuracy_released"] == f"{pct(u['noisy_accuracy_mean'])} ± {pct(u['noisy_accuracy_std'])}"
-        assert cells["unlearn_s"] == fmt(r["timings"]["unlearn_s"], 3)
+        runs = r["timings"]["unlearn_repeats_s"]
+        assert cells["unlearn_s"] == f"{fmt(r['timings']['unlearn_s'], 3)}{fmt(min(runs), 3)}–{fmt(max(runs), 3)}, 3 runs"
         assert cells["learn_s"] == fmt(r["timings"]["learn_s"], 3)
         assert cells["speedup_vs_retrain"] == fmt(r["timings"]["speedup_vs_retrain"], 3) + "×"
         best = r["attacks"]["comparison"]
@@ -420,3 +425,44 @@ def test_a_stale_method_run_directory_is_the_callers_error_not_a_methods_refusal
     (tmp_path / "run" / MANIFEST).write_text("{}")  # one audit's run directory: refused before any training
     with pytest.raises(InvalidInput, match="one subdirectory per method"):
         compare(dataclasses.replace(config, resume=str(tmp_path / "run")), ["retrain"])
+
+
+def test_when_retraining_is_fastest_retrain_is_recommended_and_shown_and_signed_exact(monkeypatch, tmp_path):
+    """r2d and newton made 50 ms slower than they are: retraining (a few ms at 300 records) is fastest."""
+    import time
+
+    from audit.report.keys import generate_keypair
+    from audit.report.signing import verify_report
+    from unlearners.newton import NewtonRemoval
+    from unlearners.r2d import RewindToDelete
+
+    for cls in (RewindToDelete, NewtonRemoval):
+        def slowed(self, *args, _real=cls._unlearn, **kwargs):
+            time.sleep(0.05)
+            return _real(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "_unlearn", slowed)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    result = compare(AuditConfig(dataset="caller", attacks=(), noise_draws=2, curve_points=2, frontier=()),
+                     ["r2d", "newton", "retrain"], rule=FastestWithin(100.0), data=(X, y))  # timing alone decides
+    doc = result.document
+    rows = {r.name: r for r in doc.methods}
+    assert doc.recommendation.method == "retrain" and doc.recommendation.eligible == ["retrain"]
+    assert rows["retrain"].certificate_kind == "exact" and rows["retrain"].certified_epsilon == 0.0
+    assert len(rows["r2d"].unlearn_repeats_s) == 3 and min(rows["r2d"].unlearn_repeats_s) >= 0.05
+    for name in ("r2d", "newton"):
+        assert "slower than retrain's" in doc.recommendation.excluded[name], doc.recommendation.excluded[name]
+    assert "exact (epsilon = 0" in doc.recommendation.why
+    private, public = generate_keypair(tmp_path / "keys")
+    result.write(tmp_path / "cmp", sign_key=private)
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    row = re.search(r'<tr id="row-retrain".*?</tr>', page, re.S).group(0)
+    assert re.search(r'data-field="certified_epsilon">0 \(exact\)<', row) and 'class="chosen"' in row
+    assert '<div class="verdict-word">retrain</div>' in page
+    claims = verify_report(tmp_path / "cmp", public).predicate
+    assert claims["recommended"] == "retrain"
+    assert {m["name"]: (m["certificate_kind"], m["certified_epsilon"]) for m in claims["methods"]}["retrain"] == (
+        "exact", 0.0)
+    single = verify_report(tmp_path / "cmp" / "methods" / "retrain", public).predicate
+    assert single["certified"]["kind"] == "exact" and single["certified"]["epsilon"] == 0.0
