@@ -164,8 +164,9 @@ def _why(eligible: list[MethodRow], reference: MethodRow | None, tied: list[Meth
             why += " (" + ", ".join(r.name for r in tied) + " tied with it within the spread: a tie goes to retrain)"
         return why
     median, low, high, what = _retraining(best, reference)
+    speedup = median / max(best.unlearn_s, 1e-9)
     why = (f"{best.name} unlearns in {_timing(best.unlearn_s, *spread(best))}, faster than {what} "
-           f"{_timing(median, low, high)} beyond the timing spread (speed-up {median / max(best.unlearn_s, 1e-9):.3g}x), "
+           f"{_timing(median, low, high)} beyond the timing spread (speed-up {speedup:.3g}x), "
            f"its {best.certificate_kind} certificate holds at epsilon = {best.certified_epsilon:g}, and its released "
            f"model is {best.loss_vs_retrained_points:.2f} points below retraining")
     runner_up = eligible[1] if len(eligible) > 1 else None
