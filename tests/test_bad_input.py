@@ -235,6 +235,7 @@ LIBRARY_CASES = [
     ("dtype-unknown", {"dtype": "float16"}, "dtype"),
     ("device-list", {"device": ["cpu"]}, "device"),
     ("unknown-field", {"epsilonn": 1.0}, "config"),
+    ("timing-repeats-zero", {"timing_repeats": 0}, "timing_repeats"),
 ]
 
 
