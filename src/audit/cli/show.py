@@ -128,7 +128,8 @@ def summary(err: Console, report: Any) -> None:
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
     tm = report.timings
-    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"))
+    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
+                 + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))
     for r in rows:
         table.add_row(*r)
     err.print(table)
