@@ -178,7 +178,11 @@ def test_a_method_slower_than_retraining_is_never_recommended_over_it():
     rec = FastestWithin(1.0).apply([slower, _retrain_row(0.01, [0.009, 0.01, 0.012])], 1.0, 1e-5)
     assert rec.method == "retrain" and rec.eligible == ["retrain"]
     assert "slower than retrain's 0.01 s (0.009-0.012)" in rec.excluded["newton"]
-    assert "exact (epsilon = 0" in rec.why and "faster than exact retraining" in rec.rule
+    assert "exact (epsilon = 0" in rec.why and "unlearns faster than retraining" in rec.rule
+    # faster than the retrain row but slower than its own A(D \\ Z) (a speed-up below 1x): not recommended either
+    own = _row("newton", unlearn_s=0.003, unlearn_repeats_s=[0.003] * 3, retrain_s=0.001, speedup_vs_retrain=0.33)
+    rec = FastestWithin(1.0).apply([own, _retrain_row(0.01, [0.009, 0.01, 0.012])], 1.0, 1e-5)
+    assert rec.method == "retrain" and "slower than its own retraining's 0.001 s" in rec.excluded["newton"]
     # the property, over many random timings: the pick is retrain or beats retraining's fastest run
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -58,7 +58,8 @@ class FastestWithin:
 
     Retraining is the reference every method must beat: the ``retrain`` row's unlearning time
     when it is compared (what the caller would run instead, measured in the same comparison),
-    else each method's own retraining, timed in its own run. Times are medians of
+    and each method's own retraining, timed in its own run (its speed-up column: a method slower
+    than its own A(D \\ Z) is never recommended either). Times are medians of
     ``timing_repeats`` runs and the spread is min to max: a method whose slowest run is not
     faster than retraining's fastest is slower or tied, and a tie goes to ``retrain``, whose exact
     certificate (ε = 0) needs no theorem, constant or noise explained."""
@@ -75,10 +76,10 @@ class FastestWithin:
                 f"epsilon = {epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
                 f"contradicts it), whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
                 f"points below retraining's (the method's own A(D \\ Z), noiseless), and which unlearns faster than "
-                f"exact retraining ({REFERENCE}'s time when it is compared, else the method's own retraining) beyond "
-                f"the timing spread (min to max of the repeats); a method slower than retraining, or within the "
-                f"spread of it, is not recommended over {REFERENCE}, whose exact certificate (epsilon = 0) needs "
-                f"nothing explained")
+                f"retraining ({REFERENCE}'s time when it is compared, and the method's own retraining) beyond the "
+                f"timing spread (its slowest run beats retraining's fastest); a method slower than retraining, or "
+                f"within the spread of it, is not recommended over {REFERENCE}, whose exact certificate "
+                f"(epsilon = 0) needs nothing explained")
 
     def miss(self, row: MethodRow, reference: MethodRow | None = None) -> str | None:
         """The first condition ``row`` misses, in words; None when it meets the rule. ``reference``:
@@ -93,14 +94,16 @@ class FastestWithin:
         if row.loss_vs_retrained_points > self.max_accuracy_loss:
             return (f"its released model is {row.loss_vs_retrained_points:.2f} points below retraining "
                     f"(more than {self.max_accuracy_loss:g})")
-        return None if row.name == REFERENCE else _not_faster(row, reference)
+        against = None if row.name == REFERENCE else _against_retraining(row, reference)
+        return None if against is None else against[0]
 
     def apply(self, rows: Sequence[MethodRow], epsilon: float, delta: float) -> Recommendation:
         reference = next((r for r in rows if r.name == REFERENCE), None)
         misses = {row.name: self.miss(row, reference) for row in rows}
         eligible = sorted((r for r in rows if misses[r.name] is None), key=lambda r: (r.unlearn_s, r.name))
         if eligible:
-            tied = [r for r in rows if _ties(r, reference) and misses[r.name] == _not_faster(r, reference)]
+            against = {r.name: _against_retraining(r, reference) for r in rows if r.name != REFERENCE}
+            tied = [name for name, a in against.items() if a is not None and a[1] and misses[name] == a[0]]
             why = _why(eligible, reference, tied)
         else:
             why = "no compared method meets the rule" + (
@@ -124,46 +127,39 @@ def _timing(median: float, low: float, high: float) -> str:
     return f"{median:.3g} s" + (f" ({low:.3g}-{high:.3g})" if high > low else "")
 
 
-def _retraining(row: MethodRow, reference: MethodRow | None) -> tuple[float, float, float, str]:
-    """The retraining ``row`` must beat: median, min, max, and what it is, in words."""
-    if reference is not None:
-        return (reference.unlearn_s, *spread(reference), f"{REFERENCE}'s")
-    return (row.retrain_s, *spread(row, "retrain"), "its own retraining's")
+def _retrainings(row: MethodRow, reference: MethodRow | None) -> list[tuple[float, float, float, str]]:
+    """The retrainings ``row`` must beat, each as median, min, max and what it is in words: the
+    ``retrain`` row's when it is compared, and always the method's own, timed in its own run."""
+    own = (row.retrain_s, *spread(row, "retrain"), "its own retraining's")
+    return ([(reference.unlearn_s, *spread(reference), f"{REFERENCE}'s")] if reference is not None else []) + [own]
 
 
-def _ties(row: MethodRow, reference: MethodRow | None) -> bool:
-    """``row``'s unlearning time and retraining's overlap (min to max)."""
-    if row.name == REFERENCE:
-        return False
-    _, ref_low, ref_high = _retraining(row, reference)[:3]
+def _against_retraining(row: MethodRow, reference: MethodRow | None) -> tuple[str, bool] | None:
+    """Why ``row`` is not recommended over exact retraining, and whether it is a tie (the spreads
+    overlap) rather than slower; None when its slowest run beats the fastest of every retraining."""
     low, high = spread(row)
-    return not (high < ref_low or low > ref_high)
-
-
-def _not_faster(row: MethodRow, reference: MethodRow | None) -> str | None:
-    """Why ``row`` is not recommended over exact retraining, or None when it is faster beyond the spread."""
-    median, low, high, what = _retraining(row, reference)
-    mine = _timing(row.unlearn_s, *spread(row))
-    if spread(row)[1] < low:
-        return None
-    theirs = f"{what} {_timing(median, low, high)}"
     fallback = f"{REFERENCE} (exact, epsilon = 0" + (")" if reference is not None else "; add it to the comparison)")
-    if _ties(row, reference):
-        return (f"it unlearns in {mine}, within the timing spread of {theirs}: a tie, which goes to {fallback}, "
-                "whose certificate needs nothing explained")
-    return f"it unlearns in {mine}, slower than {theirs}, so {fallback} is the better choice"
+    for median, ref_low, ref_high, what in _retrainings(row, reference):
+        if high < ref_low:
+            continue
+        mine, theirs = _timing(row.unlearn_s, low, high), f"{what} {_timing(median, ref_low, ref_high)}"
+        if low <= ref_high:
+            return (f"it unlearns in {mine}, within the timing spread of {theirs}: a tie, which goes to {fallback}, "
+                    "whose certificate needs nothing explained"), True
+        return f"it unlearns in {mine}, slower than {theirs}, so {fallback} is the better choice", False
+    return None
 
 
-def _why(eligible: list[MethodRow], reference: MethodRow | None, tied: list[MethodRow]) -> str:
+def _why(eligible: list[MethodRow], reference: MethodRow | None, tied: list[str]) -> str:
     best = eligible[0]
     if best.name == REFERENCE:
         why = (f"{REFERENCE} retrains from scratch in {_timing(best.unlearn_s, *spread(best))}: its certificate is "
                "exact (epsilon = 0, the release is the retrained model itself) and no other method meeting the rest "
                "of the rule unlearns faster beyond the timing spread")
         if tied:
-            why += " (" + ", ".join(r.name for r in tied) + " tied with it within the spread: a tie goes to retrain)"
+            why += " (" + ", ".join(tied) + " tied with it within the spread: a tie goes to retrain)"
         return why
-    median, low, high, what = _retraining(best, reference)
+    median, low, high, what = _retrainings(best, reference)[0]
     speedup = median / max(best.unlearn_s, 1e-9)
     why = (f"{best.name} unlearns in {_timing(best.unlearn_s, *spread(best))}, faster than {what} "
            f"{_timing(median, low, high)} beyond the timing spread (speed-up {speedup:.3g}x), "
