@@ -53,6 +53,7 @@ Keys that may be left out (never written as ``null``)
 -----------------------------------------------------
 ``utility.<model>.<split>.noisy_*`` (σ not finite), ``tradeoff.rows[i].test_accuracy_released``
 and ``realized_epsilon`` (σ not finite), ``timings.attacks_s`` (no attack ran),
+``timings.unlearn_repeats_s``/``retrain_repeats_s`` (a report written before timings were repeated),
 ``environment.cuda_device``/``cuda_version`` (not on CUDA), ``ledger`` (a single request). Every
 other key is required; ``null`` is allowed only where the type says so (``attacks``,
 ``tradeoff``, ``checkpoint_recovery``, ``started_at``, a ``none`` certificate's ``epsilon`` and
