@@ -50,6 +50,16 @@ def test_a_repeat_that_gives_another_model_is_logged_and_never_used(caplog):
     assert "timing repeat 3 of 3 gave another model than the first" in caplog.text
 
 
+def test_a_method_that_cannot_be_copied_is_timed_once_and_the_log_says_so(caplog):
+    import threading
+
+    method = Memo()
+    method.lock = threading.Lock()  # deepcopy refuses it
+    with caplog.at_level(logging.WARNING, logger="unlearn_audit.pipeline"):
+        result, seconds = timed(lambda m: m.unlearn(), method, 3, CPU)
+    assert len(seconds) == 1 and torch.equal(result, torch.ones(2)) and "timed once" in caplog.text
+
+
 def test_the_reports_times_are_the_medians_of_every_repeat():
     report = audit.run(AuditConfig(method="newton", max_train=300, attacks=(), noise_draws=2, curve_points=2,
                                    frontier=(), timing_repeats=5))

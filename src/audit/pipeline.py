@@ -410,9 +410,15 @@ def timed(call: Callable[[Unlearner], Any], method: Unlearner, repeats: int,
     so for a large model ``timing_repeats = 1`` saves that memory), because methods remember work
     per forget set (NGD's and CNS's retrains, NGD's step): a repeat on the same object would time a
     dictionary lookup. The runs are deterministic functions of the seeds; a repeat whose result
-    differs (a nondeterministic GPU kernel) is logged, and never used.
+    differs (a nondeterministic GPU kernel) is logged, and never used. A method that cannot be
+    copied (a plug-in holding a lock, a tensor inside an autograd graph) is timed once, and the log
+    says so.
     """
-    spare = copy.deepcopy(method) if repeats > 1 else None
+    try:
+        spare = copy.deepcopy(method) if repeats > 1 else None
+    except (TypeError, RuntimeError, copy.Error) as exc:
+        log.warning("%s cannot be copied for repeated timings (%s): timed once", type(method).__name__, exc)
+        repeats, spare = 1, None
     result, seconds = None, []
     for k in range(repeats):
         target = method if k == 0 else spare if k == repeats - 1 else copy.deepcopy(spare)
