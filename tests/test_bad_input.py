@@ -72,6 +72,12 @@ def _fixtures(root: Path) -> dict[str, str]:
     shutil.copy(DATA / "sample-report.json", root / "extra_signed" / "report.json")
     sign_report(root / "extra_signed", keys / "private.pem")
     (root / "extra_signed" / "notes.txt").write_text("added later\n")
+    # a comparison's run directory whose r2d shards belong to another configuration, and one audit's run directory
+    from audit.runstore import FORMAT, MANIFEST
+
+    for run_dir in (root / "stale" / "r2d", root / "arun"):
+        run_dir.mkdir(parents=True)
+        (run_dir / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
     return {"root": str(root), "closed_port": str(closed_port)}
 
 
@@ -219,6 +225,14 @@ CLI_CASES = [
                                    R + "/ids.txt"], 2, "--salt"),
     ("commitment-ids-missing", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
                                 R + "/missing.txt"], 2, "--ids"),
+    # -- audit compare: a run directory is the caller's input, never one method's refusal
+    ("compare-resume-stale", ["compare", "--methods", "r2d,retrain", "--resume", R + "/stale", "--out", R + "/out",
+                              "--max-train", "200", "--attacks", "mia", "--trials", "10", "--curve-points", "2",
+                              "--noise-draws", "2", "--frontier", "none", "-q"], 2, "another configuration"),
+    ("compare-resume-is-a-run-directory", ["compare", "--methods", "r2d,retrain", "--resume", R + "/arun",
+                                           "--out", R + "/out"], 2, "--resume"),
+    ("compare-resume-is-a-file", ["compare", "--methods", "r2d", "--resume", R + "/afile", "--out", R + "/out"],
+     2, "--resume"),
 ]
 
 
@@ -292,6 +306,7 @@ LIBRARY_CASES = [
     ("trials-and-target-ceiling", {"trials": 64, "target_ceiling": 2.0}, "trial_count"),
     ("request-id-int", {"request_id": 42}, "request_id"),
     ("request-id-slash", {"request_id": "REQ/42"}, "request_id"),
+    ("timing-repeats-zero", {"timing_repeats": 0}, "timing_repeats"),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -76,6 +77,9 @@ def test_every_row_number_is_the_one_in_that_methods_report(comparison, written)
                                                       - u["noisy_accuracy_mean"])
         assert (row.learn_s, row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
             r["timings"][k] for k in ("learn_s", "unlearn_s", "retrain_s", "speedup_vs_retrain"))
+        assert (row.unlearn_repeats_s, row.retrain_repeats_s) == (r["timings"]["unlearn_repeats_s"],
+                                                                  r["timings"]["retrain_repeats_s"])
+        assert row.unlearn_s == sorted(row.unlearn_repeats_s)[1] and len(row.retrain_repeats_s) == 3  # the median
         assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
         assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
         assert row.model_dump(mode="json")["frontier"] == r["frontier"]
@@ -95,9 +99,12 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
         cert, u = r["certificate"], r["utility"]["unlearned"]["test"]
         assert cells["sigma"] == fmt(cert["sigma"])
         assert cells["no_op_epsilon"].startswith(fmt(r["realized"]["no_op_epsilon"]))
-        assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) if cert["valid"] else "none")
+        exact = " (exact)" if cert["kind"] == "exact" else ""
+        assert cells["certified_epsilon"].rstrip("*") == (fmt(cert["epsilon"]) + exact if cert["valid"] else "none")
         assert cells["test_accuracy_released"] == f"{pct(u['noisy_accuracy_mean'])} ± {pct(u['noisy_accuracy_std'])}"
-        assert cells["unlearn_s"] == fmt(r["timings"]["unlearn_s"], 3)
+        runs = r["timings"]["unlearn_repeats_s"]
+        median = fmt(r["timings"]["unlearn_s"], 3)
+        assert cells["unlearn_s"] == f"{median}{fmt(min(runs), 3)}–{fmt(max(runs), 3)}, 3 runs"
         assert cells["learn_s"] == fmt(r["timings"]["learn_s"], 3)
         assert cells["speedup_vs_retrain"] == fmt(r["timings"]["speedup_vs_retrain"], 3) + "×"
         best = r["attacks"]["comparison"]
@@ -148,7 +155,7 @@ def _row(name: str, **kw):
 
 
 def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
-    rows = [_row("slow", unlearn_s=5.0, loss_vs_retrained_points=0.1),
+    rows = [_row("slow", unlearn_s=5.0, retrain_s=20.0, loss_vs_retrained_points=0.1),
             _row("fast", unlearn_s=0.1, loss_vs_retrained_points=3.0),
             _row("none", certified_epsilon=None, certificate_kind="none", verdict="not-certified"),
             _row("bad", verdict="violated", unlearn_s=0.01)]
@@ -160,6 +167,54 @@ def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
     assert nothing.method is None and "add retrain" in nothing.why
     with pytest.raises(InvalidInput, match="max_accuracy_loss"):
         FastestWithin(-1.0)
+
+
+def _retrain_row(unlearn_s: float, runs: list[float] | None = None):
+    return _row("retrain", certificate_kind="exact", certified_epsilon=0.0, sigma=0.0, sensitivity=0.0,
+                loss_vs_retrained_points=0.0, noise_cost_points=0.0, unlearn_s=unlearn_s, retrain_s=unlearn_s,
+                speedup_vs_retrain=1.0, unlearn_repeats_s=runs, retrain_repeats_s=runs)
+
+
+def test_a_method_slower_than_retraining_is_never_recommended_over_it():
+    slower = _row("newton", unlearn_s=0.03, unlearn_repeats_s=[0.028, 0.03, 0.033], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([slower, _retrain_row(0.01, [0.009, 0.01, 0.012])], 1.0, 1e-5)
+    assert rec.method == "retrain" and rec.eligible == ["retrain"]
+    assert "slower than retrain's 0.01 s (0.009-0.012)" in rec.excluded["newton"]
+    assert "exact (epsilon = 0" in rec.why and "unlearns faster than retraining" in rec.rule
+    # faster than the retrain row but slower than its own A(D \\ Z) (a speed-up below 1x): not recommended either
+    own = _row("newton", unlearn_s=0.003, unlearn_repeats_s=[0.003] * 3, retrain_s=0.001, speedup_vs_retrain=0.33)
+    rec = FastestWithin(1.0).apply([own, _retrain_row(0.01, [0.009, 0.01, 0.012])], 1.0, 1e-5)
+    assert rec.method == "retrain" and "slower than its own retraining's 0.001 s" in rec.excluded["newton"]
+    # the property, over many random timings: the pick is retrain or beats retraining's fastest run
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        runs = {name: sorted(rng.uniform(0.001, 0.05, 3).tolist()) for name in ("r2d", "newton", "retrain")}
+        rows = [_row(n, unlearn_s=runs[n][1], unlearn_repeats_s=runs[n]) for n in ("r2d", "newton")]
+        rec = FastestWithin(1.0).apply([*rows, _retrain_row(runs["retrain"][1], runs["retrain"])], 1.0, 1e-5)
+        assert rec.method == "retrain" or max(runs[rec.method]) < min(runs["retrain"])
+
+
+def test_a_difference_inside_the_timing_spread_is_a_tie_that_goes_to_retrain():
+    # newton's median is below retraining's, but its slowest run is not faster than retraining's fastest
+    tied = _row("newton", unlearn_s=0.009, unlearn_repeats_s=[0.008, 0.009, 0.0105], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([tied, _retrain_row(0.01, [0.0095, 0.01, 0.011])], 1.0, 1e-5)
+    assert rec.method == "retrain"
+    assert "a tie, which goes to retrain" in rec.excluded["newton"]
+    assert "newton tied with it within the spread" in rec.why
+    # beyond the spread, the faster method wins and the why says by how much
+    fast = _row("newton", unlearn_s=0.002, unlearn_repeats_s=[0.0019, 0.002, 0.0021], retrain_s=0.05)
+    rec = FastestWithin(1.0).apply([fast, _retrain_row(0.01, [0.0095, 0.01, 0.011])], 1.0, 1e-5)
+    assert rec.method == "newton" and rec.eligible == ["newton", "retrain"]
+    assert "faster than retrain's 0.01 s (0.0095-0.011) beyond the timing spread (speed-up 5x)" in rec.why
+
+
+def test_without_retrain_each_method_must_beat_its_own_retraining():
+    own = dict(retrain_s=2.0, retrain_repeats_s=[1.9, 2.0, 2.1])
+    rows = [_row("a", unlearn_s=3.0, unlearn_repeats_s=[2.9, 3.0, 3.1], **own),
+            _row("b", unlearn_s=0.5, unlearn_repeats_s=[0.4, 0.5, 0.6], **own)]
+    rec = FastestWithin(1.0).apply(rows, 1.0, 1e-5)
+    assert rec.method == "b" and "its own retraining's 2 s (1.9-2.1)" in rec.why
+    assert "slower than its own retraining's" in rec.excluded["a"] and "add it to the comparison" in rec.excluded["a"]
 
 
 def test_a_method_whose_theorem_excludes_a_multiclass_cnn_is_listed_with_its_reason():
@@ -362,9 +417,80 @@ def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():
     assert r2d.cumulative_epsilon > r2d.certified_epsilon  # three releases compose to more than one
 
 
+@pytest.mark.slow  # the module's comparison of five methods (tests/test_html.py renders the same line cheaply)
 def test_a_methods_page_opens_the_commitment_with_the_comparisons_one_salt(written):
     """The salt is written once, at the comparison's top: a method's page names it from its own directory."""
     out, _ = written
     page = (out / "methods" / "r2d" / "report.html").read_text()
     assert "--salt ../../deletion-commitment.salt" in page and (out / "deletion-commitment.salt").is_file()
     assert not (out / "methods" / "r2d" / "deletion-commitment.salt").exists()
+
+
+@pytest.mark.parametrize(("args", "kwargs", "field", "allowed"), [
+    ((None,), {}, "config", "AuditConfig"),
+    (({"epsilon": 1.0},), {}, "config", "AuditConfig.from_dict"),
+    ((AuditConfig(),), {"rule": "fastest"}, "rule", "FastestWithin(max_accuracy_loss="),
+])
+def test_library_compare_refuses_a_wrong_argument_naming_it(args, kwargs, field, allowed):
+    import audit
+
+    with pytest.raises(InvalidInput) as info:
+        audit.compare(*args, **kwargs)
+    assert info.value.field == field and allowed in str(info.value)
+
+
+def test_a_stale_method_run_directory_is_the_callers_error_not_a_methods_refusal(tmp_path):
+    from audit.runstore import FORMAT, MANIFEST
+
+    (tmp_path / "shards" / "retrain").mkdir(parents=True)
+    (tmp_path / "shards" / "retrain" / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
+    config = AuditConfig(max_train=200, trials=10, attacks=("mia",), noise_draws=2, curve_points=2, frontier=(),
+                         resume=str(tmp_path / "shards"))
+    with pytest.raises(InvalidInput, match="another configuration") as info:
+        compare(config, ["retrain"])
+    assert info.value.field == "resume" and info.value.got == str(tmp_path / "shards" / "retrain")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / MANIFEST).write_text("{}")  # one audit's run directory: refused before any training
+    with pytest.raises(InvalidInput, match="one subdirectory per method"):
+        compare(dataclasses.replace(config, resume=str(tmp_path / "run")), ["retrain"])
+
+
+def test_when_retraining_is_fastest_retrain_is_recommended_and_shown_and_signed_exact(monkeypatch, tmp_path):
+    """r2d and newton made 50 ms slower than they are: retraining (a few ms at 300 records) is fastest."""
+    import time
+
+    from audit.report.keys import generate_keypair
+    from audit.report.signing import verify_report
+    from unlearners.newton import NewtonRemoval
+    from unlearners.r2d import RewindToDelete
+
+    for cls in (RewindToDelete, NewtonRemoval):
+        def slowed(self, *args, _real=cls._unlearn, **kwargs):
+            time.sleep(0.05)
+            return _real(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "_unlearn", slowed)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    result = compare(AuditConfig(dataset="caller", attacks=(), noise_draws=2, curve_points=2, frontier=()),
+                     ["r2d", "newton", "retrain"], rule=FastestWithin(100.0), data=(X, y))  # timing alone decides
+    doc = result.document
+    rows = {r.name: r for r in doc.methods}
+    assert doc.recommendation.method == "retrain" and doc.recommendation.eligible == ["retrain"]
+    assert rows["retrain"].certificate_kind == "exact" and rows["retrain"].certified_epsilon == 0.0
+    assert len(rows["r2d"].unlearn_repeats_s) == 3 and min(rows["r2d"].unlearn_repeats_s) >= 0.05
+    for name in ("r2d", "newton"):
+        assert "slower than retrain's" in doc.recommendation.excluded[name], doc.recommendation.excluded[name]
+    assert "exact (epsilon = 0" in doc.recommendation.why
+    private, public = generate_keypair(tmp_path / "keys")
+    result.write(tmp_path / "cmp", sign_key=private)
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    row = re.search(r'<tr id="row-retrain".*?</tr>', page, re.S).group(0)
+    assert re.search(r'data-field="certified_epsilon">0 \(exact\)<', row) and 'class="chosen"' in row
+    assert '<div class="verdict-word">retrain</div>' in page
+    claims = verify_report(tmp_path / "cmp", public).predicate
+    assert claims["recommended"] == "retrain"
+    assert {m["name"]: (m["certificate_kind"], m["certified_epsilon"]) for m in claims["methods"]}["retrain"] == (
+        "exact", 0.0)
+    single = verify_report(tmp_path / "cmp" / "methods" / "retrain", public).predicate
+    assert single["certified"]["kind"] == "exact" and single["certified"]["epsilon"] == 0.0

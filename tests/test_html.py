@@ -697,6 +697,8 @@ def test_the_request_box_sits_under_the_banner_and_says_what_was_deleted(page, c
     named = copy.deepcopy(consistent)
     named["deletion_request"]["request_id"] = "REQ-2026-0042"
     assert "<dd><code>REQ-2026-0042</code></dd>" in _box(render_html(named))
+    # a comparison's method page (methods/<name>/) opens the comparison's one salt, two levels up
+    assert "--salt ../../deletion-commitment.salt --ids" in _box(render_html(consistent, salt="../../deletion-commitment.salt"))
 
 
 def test_the_built_in_model_is_tagged_as_a_demonstration_and_a_callers_is_not(page, consistent):

@@ -64,6 +64,24 @@ def test_uncertified_finetune_is_attacked_on_trials_that_differ_fast_lane():
     _assert_attacked_on_trials_that_differ(report)
 
 
+def test_exact_retraining_certifies_epsilon_zero_and_nothing_measured_contradicts_it():
+    """Retraining releases A(D \\ Z) itself: epsilon 0 (not the 1 requested), and the ordering certified >=
+    realized >= empirical holds at 0 with no violation, no epsilon-above-request, a consistent verdict."""
+    from audit.report.html import render_html
+
+    report = audit.run(AuditConfig(method="retrain", trials=20, attacks=("whitebox",), frontier=(), **SMALL))
+    cert, comparison = report.certificate, report.attacks.comparison
+    assert (cert.kind, cert.epsilon, cert.sigma, cert.valid) == ("exact", 0.0, 0.0, True)
+    assert report.realized.epsilon == 0.0 and not report.realized.exceeds_certified
+    assert (comparison.certified_epsilon, comparison.best_empirical_epsilon) == (0.0, 0.0)
+    assert comparison.ordering_holds and not comparison.certificate_violated
+    codes = {f.code for f in report.findings}
+    assert not codes & {"certificate-violated", "epsilon-above-request", "realized-exceeds-certified"}
+    assert report.verdict == "consistent"
+    validate_report(report.to_dict())
+    assert "identical releases, so ε = 0 and every requested ε holds" in render_html(report)
+
+
 def test_noise_trials_of_a_release_without_noise_are_refused_before_the_trials():
     """finetune releases its model without output noise: noise-mode trials would be identical
     copies, so the run is refused as soon as the certificate says so, before the other stages."""

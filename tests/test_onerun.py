@@ -289,8 +289,8 @@ def test_retrain_gives_no_bound(problem):
     results = [_audit(Retrain, problem, seed=s) for s in range(4)]
     assert sum(r.epsilon_lower > 0 for r in results) <= 1
     first = results[0]
-    assert first.certificate_kind == "exact" and first.sigma == 0.0 and first.certified_epsilon == 1.0
-    assert first.violation is False and first.covers_all_assignments is True
+    assert first.certificate_kind == "exact" and first.sigma == 0.0 and first.certified_epsilon == 0.0
+    assert first.violation is (first.epsilon_lower > 0) and first.covers_all_assignments is True
     assert (first.m, first.canaries, first.inserted, first.r) == (100, 200, 100, 40)
     assert first.ceiling == pytest.approx(one_run_ceiling(100, 40, 1e-5, chained=True))
 

@@ -50,10 +50,19 @@ log = logging.getLogger("unlearn_audit.compare")
 
 @dataclass(frozen=True)
 class FastestWithin:
-    """The rule: the fastest method (shortest unlearning time in this comparison) whose audit is
-    consistent (a certificate was issued at the requested ε and δ and nothing measured contradicts
-    it) and whose released model is at most ``max_accuracy_loss`` points of test accuracy below
-    retraining without the forgotten records."""
+    """The rule: the fastest method (shortest median unlearning time in this comparison) whose audit
+    is consistent (a certificate was issued at the requested ε and δ and nothing measured
+    contradicts it), whose released model is at most ``max_accuracy_loss`` points of test accuracy
+    below retraining without the forgotten records, and which unlearns faster than exact
+    retraining beyond the timing spread.
+
+    Retraining is the reference every method must beat: the ``retrain`` row's unlearning time
+    when it is compared (what the caller would run instead, measured in the same comparison),
+    and each method's own retraining, timed in its own run (its speed-up column: a method slower
+    than its own A(D \\ Z) is never recommended either). Times are medians of
+    ``timing_repeats`` runs and the spread is min to max: a method whose slowest run is not
+    faster than retraining's fastest is slower or tied, and a tie goes to ``retrain``, whose exact
+    certificate (ε = 0) needs no theorem, constant or noise explained."""
 
     max_accuracy_loss: float = 1.0
 
@@ -63,13 +72,18 @@ class FastestWithin:
             raise InvalidInput("max_accuracy_loss", "a number of accuracy points in [0, 100]", self.max_accuracy_loss)
 
     def words(self, epsilon: float, delta: float) -> str:
-        return (f"the fastest method (shortest unlearning time in this comparison) whose certificate at epsilon = "
-                f"{epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
-                f"contradicts it) and whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
-                f"points below retraining's (the method's own A(D \\ Z), noiseless)")
+        return (f"the fastest method (shortest median unlearning time in this comparison) whose certificate at "
+                f"epsilon = {epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
+                f"contradicts it), whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
+                f"points below retraining's (the method's own A(D \\ Z), noiseless), and which unlearns faster than "
+                f"retraining ({REFERENCE}'s time when it is compared, and the method's own retraining) beyond the "
+                f"timing spread (its slowest run beats retraining's fastest); a method slower than retraining, or "
+                f"within the spread of it, is not recommended over {REFERENCE}, whose exact certificate "
+                f"(epsilon = 0) needs nothing explained")
 
-    def miss(self, row: MethodRow) -> str | None:
-        """The first condition ``row`` misses, in words; None when it meets the rule."""
+    def miss(self, row: MethodRow, reference: MethodRow | None = None) -> str | None:
+        """The first condition ``row`` misses, in words; None when it meets the rule. ``reference``:
+        the ``retrain`` row when it is compared."""
         if row.certified_epsilon is None:
             return "no certificate was issued" + (" (the method has no theorem)" if row.certificate_kind == "none"
                                                   else "")
@@ -80,27 +94,83 @@ class FastestWithin:
         if row.loss_vs_retrained_points > self.max_accuracy_loss:
             return (f"its released model is {row.loss_vs_retrained_points:.2f} points below retraining "
                     f"(more than {self.max_accuracy_loss:g})")
-        return None
+        against = None if row.name == REFERENCE else _against_retraining(row, reference)
+        return None if against is None else against[0]
 
     def apply(self, rows: Sequence[MethodRow], epsilon: float, delta: float) -> Recommendation:
-        misses = {row.name: self.miss(row) for row in rows}
+        reference = next((r for r in rows if r.name == REFERENCE), None)
+        misses = {row.name: self.miss(row, reference) for row in rows}
         eligible = sorted((r for r in rows if misses[r.name] is None), key=lambda r: (r.unlearn_s, r.name))
         if eligible:
-            best = eligible[0]
-            why = (f"{best.name} unlearns in {best.unlearn_s:.3g} s (speed-up over its retraining: "
-                   f"{best.speedup_vs_retrain:.3g}x), its {best.certificate_kind} certificate holds at epsilon = "
-                   f"{best.certified_epsilon:g}, and its released model is {best.loss_vs_retrained_points:.2f} points "
-                   f"below retraining")
-            if best.conditional:
-                why += "; its certificate is conditional on estimated or assumed constants (see its report)"
+            against = {r.name: _against_retraining(r, reference) for r in rows if r.name != REFERENCE}
+            tied = [name for name, a in against.items() if a is not None and a[1] and misses[name] == a[0]]
+            why = _why(eligible, reference, tied)
         else:
             why = "no compared method meets the rule" + (
-                "" if any(r.name == REFERENCE for r in rows) else f"; add {REFERENCE} (exact, always eligible unless "
-                                                                 "its model is unusable) as the fallback")
+                "" if reference is not None else f"; add {REFERENCE} (exact, always eligible unless its model is "
+                                                 "unusable) as the fallback")
         return Recommendation(rule=self.words(epsilon, delta), max_accuracy_loss_points=float(self.max_accuracy_loss),
                               method=eligible[0].name if eligible else None, why=why,
                               eligible=[r.name for r in eligible],
                               excluded={name: miss for name, miss in misses.items() if miss is not None})
+
+
+def spread(row: MethodRow, which: str = "unlearn") -> tuple[float, float]:
+    """Min and max of a row's repeated timings (``which``: unlearn or retrain); the single
+    timing twice when the report has no repeats."""
+    runs = row.unlearn_repeats_s if which == "unlearn" else row.retrain_repeats_s
+    median = row.unlearn_s if which == "unlearn" else row.retrain_s
+    return (min(runs), max(runs)) if runs else (median, median)
+
+
+def _timing(median: float, low: float, high: float) -> str:
+    return f"{median:.3g} s" + (f" ({low:.3g}-{high:.3g})" if high > low else "")
+
+
+def _retrainings(row: MethodRow, reference: MethodRow | None) -> list[tuple[float, float, float, str]]:
+    """The retrainings ``row`` must beat, each as median, min, max and what it is in words: the
+    ``retrain`` row's when it is compared, and always the method's own, timed in its own run."""
+    own = (row.retrain_s, *spread(row, "retrain"), "its own retraining's")
+    return ([(reference.unlearn_s, *spread(reference), f"{REFERENCE}'s")] if reference is not None else []) + [own]
+
+
+def _against_retraining(row: MethodRow, reference: MethodRow | None) -> tuple[str, bool] | None:
+    """Why ``row`` is not recommended over exact retraining, and whether it is a tie (the spreads
+    overlap) rather than slower; None when its slowest run beats the fastest of every retraining."""
+    low, high = spread(row)
+    fallback = f"{REFERENCE} (exact, epsilon = 0" + (")" if reference is not None else "; add it to the comparison)")
+    for median, ref_low, ref_high, what in _retrainings(row, reference):
+        if high < ref_low:
+            continue
+        mine, theirs = _timing(row.unlearn_s, low, high), f"{what} {_timing(median, ref_low, ref_high)}"
+        if low <= ref_high:
+            return (f"it unlearns in {mine}, within the timing spread of {theirs}: a tie, which goes to {fallback}, "
+                    "whose certificate needs nothing explained"), True
+        return f"it unlearns in {mine}, slower than {theirs}, so {fallback} is the better choice", False
+    return None
+
+
+def _why(eligible: list[MethodRow], reference: MethodRow | None, tied: list[str]) -> str:
+    best = eligible[0]
+    if best.name == REFERENCE:
+        why = (f"{REFERENCE} retrains from scratch in {_timing(best.unlearn_s, *spread(best))}: its certificate is "
+               "exact (epsilon = 0, the release is the retrained model itself) and no other method meeting the rest "
+               "of the rule unlearns faster beyond the timing spread")
+        if tied:
+            why += " (" + ", ".join(tied) + " tied with it within the spread: a tie goes to retrain)"
+        return why
+    median, low, high, what = _retrainings(best, reference)[0]
+    speedup = median / max(best.unlearn_s, 1e-9)
+    why = (f"{best.name} unlearns in {_timing(best.unlearn_s, *spread(best))}, faster than {what} "
+           f"{_timing(median, low, high)} beyond the timing spread (speed-up {speedup:.3g}x), "
+           f"its {best.certificate_kind} certificate holds at epsilon = {best.certified_epsilon:g}, and its released "
+           f"model is {best.loss_vs_retrained_points:.2f} points below retraining")
+    runner_up = eligible[1] if len(eligible) > 1 else None
+    if runner_up is not None and spread(runner_up)[0] <= spread(best)[1]:
+        why += f"; {runner_up.name} ties with it within the timing spread"
+    if best.conditional:
+        why += "; its certificate is conditional on estimated or assumed constants (see its report)"
+    return why
 
 
 @dataclass
@@ -151,6 +221,12 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     from unlearners.registry import get_method
 
     started, t0 = _now(), time.perf_counter()
+    if not isinstance(config, AuditConfig):
+        raise InvalidInput("config", "an audit.AuditConfig (AuditConfig(...), or AuditConfig.from_dict for a dict)",
+                           type(config).__name__)
+    if not isinstance(rule, FastestWithin):
+        raise InvalidInput("rule", "a recommendation rule: audit.comparing.FastestWithin(max_accuracy_loss=points)",
+                           rule)
     names = _method_names(methods)
     if config.sigma_budget is not None:  # config.method is replaced by each compared method
         raise InvalidInput("sigma_budget", "unset in a comparison (it tunes one method's knob; use audit run for it)",
@@ -165,6 +241,8 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
         resume=None if config.resume is None else str(Path(config.resume) / name)) for name in names}
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
+    if config.resume is not None:
+        _check_resume(config.resume, [configs[n].resume for n in names] if config.attacks else [])
 
     reasons = applicability(configs, model=model, data=data, forget_ids=forget_ids)
     runnable = [n for n in names if reasons[n] is None]
@@ -178,6 +256,8 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
         try:
             reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
         except InvalidInput as exc:
+            if exc.field == "resume":  # the caller's run directory (of another configuration): as for audit run
+                raise
             # The data, the forget set and the model were accepted above: what one method refuses while it runs
             # (a memory cap, an unstable step size, a forget set too large for its bound) is that method's, and
             # the others' results stand.
@@ -232,8 +312,27 @@ def row_of(name: str, report: Any) -> MethodRow:
         noise_cost_points=None if released is None else 100.0 * (unlearned.accuracy - released),
         loss_vs_retrained_points=None if released is None else 100.0 * (retrained - released),
         learn_s=report.timings.learn_s, unlearn_s=report.timings.unlearn_s, retrain_s=report.timings.retrain_s,
-        speedup_vs_retrain=report.timings.speedup_vs_retrain, leakage=leakage,
+        speedup_vs_retrain=report.timings.speedup_vs_retrain, unlearn_repeats_s=report.timings.unlearn_repeats_s,
+        retrain_repeats_s=report.timings.retrain_repeats_s, leakage=leakage,
         frontier=report.frontier, knob=report.tradeoff, findings=report.findings)
+
+
+def _check_resume(root: str, method_dirs: Sequence[str]) -> None:
+    """Before any training, refuse a comparison's run directory that can never serve: the root is a
+    file, or an audit run's own directory (a comparison keeps one per method under it), or a
+    method's directory is unusable (:func:`audit.runstore.check_run_directory`). A method's
+    directory made by another configuration is known only once its models exist (the key is a
+    digest of them): that method's run refuses it, and the comparison stops there, as ``audit run``."""
+    from audit.runstore import MANIFEST, check_run_directory
+
+    path = Path(root)
+    if path.exists() and not path.is_dir():
+        raise InvalidInput("resume", "a directory for each method's run directory (created if missing)", root)
+    if (path / MANIFEST).exists():
+        raise InvalidInput("resume", "a comparison's run directory (one subdirectory per method), not one audit's "
+                           f"(this one holds {MANIFEST})", root)
+    for directory in method_dirs:
+        check_run_directory(directory)
 
 
 def _method_names(methods: Sequence[str] | str) -> tuple[str, ...]:

@@ -311,6 +311,9 @@ FIELDS: tuple[Field, ...] = (
     Field("request_id", None, Optional(RequestId(), "for no request id"),
           "Your id of the deletion request (e.g. a ticket number): recorded in the report and its signed "
           "claims.", "forget"),
+    Field("timing_repeats", 3, Integer(1, 100),
+          "Times the unlearning and the retraining are each timed, each on a copy of the trained method: the "
+          "report's times are the medians, every repeat listed.", "run"),
 )
 FIELD = {f.name: f for f in FIELDS}
 

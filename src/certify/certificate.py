@@ -10,7 +10,8 @@ noise clause. A method's ``certify`` is its bound call and one :func:`issue` cal
 Every certificate has a :data:`Kind`, so no reader decodes a guarantee from σ and Δ:
 
 ``exact``
-    The release *is* the reference (retraining): Δ = 0, σ = 0.
+    The release *is* the reference (retraining): Δ = 0, σ = 0 and ε = 0 (the two releases are
+    identical, so it certifies ε = 0, whatever ε was requested: every requested ε holds).
 ``output-noise``
     Gaussian noise on the released parameters, calibrated to a sensitivity bound Δ.
 ``training-noise``
@@ -200,6 +201,7 @@ def issue(
     -----
     * A failed condition, or a non-finite Δ or ε, leaves ``valid`` False and says why in
       ``warnings``; the numbers are still computed where they exist.
+    * ``exact`` certifies ε = 0 (the requested ε is met, and more).
     * Δ = 0 needs no noise (σ = 0); Δ = ∞ (or δ − reserved ≤ 0) needs infinite noise (σ = ∞).
     * Estimated or assumed constants make the certificate *conditional* and say so.
     """
@@ -220,8 +222,8 @@ def issue(
     cert_epsilon: float | None = float(epsilon)
     sigma = 0.0
 
-    if kind == "exact":
-        sensitivity = 0.0
+    if kind == "exact":  # identical releases: epsilon 0, not the (weaker) epsilon that was asked for
+        sensitivity, cert_epsilon = 0.0, 0.0
     elif kind == "output-noise":
         if bound is None:
             raise InvalidInput("bound", "a Bound for an output-noise certificate", None)

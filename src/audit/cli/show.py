@@ -167,7 +167,8 @@ def summary(err: Console, report: Any) -> None:
                      _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
                             one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")))
     tm = report.timings
-    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"))
+    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
+                 + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))
     for r in rows:
         table.add_row(*r)
     err.print(table)

@@ -37,7 +37,6 @@ from audit.report.schema import (
     Environment,
     ExtNonNeg,
     ExtNonNegNoNan,
-    ExtPosNoNan,
     ExtProbability,
     Finding,
     Float,
@@ -93,8 +92,8 @@ class MethodRow(_Section):
     """SHA-256 of that file's bytes."""
     verdict: Verdict
     certificate_kind: CertificateKind
-    certified_epsilon: ExtPosNoNan | None
-    """null when no certificate was issued."""
+    certified_epsilon: ExtNonNegNoNan | None
+    """null when no certificate was issued; 0 for an exact certificate (retraining: identical releases)."""
     conditional: Bool
     """The certificate rests on estimated or assumed constants."""
     cumulative_epsilon: ExtNonNeg | None
@@ -124,6 +123,11 @@ class MethodRow(_Section):
     retrain_s: NonNegFloat
     speedup_vs_retrain: NonNegFloat
     """Retraining time over unlearning time, both measured in the method's own run."""
+    unlearn_repeats_s: list[NonNegFloat] | None = None
+    """Every timing of the unlearning (its report's ``timings.unlearn_repeats_s``; ``unlearn_s`` is their median):
+    min to max is the spread the recommendation's tie rule reads. null when the report timed it once."""
+    retrain_repeats_s: list[NonNegFloat] | None = None
+    """Every timing of the method's own retraining (``retrain_s`` is their median)."""
     leakage: Leakage | None
     """null when no attack ran (none asked for, or nothing to attack)."""
     frontier: FrontierSection | None

@@ -53,6 +53,7 @@ Keys that may be left out (never written as ``null``)
 -----------------------------------------------------
 ``utility.<model>.<split>.noisy_*`` (σ not finite), ``tradeoff.rows[i].test_accuracy_released``
 and ``realized_epsilon`` (σ not finite), ``timings.attacks_s`` (no attack ran),
+``timings.unlearn_repeats_s``/``retrain_repeats_s`` (a report written before timings were repeated),
 ``environment.cuda_device``/``cuda_version`` (not on CUDA), ``ledger`` (a single request). Every
 other key is required; ``null`` is allowed only where the type says so (``attacks``,
 ``tradeoff``, ``checkpoint_recovery``, ``started_at``, a ``none`` certificate's ``epsilon`` and
@@ -533,13 +534,19 @@ CertificateKind = Literal["exact", "output-noise", "training-noise", "none"]
 class Certificate(_Section):
     """The (epsilon, delta) unlearning certificate and everything needed to re-check it."""
 
+    # epsilon 0 only for an exact certificate: the JSON Schema says it too (the validator below)
+    model_config = ConfigDict(**_Section.model_config, json_schema_extra={
+        "if": {"not": {"properties": {"kind": {"const": "exact"}}}},
+        "then": {"properties": {"epsilon": {"not": {"const": 0}}}}})
+
     method: Text
     kind: CertificateKind
     """``exact`` (the release is the reference), ``output-noise`` (Gaussian noise calibrated to a
     sensitivity bound), ``training-noise`` (the privacy comes from noise inside training) or
     ``none`` (the method has no theorem: no epsilon is certified)."""
-    epsilon: ExtPosNoNan | None
-    """The certified epsilon; null when the method has no theorem (kind ``none``)."""
+    epsilon: ExtNonNegNoNan | None
+    """The certified epsilon; null when the method has no theorem (kind ``none``); 0 only for ``exact``
+    (the release is the retrained model itself: identical releases)."""
     delta: Delta
     sigma: ExtNonNegNoNan
     """Gaussian noise std of each release; "inf" when no finite noise certifies the run."""
@@ -569,6 +576,9 @@ class Certificate(_Section):
         if self.kind != "none" and self.epsilon is None:
             raise PydanticCustomError("inconsistent", "a number (the certified epsilon of a {kind} certificate)",
                                       {"kind": self.kind, "field": "epsilon"})
+        if self.kind != "exact" and self.epsilon == 0:
+            raise PydanticCustomError("inconsistent", "above 0 (only an exact certificate states epsilon 0)",
+                                      {"field": "epsilon"})
         return self
 
     @classmethod
@@ -613,8 +623,8 @@ class LedgerRelease(_Section):
 
     index: PosCount
     """k: the release after requests 1..k."""
-    epsilon: ExtPosNoNan
-    """Certified epsilon of this release against retraining on D minus every request so far."""
+    epsilon: ExtNonNegNoNan
+    """Certified epsilon of this release against retraining on D minus every request so far (0 when exact)."""
     delta: Delta
     sigma: ExtNonNegNoNan
     sensitivity: ExtNonNegNoNan
@@ -914,10 +924,18 @@ class Timings(BaseModel):
 
     learn_s: NonNegFloat
     unlearn_s: NonNegFloat
+    """The unlearning's time: the median of ``unlearn_repeats_s`` (a single timing in reports without it)."""
     retrain_s: NonNegFloat
+    """Retraining without the forgotten records: the median of ``retrain_repeats_s``."""
     speedup_vs_retrain: NonNegFloat
+    """``retrain_s / unlearn_s``: medians over medians."""
     attacks_s: NonNegFloat = Absent()
     """Absent when no attack ran."""
+    unlearn_repeats_s: Annotated[list[NonNegFloat], Field(min_length=1)] = Absent()
+    """Every timing of the unlearning (``config.timing_repeats``), in order: the first on the audited method, each
+    further one on a copy of it as trained (no repeat reuses work cached by another); min to max is the spread."""
+    retrain_repeats_s: Annotated[list[NonNegFloat], Field(min_length=1)] = Absent()
+    """Every timing of the retraining, as for ``unlearn_repeats_s``."""
 
 
 class Seeds(_Section):
@@ -1111,8 +1129,8 @@ class Trials(_Section):
 class Comparison(_Section):
     """Certified >= realized >= empirical: the audit's central check."""
 
-    certified_epsilon: ExtPosNoNan | None
-    """null when no certificate was issued (nothing can then be violated)."""
+    certified_epsilon: ExtNonNegNoNan | None
+    """null when no certificate was issued (nothing can then be violated); 0 for an exact certificate."""
     realized_epsilon: ExtNonNeg
     empirical_epsilon_lower: dict[AttackName, ExtNonNegNoNan]
     best_empirical_epsilon: ExtNonNegNoNan
