@@ -116,7 +116,7 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the one-run audit's positive control failed: the game's original model (not unlearned), released "
                 "at the same sigma, gives no bound above the certified epsilon, so the game could not have caught a "
                 "deletion that did nothing and its bound on the unlearned model means nothing",
-                short="the one-run audit cannot see a deletion that did nothing", vacuous=True),
+                short="the one-run audit could not have caught a deletion that did nothing", vacuous=True),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -421,7 +421,7 @@ def one_run_no_power(one_run: dict) -> dict[str, str]:
     """The one-run game's positive control proves nothing beyond the certified ε (0 without one)."""
     control, certified = one_run["control"], one_run["certified_epsilon"]
     above = f", not above the certified {certified:.4g}" if certified else ""
-    return finding("one-run-no-power", f"one-run audit: {cannot_see_no_op(one_run['m'])}: the game's original "
+    return finding("one-run-no-power", f"one-run audit: {cannot_catch_no_op(one_run['m'])}: the game's original "
                    f"model (trained with the {one_run['inserted']} canaries and not unlearned), released at the same "
                    f"sigma ({one_run['sigma']:.4g}) with the same noise draw, got {control['v']} of {control['r']} "
                    f"guesses right, epsilon >= {control['epsilon_lower']:.4g}{above}; so the unlearned model's "
@@ -429,9 +429,9 @@ def one_run_no_power(one_run: dict) -> dict[str, str]:
                    "sees only a model that memorises single records; the multi-run attacks may see more)")
 
 
-def cannot_see_no_op(pairs: int) -> str:
+def cannot_catch_no_op(pairs: int) -> str:
     """The words for a one-run game whose positive control failed (page, CLI and finding)."""
-    return f"cannot see a deletion that did nothing with {pairs:,} canary pairs on this model"
+    return f"could not have caught a deletion that did nothing with {pairs:,} canary pairs on this model"
 
 
 def degenerate_trials(reason: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from audit.findings import cannot_see_no_op, cannot_test, one_run_blind
+from audit.findings import cannot_catch_no_op, cannot_test, one_run_blind
 from audit.progress import Throughput
 
 #: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
@@ -120,7 +120,7 @@ def _one_run_bound(one_run: dict) -> str:
     if not one_run_blind(one_run):
         return _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
                       one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")
-    return (f"{cannot_see_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
+    return (f"{cannot_catch_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
             f"epsilon >= {_fmt(control['epsilon_lower'])}; ceiling {_fmt(one_run['ceiling'])})")
 
 
