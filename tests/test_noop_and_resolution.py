@@ -125,8 +125,9 @@ def test_a_one_run_audit_below_its_resolution_is_underpowered_never_a_bare_zero(
 def test_a_one_run_audit_whose_control_proves_nothing_is_flagged_never_a_bare_zero():
     """The one-run positive control (the game's original model, released as the game released the
     unlearned one) decides: below the certified epsilon the game could not have caught a no-op."""
-    blind = {"m": 1000, "inserted": 1000, "v": 54, "r": 100, "ceiling": 1.6576, "epsilon_lower": 0.0, "certified_epsilon": 1.0,
-             "can_test": True, "size_to_test": None, "violation": False, "sigma": 53.1, "confidence": 0.95,
+    blind = {"m": 1000, "inserted": 1000, "v": 54, "r": 100, "ceiling": 1.6576, "epsilon_lower": 0.0,
+             "certified_epsilon": 1.0, "can_test": True, "size_to_test": None, "violation": False, "sigma": 53.1,
+             "confidence": 0.95,
              "control": {"v": 54, "r": 100, "epsilon_lower": 0.0, "has_power": False}}
     found = one_run_findings(blind)
     assert [f["code"] for f in found] == ["one-run-no-power"]

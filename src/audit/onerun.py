@@ -113,8 +113,9 @@ calibrated for |C₊| ≈ m deletions, so each canary's own signal is roughly 1/
 covers. It refutes gross failures on a model that memorises single records: an unlearning step
 that does nothing, a sensitivity bound off by a large factor, a noise bug. On a model that cannot
 memorise one record (the default 3-parameter Adult model) it refuted neither a no-op nor a σ
-10⁷ times too small, even with 1,000 pairs (README). It cannot confirm that a certificate is
-tight; the multi-run audit is for that.
+10⁷ times too small, even with 1,000 pairs (README); its positive control (step 5), the same
+game's original model, is not caught either, so the result says ``one-run-no-power`` instead of a
+bare ε ≥ 0. It cannot confirm that a certificate is tight; the multi-run audit is for that.
 
 With the default guesses the ceiling peaks (1.93 near m = 3 600 at δ = 1e-5, since the 2mδ term
 grows with m), so some ε cannot be tested by any m. A result whose ceiling does not exceed the
