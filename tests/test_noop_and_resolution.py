@@ -230,3 +230,17 @@ def test_the_issues_planted_violation_is_refuted_or_underpowered_never_a_bare_ze
     few = audit.run(AuditConfig(trials=50, **common))
     codes = [f.code for f in few.findings]
     assert "certificate-violated" in codes or "underpowered" in codes
+
+
+@pytest.mark.slow  # two full audits (2.5 s, over the fast lane's budget); the twin: test_onerun's memorising problem
+def test_the_noop_method_is_caught_in_one_run_where_the_model_memorises_and_flagged_where_it_cannot():
+    common = dict(method="noop", attacks=(), frontier=(), noise_draws=2, curve_points=2)
+    digits = audit.run(AuditConfig(dataset="digits", max_train=200, horizon=60.0, one_run_canaries=80, **common))
+    one = digits.one_run
+    assert one["v"] == one["r"] == 8 and one["control"] == {"v": 8, "r": 8, "epsilon_lower": one["epsilon_lower"],
+                                                              "has_power": True}
+    assert "one-run-no-power" not in [f.code for f in digits.findings]
+    adult = audit.run(AuditConfig(one_run_canaries=1000, **common))
+    one = adult.one_run
+    assert one["can_test"] and one["epsilon_lower"] == 0.0 and one["control"]["v"] == one["v"]
+    assert "one-run-no-power" in [f.code for f in adult.findings]

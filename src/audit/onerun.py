@@ -128,7 +128,8 @@ property. Role k uses ``numpy.random.SeedSequence(seed, spawn_key=(k,))`` (:data
 secrets, the pairing, the initial point, the release noise, the tie-breaking key and the
 labels of :func:`mislabel`. The secrets are ``random(m) < ½`` of that stream, so the first m
 secrets of a larger game are those of the smaller one. Torch generators are seeded with a
-64-bit word of the role's stream, as in :mod:`audit.trials`.
+64-bit word of the role's stream, as in :mod:`audit.trials`. The positive control draws nothing
+of its own: it is the same game (secrets, pairing, initial point, noise draw, tie key).
 
 References
 ----------
