@@ -658,6 +658,28 @@ def test_page_states_the_trial_mode_the_positive_control_and_the_one_run_audit(c
     page = render_html(blind)
     assert "no attack proves anything" in page and "this audit has no power" in page
     assert 'id="one-run"' in page and "41 of" in page and "0.83" in page and "a bound on the group certificate" in page
+    assert 'id="one-run-control"' not in page  # a report from before the control
+
+
+def test_page_renders_a_one_run_bound_whose_control_proves_nothing_as_no_power(consistent):
+    report = copy.deepcopy(consistent)
+    report["one_run"] = {"inserted": 1000, "m": 1000, "v": 54, "r": 100, "epsilon_lower": 0.0, "confidence": 0.95,
+                         "ceiling": 1.66, "certified_epsilon": 1.0, "can_test": True, "violation": False,
+                         "note": "n", "control": {"v": 52, "r": 100, "epsilon_lower": 0.0, "has_power": False}}
+
+    def one_run_section() -> str:
+        page = " ".join(render_html(report).split())
+        return page[page.index('id="one-run"'):page.index('<p class="note">n</p>')]
+
+    text = one_run_section()
+    assert "<b>could not have caught a deletion that did nothing with 1,000 canary pairs on this model</b>" in text
+    assert "ε ≥ <b>" not in text and "52 of 100 guesses right, ε ≥ 0" in text
+    assert "<b>this game cannot see a deletion that did nothing</b>" in text
+    report["one_run"]["control"].update(v=80, epsilon_lower=0.6)  # sees the no-op, not beyond epsilon 1
+    assert "<b>this game sees a deletion that did nothing, but not beyond the certified ε</b>" in one_run_section()
+    report["one_run"]["control"].update(v=100, epsilon_lower=1.66, has_power=True)
+    text = one_run_section()
+    assert "ε ≥ <b>0</b>" in text and "this game can catch a deletion that did nothing" in text
 
 
 def test_attack_rows_show_the_gaussian_shape_test_and_the_most_exposed_records(consistent):

@@ -170,6 +170,11 @@ def test_one_run_audit_is_in_the_report_and_refuses_more_canaries_than_held_out(
     one = json.loads(report.to_json())["one_run"]
     assert one["m"] == 40 and one["inserted"] == 40 and 0 <= one["epsilon_lower"] <= one["ceiling"]
     assert validate_report(json.loads(report.to_json())).one_run["r"] == one["r"]
+    # the noop method's original model is its release: its positive control is the game itself, and a
+    # control that proves nothing is the finding, never a bare 0
+    assert (one["control"]["v"], one["control"]["epsilon_lower"]) == (one["v"], one["epsilon_lower"])
+    codes = [f.code for f in report.findings]
+    assert ("one-run-no-power" in codes) is (one["control"]["epsilon_lower"] == 0.0 and one["can_test"])
     with pytest.raises(InvalidInput, match="one_run_canaries"):
         audit.run(AuditConfig(one_run_canaries=1_000_000, attacks=(), **SMALL))
 

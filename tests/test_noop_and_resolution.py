@@ -122,6 +122,40 @@ def test_a_one_run_audit_below_its_resolution_is_underpowered_never_a_bare_zero(
     assert (CODES["underpowered"].severity, CODES["underpowered"].verdict) == ("warning", "consistent")
 
 
+def test_a_one_run_audit_whose_control_proves_nothing_is_flagged_never_a_bare_zero():
+    """The one-run positive control (the game's original model, released as the game released the
+    unlearned one) decides: below the certified epsilon the game could not have caught a no-op."""
+    blind = {"m": 1000, "inserted": 1000, "v": 54, "r": 100, "ceiling": 1.6576, "epsilon_lower": 0.0,
+             "certified_epsilon": 1.0, "can_test": True, "size_to_test": None, "violation": False, "sigma": 53.1,
+             "confidence": 0.95,
+             "control": {"v": 54, "r": 100, "epsilon_lower": 0.0, "has_power": False}}
+    found = one_run_findings(blind)
+    assert [f["code"] for f in found] == ["one-run-no-power"]
+    assert "could not have caught a deletion that did nothing with 1,000 canary pairs on this model" \
+        in found[0]["message"]
+    assert "got 54 of 100 guesses right, epsilon >= 0, not above the certified 1" in found[0]["message"]
+    code = CODES["one-run-no-power"]
+    assert (code.severity, code.verdict, code.vacuous) == ("warning", "consistent", True)
+    seeing = {**blind, "control": {**blind["control"], "v": 95, "epsilon_lower": 1.2, "has_power": True}}
+    assert one_run_findings(seeing) == []
+    # no certificate: the control is judged against 0 (the noop method's own game)
+    uncertified = {**blind, "certified_epsilon": None, "violation": None}
+    assert "not above the certified" not in one_run_findings(uncertified)[0]["message"]
+    # said once: a result below its resolution is underpowered, a violation proves power; a report
+    # from before the control has none and is not judged
+    assert [f["code"] for f in one_run_findings({**blind, "can_test": False, "size_to_test": 3600})] \
+        == ["underpowered"]
+    assert [f["code"] for f in one_run_findings({**blind, "violation": True, "epsilon_lower": 1.3})] \
+        == ["one-run-violation"]
+    assert one_run_findings({k: v for k, v in blind.items() if k != "control"}) == []
+    # the CLI's one-run row says the same instead of "0 (ceiling 1.658)"
+    from audit.cli.show import _one_run_bound
+
+    assert _one_run_bound(blind) == ("could not have caught a deletion that did nothing with 1,000 canary pairs on "
+                                     "this model (the original model: 54 of 100 right, epsilon >= 0; ceiling 1.6576)")
+    assert _one_run_bound(seeing) == "0 (ceiling 1.6576)"
+
+
 def test_attacks_below_their_resolution_are_underpowered():
     found = measurement_findings(_attacks(has_power=True, can_test=False, ceiling=0.41, size=19), 0.95)
     assert [f["code"] for f in found] == ["underpowered"]
@@ -175,6 +209,9 @@ def test_the_page_and_the_cli_say_cannot_test_with_the_size_that_could(planted):
     text = err.export_text()
     assert "cannot test epsilon = 1 at this size" in text and "no-op epsilon" in text
     assert f"{planted.one_run['size_to_test']} pairs could" in text
+    # the same run had its ceiling reached: its one-run control is recorded, judged by underpowered alone
+    assert set(planted.one_run["control"]) == {"v", "r", "epsilon_lower", "has_power"}
+    assert "one-run-no-power" not in [f.code for f in planted.findings]
     assert row_of("r2d", planted).no_op_epsilon == planted.realized.no_op_epsilon
 
 
@@ -185,6 +222,25 @@ def test_the_issues_planted_violation_is_refuted_or_underpowered_never_a_bare_ze
     codes = [f.code for f in one.findings]
     assert one.one_run["violation"] or "underpowered" in codes
     assert one.one_run["ceiling"] == pytest.approx(0.9005, abs=1e-4) and one.one_run["size_to_test"] == 251
+    # at 1,000 pairs the ceiling (1.66) could test epsilon 1, but not even the game's original model
+    # is caught on this 3-parameter model: flagged, never a bare 0
+    more = audit.run(AuditConfig(one_run_canaries=1000, attacks=(), **common))
+    assert more.one_run["can_test"] and not more.one_run["violation"]
+    assert more.one_run["control"]["has_power"] is False and "one-run-no-power" in [f.code for f in more.findings]
     few = audit.run(AuditConfig(trials=50, **common))
     codes = [f.code for f in few.findings]
     assert "certificate-violated" in codes or "underpowered" in codes
+
+
+@pytest.mark.slow  # two full audits (2.5 s, over the fast lane's budget); the twin: test_onerun's memorising problem
+def test_the_noop_method_is_caught_in_one_run_where_the_model_memorises_and_flagged_where_it_cannot():
+    common = dict(method="noop", attacks=(), frontier=(), noise_draws=2, curve_points=2)
+    digits = audit.run(AuditConfig(dataset="digits", max_train=200, horizon=60.0, one_run_canaries=80, **common))
+    one = digits.one_run
+    assert one["v"] == one["r"] == 8 and one["control"] == {"v": 8, "r": 8, "epsilon_lower": one["epsilon_lower"],
+                                                              "has_power": True}
+    assert "one-run-no-power" not in [f.code for f in digits.findings]
+    adult = audit.run(AuditConfig(one_run_canaries=1000, **common))
+    one = adult.one_run
+    assert one["can_test"] and one["epsilon_lower"] == 0.0 and one["control"]["v"] == one["v"]
+    assert "one-run-no-power" in [f.code for f in adult.findings]

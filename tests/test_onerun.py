@@ -21,7 +21,8 @@ from attacks.onerun import (
     one_run_guesses,
     one_run_p_value,
 )
-from audit.onerun import ROLES, default_guesses, mislabel, one_run_audit
+from audit.findings import one_run_findings
+from audit.onerun import ROLES, OneRunControl, default_guesses, mislabel, one_run_audit
 from certify.certificate import Bound, issue
 from certify.errors import InvalidInput
 from unlearners.finetune import GradientDescentBaseline
@@ -303,6 +304,8 @@ def test_no_op_on_a_memorising_model_reaches_the_ceiling(problem):
     assert result.delta_pair == pytest.approx((1 + math.exp(result.epsilon_lower)) * 1e-5)
     assert result.certificate_kind == "none" and result.certified_epsilon is None and result.violation is None
     assert "no certificate" in result.note
+    # a no-op's original model is its release: the control is the game itself (same draws)
+    assert result.control == OneRunControl(v=40, r=40, epsilon_lower=result.epsilon_lower, has_power=True)
 
 
 def test_no_op_at_the_default_horizon_barely_memorises(problem):
@@ -321,6 +324,31 @@ def test_a_grossly_understated_certificate_is_refuted(problem):
     assert refuted.covers_all_assignments is True
     honest = _audit(RewindToDelete, problem, rewind=0)
     assert honest.violation is False and honest.epsilon_lower == 0.0
+    # the control releases the same original model with the same noise draw as the no-op: it catches
+    # the understated certificate, while the honest sigma hides even a deletion that did nothing
+    assert (refuted.control.v, refuted.control.epsilon_lower) == (refuted.v, refuted.epsilon_lower)
+    assert refuted.control.has_power and [f["code"] for f in one_run_findings(refuted.to_dict())] \
+        == ["one-run-violation"]
+    assert honest.control.has_power is False and honest.control.epsilon_lower <= 1.0
+    assert [f["code"] for f in one_run_findings(honest.to_dict())] == ["one-run-no-power"]
+
+
+def test_the_control_catches_a_no_op_where_the_model_memorises_and_only_there(problem):
+    """Exact unlearning on a model that memorises: the unlearned release proves nothing, the game's
+    original model (trained with the canaries) is caught beyond the certified epsilon, so the 0 is
+    evidence. At the default horizon the same model barely memorises: the control proves nothing
+    beyond epsilon 1 and the 0 is flagged one-run-no-power (its ceiling could test epsilon 1)."""
+    sees = _audit(Retrain, problem)
+    assert sees.epsilon_lower == 0.0 and sees.control.v == sees.control.r == 40
+    assert sees.control.epsilon_lower == pytest.approx(sees.ceiling) and sees.control.has_power
+    assert one_run_findings(sees.to_dict()) == [] and sees.to_dict()["control"]["has_power"] is True
+    blind = _audit(Retrain, problem, horizon=6.0)
+    assert blind.can_test and blind.ceiling > 1.0 and blind.control.epsilon_lower < 1.0
+    assert blind.control.has_power is False
+    found = one_run_findings(blind.to_dict())
+    assert [f["code"] for f in found] == ["one-run-no-power"]
+    assert f"got {blind.control.v} of 40 guesses right" in found[0]["message"]
+    assert "could not have caught a deletion that did nothing with 100 canary pairs" in found[0]["message"]
 
 
 def test_bonferroni_grid_and_independent_design(problem):

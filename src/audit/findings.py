@@ -112,6 +112,11 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "a measurement's ceiling at its size is at or below the certified epsilon: it cannot test the "
                 "certificate, so its lower bound says nothing about it",
                 short="a measurement is too small to test the certified epsilon", vacuous=True),
+    FindingCode("one-run-no-power", "warning", "consistent",
+                "the one-run audit's positive control failed: the game's original model (not unlearned), released "
+                "at the same sigma, gives no bound above the certified epsilon, so the game could not have caught a "
+                "deletion that did nothing and its bound on the unlearned model means nothing",
+                short="the one-run audit could not have caught a deletion that did nothing", vacuous=True),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -383,7 +388,9 @@ def cannot_test(target: float | str | None) -> str:
 
 def one_run_findings(one_run: dict) -> list[dict[str, str]]:
     """``underpowered`` when the one-run game's ceiling cannot exceed the certified ε (its bound is
-    then below its own resolution), else ``one-run-violation`` when its bound exceeds it."""
+    then below its own resolution), else ``one-run-violation`` when its bound exceeds it, else
+    ``one-run-no-power`` when its positive control (the original model in the same game) does not
+    exceed it either: the game could not have caught a deletion that did nothing."""
     if one_run.get("can_test") is False:
         size = one_run["size_to_test"]
         could = (f"{size:,} canary pairs could (--one-run-canaries {size}, {2 * size:,} held-out records)"
@@ -394,11 +401,37 @@ def one_run_findings(one_run: dict) -> list[dict[str, str]]:
                                         f"epsilon >= {one_run['epsilon_lower']:.4g} cannot exceed it whatever the "
                                         f"method does); {could}")]
     if not one_run.get("violation"):
-        return []
+        return [one_run_no_power(one_run)] if one_run_blind(one_run) else []
     return [finding("one-run-violation", f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "
                                          f"{one_run['v']} of {one_run['r']} guesses were right, which proves epsilon "
                                          f">= {one_run['epsilon_lower']:.4g} at {100 * one_run['confidence']:.0f}% "
                                          f"confidence, above the certified {one_run['certified_epsilon']:.4g}")]
+
+
+def one_run_blind(one_run: dict) -> bool:
+    """Whether a one-run result is ``one-run-no-power``: its ceiling could test the certificate and
+    it proves no violation, but its positive control proves nothing beyond the certified ε either
+    (a result recorded before the control existed has none and is not judged)."""
+    control = one_run.get("control")
+    return (control is not None and not control["has_power"] and one_run.get("can_test") is not False
+            and not one_run.get("violation"))
+
+
+def one_run_no_power(one_run: dict) -> dict[str, str]:
+    """The one-run game's positive control proves nothing beyond the certified ε (0 without one)."""
+    control, certified = one_run["control"], one_run["certified_epsilon"]
+    above = f", not above the certified {certified:.4g}" if certified else ""
+    return finding("one-run-no-power", f"one-run audit: {cannot_catch_no_op(one_run['m'])}: the game's original "
+                   f"model (trained with the {one_run['inserted']} canaries and not unlearned), released at the same "
+                   f"sigma ({one_run['sigma']:.4g}) with the same noise draw, got {control['v']} of {control['r']} "
+                   f"guesses right, epsilon >= {control['epsilon_lower']:.4g}{above}; so the unlearned model's "
+                   f"epsilon >= {one_run['epsilon_lower']:.4g} says nothing about the unlearning (the one-run audit "
+                   "sees only a model that memorises single records; the multi-run attacks may see more)")
+
+
+def cannot_catch_no_op(pairs: int) -> str:
+    """The words for a one-run game whose positive control failed (page, CLI and finding)."""
+    return f"could not have caught a deletion that did nothing with {pairs:,} canary pairs on this model"
 
 
 def degenerate_trials(reason: str) -> dict[str, str]:

@@ -30,6 +30,13 @@ mislabelled with :func:`mislabel` to make them memorable) and a method (A, U).
    abstain. (k₊, k₋) is fixed before the run (``rule="pre-registered"``), or a small grid is
    fixed before the run and Bonferroni-corrected (``rule="bonferroni"``).
 4. **Bound.** :func:`attacks.onerun.one_run_bound` with ``chained=True``, as shown below.
+5. **Positive control.** The same game's original model A(D ∪ C₊), before unlearning, released
+   with the same σ and the same noise draw, is scored by the same guesser with the same
+   pre-registered counts and tie key: what a deletion that did nothing (``noop``, under this
+   certificate) would have released in this very game. No extra training. The control has power
+   when its bound exceeds the certified ε (0 without a certificate): only then could this game,
+   at this size and on this model, have caught a deletion that did nothing. Without it a bound
+   of 0 on the unlearned model means nothing (the finding ``one-run-no-power``).
 
 Perfect unlearning makes M(S) = A(D) + N(0, σ²I) for every S: the release does not depend on S
 at all, the guesses are coin flips, and the bound is 0 except with probability ≤ α. A method
@@ -106,8 +113,9 @@ calibrated for |C₊| ≈ m deletions, so each canary's own signal is roughly 1/
 covers. It refutes gross failures on a model that memorises single records: an unlearning step
 that does nothing, a sensitivity bound off by a large factor, a noise bug. On a model that cannot
 memorise one record (the default 3-parameter Adult model) it refuted neither a no-op nor a σ
-10⁷ times too small, even with 1,000 pairs (README). It cannot confirm that a certificate is
-tight; the multi-run audit is for that.
+10⁷ times too small, even with 1,000 pairs (README); its positive control (step 5), the same
+game's original model, is not caught either, so the result says ``one-run-no-power`` instead of a
+bare ε ≥ 0. It cannot confirm that a certificate is tight; the multi-run audit is for that.
 
 With the default guesses the ceiling peaks (1.93 near m = 3 600 at δ = 1e-5, since the 2mδ term
 grows with m), so some ε cannot be tested by any m. A result whose ceiling does not exceed the
@@ -120,7 +128,8 @@ property. Role k uses ``numpy.random.SeedSequence(seed, spawn_key=(k,))`` (:data
 secrets, the pairing, the initial point, the release noise, the tie-breaking key and the
 labels of :func:`mislabel`. The secrets are ``random(m) < ½`` of that stream, so the first m
 secrets of a larger game are those of the smaller one. Torch generators are seeded with a
-64-bit word of the role's stream, as in :mod:`audit.trials`.
+64-bit word of the role's stream, as in :mod:`audit.trials`. The positive control draws nothing
+of its own: it is the same game (secrets, pairing, initial point, noise draw, tie key).
 
 References
 ----------
@@ -158,8 +167,8 @@ from certify.mechanisms import MECHANISMS
 from unlearners.base import Unlearner
 from unlearners.batched import batched_logits
 
-__all__ = ["DESIGNS", "MAX_PAIRS", "ROLES", "OneRunResult", "default_guesses", "mislabel", "one_run_audit",
-           "pairs_to_test"]
+__all__ = ["DESIGNS", "MAX_PAIRS", "ROLES", "OneRunControl", "OneRunResult", "default_guesses", "mislabel",
+           "one_run_audit", "pairs_to_test"]
 
 DESIGNS: tuple[str, ...] = ("paired", "independent")
 """How canaries are inserted (module docstring): one of each pair, or each one by a coin."""
@@ -234,6 +243,28 @@ def mislabel(y: Tensor, n_classes: int, seed: int) -> Tensor:
 
 
 @dataclass(frozen=True)
+class OneRunControl:
+    """The game's positive control (module docstring, step 5): the original model, not unlearned,
+    released with the game's σ and noise draw and guessed at as the unlearned one was.
+
+    Attributes
+    ----------
+    v, r:
+        Correct guesses and guesses (the game's counts, or the best of its Bonferroni grid).
+    epsilon_lower:
+        The bound those guesses give (chained, at the game's confidence).
+    has_power:
+        ``epsilon_lower`` exceeds the certified ε (0 without a certificate): this game could have
+        caught a deletion that did nothing.
+    """
+
+    v: int
+    r: int
+    epsilon_lower: float
+    has_power: bool
+
+
+@dataclass(frozen=True)
 class OneRunResult:
     """What one run of the deletion game showed (:func:`one_run_audit`).
 
@@ -283,6 +314,8 @@ class OneRunResult:
         What is proven and what is conditional, in words, for the report.
     bound:
         The estimator's record (:class:`attacks.onerun.OneRunBound`).
+    control:
+        The positive control (:class:`OneRunControl`): the same game on the original model.
     """
 
     design: str
@@ -311,6 +344,7 @@ class OneRunResult:
     seed: int
     note: str
     bound: OneRunBound
+    control: OneRunControl
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in asdict(self).items() if k != "bound"}
@@ -431,21 +465,18 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
     n = int(X.shape[0])
     pinned = tuple(sorted(method.pinned_options())) if method.X_ is not None else ()
 
-    # one fit, one unlearning run, one certificate, one release
+    # one fit, one unlearning run, one certificate, one release (and the control's release)
     game = method.replica()
-    released, certificate = _run(game, X, y, cX, cy, inserted, n, init, seed, epsilon, delta, mechanism)
-
-    # scores: logit-scaled confidence on the canaries' own labels
-    with torch.no_grad():
-        logits = batched_logits(game.objective, released.unsqueeze(0), cX)[0]
-    phi = logit_confidence(logits.detach().to("cpu", torch.float64).numpy(), cy.to("cpu").numpy(),
-                           one_logit=game.objective.n_outputs == 1)
-    scores = phi[pairs[:, 0]] - phi[pairs[:, 1]] if pairs is not None else phi
-    bound = one_run_bound(scores, secrets, **rule, delta=delta, confidence=confidence, chained=True,
-                          tie_seed=_tie_seed(seed))
-
+    released, original, certificate = _run(game, X, y, cX, cy, inserted, n, init, seed, epsilon, delta, mechanism)
     certified = certificate.certified and certificate.epsilon is not None
     certified_epsilon = float(certificate.epsilon) if certified else None
+
+    def bound_of(release: Tensor) -> OneRunBound:
+        scores = _scores(game, release, cX, cy, pairs)
+        return one_run_bound(scores, secrets, **rule, delta=delta, confidence=confidence, chained=True,
+                             tie_seed=_tie_seed(seed))
+
+    bound, control = bound_of(released), bound_of(original)
     covers = _covers(certificate, design, type(game).capabilities.data_dependent_certificate) if certified else None
     eps_lb = bound.epsilon_lower
     return OneRunResult(
@@ -459,22 +490,38 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
         covers_all_assignments=covers, pinned_options=pinned, seed=seed,
         note=_note(certificate, design, covers, pinned, method.X_ is not None, int(inserted.size), bound),
         bound=bound,
+        control=OneRunControl(v=control.v, r=control.r, epsilon_lower=control.epsilon_lower,
+                              has_power=control.epsilon_lower > (certified_epsilon or 0.0)),
     )
+
+
+def _scores(game: Unlearner, release: Tensor, cX: Tensor, cy: Tensor, pairs: np.ndarray | None) -> np.ndarray:
+    """The guesser's scores: logit-scaled confidence on the canaries' own labels, per pair the
+    first's minus the second's."""
+    with torch.no_grad():
+        logits = batched_logits(game.objective, release.unsqueeze(0), cX)[0]
+    phi = logit_confidence(logits.detach().to("cpu", torch.float64).numpy(), cy.to("cpu").numpy(),
+                           one_logit=game.objective.n_outputs == 1)
+    return phi[pairs[:, 0]] - phi[pairs[:, 1]] if pairs is not None else phi
 
 
 def _run(game: Unlearner, X: Tensor, y: Tensor, cX: Tensor, cy: Tensor, inserted: np.ndarray, n: int,
          init: Callable[[torch.Generator], Tensor], seed: int, epsilon: float, delta: float,
-         mechanism: str) -> tuple[Tensor, Any]:
-    """Fit on D ∪ C₊, unlearn C₊, certify C₊, release with the certificate's σ."""
+         mechanism: str) -> tuple[Tensor, Tensor, Any]:
+    """Fit on D ∪ C₊, unlearn C₊, certify C₊, release with the certificate's σ; and the
+    control: the original model released with the same σ and the same noise draw (role
+    ``noise``), which is what a deletion that did nothing would release in this game."""
     idx = torch.as_tensor(inserted, dtype=torch.long, device=cX.device)
     X_train, y_train = torch.cat([X, cX[idx]]), torch.cat([y, cy[idx]])
     forget = torch.arange(n, n + int(inserted.size), device=X.device)
     if type(game).capabilities.deletable_before_training:
         game.declare_deletable(forget)
-    game.fit(X_train, y_train, init(_torch_generator(seed, "init")))
+    original = game.fit(X_train, y_train, init(_torch_generator(seed, "init"))).clone()
     theta = game.unlearn(forget)
     certificate = game.certify(forget, epsilon, delta, mechanism)
-    return Unlearner.release(theta, _finite_sigma(certificate), _torch_generator(seed, "noise")), certificate
+    sigma = _finite_sigma(certificate)
+    return (Unlearner.release(theta, sigma, _torch_generator(seed, "noise")),
+            Unlearner.release(original, sigma, _torch_generator(seed, "noise")), certificate)
 
 
 def _finite_sigma(certificate: Any) -> float:

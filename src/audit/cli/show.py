@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from audit.findings import cannot_test
+from audit.findings import cannot_catch_no_op, cannot_test, one_run_blind
 from audit.progress import Throughput
 
 #: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
@@ -113,6 +113,17 @@ def _bound(value: float, ceiling: float, can_test: bool | None, size: int | None
     return f"{shown}{cannot_test(target)} at this size (ceiling {_fmt(ceiling)}; {could})"
 
 
+def _one_run_bound(one_run: dict) -> str:
+    """The one-run bound; where its positive control failed (and nothing else was said about it),
+    that it cannot see a deletion that did nothing, with the control's count."""
+    control = one_run.get("control")
+    if not one_run_blind(one_run):
+        return _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
+                      one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")
+    return (f"{cannot_catch_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
+            f"epsilon >= {_fmt(control['epsilon_lower'])}; ceiling {_fmt(one_run['ceiling'])})")
+
+
 def summary(err: Console, report: Any) -> None:
     """The headline line, then the verdict, the certificate (none for an uncertified method), the
     ledger of a sequence, measured epsilons, utility and timings; then every finding."""
@@ -163,9 +174,7 @@ def summary(err: Console, report: Any) -> None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
     one_run = report.one_run or {}
     if "ceiling" in one_run:
-        rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)",
-                     _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
-                            one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")))
+        rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
     tm = report.timings
     rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
                  + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))

@@ -34,7 +34,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
-from audit.findings import cannot_test, headline
+from audit.findings import cannot_catch_no_op, cannot_test, headline, one_run_blind
 from audit.report import SALT_FILE, plots, write_atomic
 from audit.report.encoding import json_safe
 
@@ -375,6 +375,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         # what a bound below its own resolution cannot test (audit.sizing): the words of the finding
         "cannot_test": cannot_test(comparison.get("certified_epsilon")),
         "one_run_cannot_test": cannot_test((report.get("one_run") or {}).get("certified_epsilon")),
+        "one_run_blind": one_run_blind(report.get("one_run") or {}),
+        "one_run_cannot_catch": cannot_catch_no_op((report.get("one_run") or {}).get("m") or 0),
         "relearn": relearn,
         "histograms": utility.get("loss_histograms"),
         "ledger": report.get("ledger"),

@@ -1232,7 +1232,10 @@ class ReportModel(_Section):
     """The privacy-utility frontier (``config.frontier``); absent when no epsilon was asked for."""
     one_run: OpenDict | None = Absent()
     """The one-run audit (Steinke et al. 2023 adapted to deletion), when one_run_canaries is set:
-    a lower bound on the certificate's epsilon for deleting the inserted canaries."""
+    a lower bound on the certificate's epsilon for deleting the inserted canaries. ``control``
+    (optional; absent from reports before it): the game's positive control, its original model
+    released at the same sigma and noise draw, with ``v`` of ``r`` guesses right, its
+    ``epsilon_lower`` and ``has_power`` (that bound exceeds the certified epsilon, 0 without one)."""
     timings: Timings
     seeds: Seeds
     environment: Environment
