@@ -35,6 +35,20 @@ def method_options(config: Any, seeds: dict[str, int]) -> dict[str, Any]:
     return options
 
 
-def build_method(config: Any, objective: Objective, seeds: dict[str, int]) -> Unlearner:
-    """The configured method, validated by its own declarations."""
-    return get_method(config.method)(objective, **method_options(config, seeds))
+def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, train: Any = None,
+                 unlearn: Any = None) -> Unlearner:
+    """The configured method, validated by its own declarations; or the caller's own code
+    (``config.method == "caller"``, :class:`unlearners.caller.CallerMethod`) from the functions
+    passed to ``audit.run`` or named by ``config.train``/``config.unlearn`` (``module:...``).
+    Either way the audit then runs the one method it gets through the same stages."""
+    from audit.config import CALLER_CODE
+
+    if config.method != CALLER_CODE:
+        return get_method(config.method)(objective, **method_options(config, seeds))
+    from audit.audited_model import load_factory
+    from audit.seeds import child_seed
+    from unlearners.caller import CallerMethod
+
+    functions = {field: given if given is not None else load_factory(getattr(config, field), field)
+                 for field, given in (("train", train), ("unlearn", unlearn))}
+    return CallerMethod(objective, **functions, seed=child_seed(seeds["init"], CALLER_CODE))

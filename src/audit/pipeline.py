@@ -23,6 +23,7 @@ from torch import Tensor
 from audit import findings as rules
 from audit.attacking import (
     AttackSetup,
+    gradient_attacks,
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
@@ -65,7 +66,8 @@ STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility",
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
-        model: Any = None, data: Any = None, forget_ids: Any = None) -> schema.ReportModel:
+        model: Any = None, data: Any = None, forget_ids: Any = None, train: Any = None,
+        unlearn: Any = None) -> schema.ReportModel:
     """Run one audit and return its report.
 
     Parameters
@@ -93,6 +95,11 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         The ids of the records a person asked to delete (the data's ids, else source
         positions); every one must be a training record. The commitment is over them; the
         configuration records ``forget_ids = "caller"``.
+    train, unlearn:
+        The caller's own training ``train(model, dataset, generator) -> model`` and unlearning
+        ``unlearn(model, forget, retain, generator) -> model`` (:mod:`unlearners.caller`), given
+        together: the audited method is then this code (``method = "caller"``, uncertified,
+        measured in retrain mode), every trial a pure function of (seed, role, trial index).
 
     Returns
     -------
@@ -107,17 +114,19 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     before = torch.get_num_threads()
     blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
     try:
-        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids, train=train,
+                    unlearn=unlearn)
     finally:  # the thread count the run chose (audit.threads) ends with it
         torch.set_num_threads(before)
         blas.restore_original_limits()
 
 
 def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
-         forget_ids: Any) -> schema.ReportModel:
+         forget_ids: Any, train: Any = None, unlearn: Any = None) -> schema.ReportModel:
     from audit.threads import choose, use_threads
 
-    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids)
+    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
+                                 unlearn=unlearn)
     started = _now()
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
@@ -152,7 +161,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     init = functools.partial(_initial_point, objective, dtype, device)
 
     theta0 = init(torch.Generator().manual_seed(seeds["init"]))
-    method = build_method(config, objective, seeds)
+    method = build_method(config, objective, seeds, train=train, unlearn=unlearn)
     capabilities = type(method).capabilities
 
     def fit(m: Unlearner) -> Tensor:
@@ -364,7 +373,9 @@ def _prepare(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds:
               if config.forget_strategy == "mislabelled" else data.y_train)
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    return data, forget_np, X, y, model_source, prepare(module, X, y, data.n_classes, dtype, device)
+    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.unlearn is not None)
+    gradient_attacks(config.attacks, objective)
+    return data, forget_np, X, y, model_source, objective
 
 
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
@@ -421,7 +432,8 @@ def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
 
 
-def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any) -> AuditConfig:
+def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
+                        unlearn: Any = None) -> AuditConfig:
     """The configuration the report records: ``caller`` where the library call passed the model,
     the data or the forget ids in memory (validated: they cannot be combined with another
     selection of the same thing)."""
@@ -437,7 +449,11 @@ def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_id
             raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
                                "forget_class, forget_groups, forget_ids)", chosen or "another selection")
         updates.update(forget_ids=CALLER, forget_count=None)
-    for field, given in (("dataset", data), ("forget_ids", forget_ids)):
+    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn)) if given is not None})
+    if "train" in updates or "unlearn" in updates:  # validated: the pair, and no other method
+        dataclasses.replace(config, **updates).validate()
+        updates["method"] = CALLER
+    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn)):
         if getattr(config, field) == CALLER and given is None and field not in updates:
             raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
                                CALLER)
