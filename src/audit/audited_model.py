@@ -71,19 +71,20 @@ def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int
 def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
     """The object named by ``module:<dotted.module or path/file.py>:<attribute>``; errors name
     ``field`` (``model``, or ``train``/``unlearn`` for the caller's functions)."""
+    noun = "factory" if field == "model" else "function"
     where, _, attribute = text[len(MODULE_PREFIX):].rpartition(":")
     if not where or not attribute:
-        raise InvalidInput(field, "'module:<package.module or file.py>:<factory>'", text)
+        raise InvalidInput(field, f"'module:<package.module or file.py>:<{noun}>'", text)
     try:
         if where.endswith(".py") or "/" in where:
             path = Path(where).expanduser()
             if not path.is_file():
-                raise InvalidInput(field, "'module:<file.py>:<factory>' with an existing file", str(path))
+                raise InvalidInput(field, f"'module:<file.py>:<{noun}>' with an existing file", str(path))
             spec = importlib.util.spec_from_file_location(f"unlearn_audit_user_model_{path.stem}", path)
             if spec is None or spec.loader is None:  # not Python source (.txt, .pt): nothing can import it
-                raise InvalidInput(field, "a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
-                                   "'module:<package.module>:<factory>' or 'module:<path/to/file.py>:<factory>' "
-                                   "(a Python source file ending in .py)", text)
+                raise InvalidInput(field, ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
+                                   if field == "model" else "") + f"'module:<package.module>:<{noun}>' or "
+                                   f"'module:<path/to/file.py>:<{noun}>' (a Python source file ending in .py)", text)
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)

@@ -45,10 +45,21 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
 
     if config.method != CALLER_CODE:
         return get_method(config.method)(objective, **method_options(config, seeds))
-    from audit.audited_model import load_factory
     from audit.seeds import child_seed
     from unlearners.caller import CallerMethod
 
-    functions = {field: given if given is not None else load_factory(getattr(config, field), field)
-                 for field, given in (("train", train), ("unlearn", unlearn))}
-    return CallerMethod(objective, **functions, seed=child_seed(seeds["init"], CALLER_CODE))
+    train, unlearn = caller_code(config, train, unlearn)
+    return CallerMethod(objective, train=train, unlearn=unlearn, seed=child_seed(seeds["init"], CALLER_CODE))
+
+
+def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[Any, Any]:
+    """The caller's ``train`` and ``unlearn`` functions: those passed in memory, else imported from
+    ``config.train``/``config.unlearn`` (``module:...``, as ``--model module:`` is); (None, None)
+    for a registered method. The audit calls it before loading data, so a missing file is refused
+    before any work."""
+    from audit.audited_model import load_factory
+
+    if config.unlearn is None:
+        return None, None
+    return tuple(given if given is not None else load_factory(getattr(config, field), field)
+                 for field, given in (("train", train), ("unlearn", unlearn)))

@@ -51,7 +51,7 @@ from audit.measurements import (
     tradeoff,
     unlearned_vs_retrained,
 )
-from audit.methods import build_method
+from audit.methods import build_method, caller_code
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.trials import choose_mode
 from certify.errors import InvalidInput
@@ -127,6 +127,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
 
     config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
                                  unlearn=unlearn)
+    train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started = _now()
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
@@ -452,6 +453,7 @@ def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_id
     updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn)) if given is not None})
     if "train" in updates or "unlearn" in updates:  # validated: the pair, and no other method
         dataclasses.replace(config, **updates).validate()
+    if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
         updates["method"] = CALLER
     for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn)):
         if getattr(config, field) == CALLER and given is None and field not in updates:
