@@ -46,7 +46,7 @@ class DigitsCNN(nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
-def adam(model, dataset, generator, epochs=15, lr=0.02, batch=16):
+def adam(model, dataset, generator, epochs=8, lr=0.03, batch=16):
     """The pipeline's training: Adam on shuffled mini-batches (the loader takes the generator)."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     loader = DataLoader(dataset, batch_size=batch, shuffle=True, generator=generator,
@@ -77,7 +77,7 @@ def finetune(model, forget, retain, generator):
     return adam(model, retain, generator, epochs=2, lr=0.005)
 
 
-def blobs(n=48, d=6, seed=0):
+def blobs(n=32, d=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n + 100, d, generator=g)
     y = (X[:, 0] > 0).long()
