@@ -167,8 +167,8 @@ class CallerMethod(Unlearner):
         model = copy.deepcopy(self.objective.model)
         with torch.no_grad():
             for name, value in self.objective.unflatten(theta0).items():
-                model.get_parameter(name).copy_(value) if name not in self.objective.buffer_names \
-                    else model.get_buffer(name).copy_(value)
+                held = model.get_buffer(name) if name in self.objective.buffer_names else model.get_parameter(name)
+                held.copy_(value)
             for _, buffer in model.named_buffers():
                 if not buffer.is_floating_point():  # num_batches_tracked: a fresh training starts at 0
                     buffer.zero_()
