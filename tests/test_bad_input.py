@@ -233,6 +233,13 @@ CLI_CASES = [
                                            "--out", R + "/out"], 2, "--resume"),
     ("compare-resume-is-a-file", ["compare", "--methods", "r2d", "--resume", R + "/afile", "--out", R + "/out"],
      2, "--resume"),
+    ("unlearn-without-train", ["run", "--unlearn", "module:pipeline.py:unlearn"], 2, "--train must be"),
+    ("train-not-a-module-ref", ["run", "--train", "pipeline.py:train", "--unlearn", "module:pipeline.py:u"], 2,
+     "--train must be"),
+    ("unlearn-with-method", ["run", "--method", "finetune", "--train", "module:p.py:t", "--unlearn", "module:p.py:u"],
+     2, "--method must be left unset with unlearn"),
+    ("train-file-missing", ["run", "--train", "module:" + R + "/nofile.py:t", "--unlearn", "module:" + R
+     + "/nofile.py:u", *FAST], 2, "--train must be"),
 ]
 
 

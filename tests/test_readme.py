@@ -199,3 +199,18 @@ def test_readme_documents_every_audit_compare_flag():
     for flag in flags - run:  # the run's flags: test_readme_documents_every_audit_run_flag
         assert f"`{flag}" in readme, f"the README does not mention {flag}"
     assert "every `audit run` option but `--method` and `--sigma-budget`" in readme
+
+
+@pytest.mark.slow
+def test_readme_challenge_example_runs_unchanged():
+    """The README's example audits a NeurIPS 2023 challenge submission as printed (the fast lane
+    covers the same path in tests/test_caller.py)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Your own training and unlearning code"):]
+    start = section.index("```python\n") + len("```python\n")
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(section[start:section.index("\n```\n", start) + 1], "README.md", "exec"), namespace)
+    report = namespace["report"]
+    assert report.method.name == "caller" and report.certificate.kind == "none"
+    assert report.method.hyperparameters["unlearn"] == "readme_example.challenge(readme_example.unlearning)"
+

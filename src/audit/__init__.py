@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AuditConfig", "AuditReport", "compare", "run"]
+__all__ = ["AuditConfig", "AuditReport", "challenge", "compare", "run"]
 
 _WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline",
-          "compare": "audit.comparing"}
+          "compare": "audit.comparing", "challenge": "unlearners.caller"}
 
 
 def __getattr__(name: str) -> Any:

@@ -349,3 +349,17 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
                        dtype=config.dtype, mode=mode, shadow_models=shadows, device=device,
                        forget_size=forget_size, width=width, train_records=train_records,
                        trials_field=field, ceiling=config.target_ceiling)
+
+
+def gradient_attacks(attacks: tuple[str, ...], objective) -> None:
+    """Refuse, before any training, the selected attacks that need the model's gradients (those
+    that declare ``smoothness``: relearn time fine-tunes with them) when ``torch.func`` cannot
+    differentiate the model (``objective.gradient_failure``, the caller's own code only); the
+    attacks that read outputs or parameters run on any model."""
+    if objective.gradient_failure is None:
+        return
+    needing = [name for name in attacks if "smoothness" in get_attack(name).needs]
+    if needing:
+        raise InvalidInput("attacks", "attacks that only read the model's outputs or parameters for this model ("
+                           + ", ".join(needing) + " need its gradients: " + objective.gradient_failure + ")",
+                           list(attacks))

@@ -68,21 +68,23 @@ def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int
     raise InvalidInput("model", "an nn.Module or a factory that builds one", type(spec).__name__)
 
 
-def load_factory(text: str) -> Callable[..., Any]:
-    """The object named by ``module:<dotted.module or path/file.py>:<attribute>``."""
+def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
+    """The object named by ``module:<dotted.module or path/file.py>:<attribute>``; errors name
+    ``field`` (``model``, or ``train``/``unlearn`` for the caller's functions)."""
+    noun = "factory" if field == "model" else "function"
     where, _, attribute = text[len(MODULE_PREFIX):].rpartition(":")
     if not where or not attribute:
-        raise InvalidInput("model", "'module:<package.module or file.py>:<factory>'", text)
+        raise InvalidInput(field, f"'module:<package.module or file.py>:<{noun}>'", text)
     try:
         if where.endswith(".py") or "/" in where:
             path = Path(where).expanduser()
             if not path.is_file():
-                raise InvalidInput("model", "'module:<file.py>:<factory>' with an existing file", str(path))
+                raise InvalidInput(field, f"'module:<file.py>:<{noun}>' with an existing file", str(path))
             spec = importlib.util.spec_from_file_location(f"unlearn_audit_user_model_{path.stem}", path)
             if spec is None or spec.loader is None:  # not Python source (.txt, .pt): nothing can import it
-                raise InvalidInput("model", "a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
-                                   "'module:<package.module>:<factory>' or 'module:<path/to/file.py>:<factory>' "
-                                   "(a Python source file ending in .py)", text)
+                raise InvalidInput(field, ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
+                                   if field == "model" else "") + f"'module:<package.module>:<{noun}>' or "
+                                   f"'module:<path/to/file.py>:<{noun}>' (a Python source file ending in .py)", text)
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)
@@ -91,10 +93,10 @@ def load_factory(text: str) -> Callable[..., Any]:
     except InvalidInput:
         raise
     except Exception as exc:  # the caller's code failed to import: say so in one sentence
-        raise InvalidInput("model", f"an importable module in {text!r}", f"{type(exc).__name__}: {exc}") from None
+        raise InvalidInput(field, f"an importable module in {text!r}", f"{type(exc).__name__}: {exc}") from None
     factory = getattr(module, attribute, None)
     if factory is None:
-        raise InvalidInput("model", f"an attribute {attribute!r} of {where}", "no such attribute")
+        raise InvalidInput(field, f"an attribute {attribute!r} of {where}", "no such attribute")
     return factory
 
 
@@ -122,8 +124,14 @@ def _qualname(obj: Any) -> str:
 
 
 def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch.dtype,
-            device: torch.device) -> Objective:
-    """The objective over the checked module: probed on two records (see the module docstring)."""
+            device: torch.device, *, own_training: bool = False) -> Objective:
+    """The objective over the checked module: probed on two records (see the module docstring).
+
+    ``own_training``: the caller's own code trains the model (:mod:`unlearners.caller`): θ holds
+    its BatchNorm statistics too (``Objective(with_buffers=True)``), and a module that ``torch.func``
+    cannot differentiate record by record is still audited by the attacks that only read outputs;
+    the reason is kept in ``objective.gradient_failure`` (None when the probe passed) for the
+    attacks that need gradients to refuse."""
     try:
         model = model.to(device=device, dtype=dtype)
     except Exception as exc:
@@ -148,14 +156,19 @@ def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch
         raise InvalidInput("model", f"{expected} output{'s' if expected > 1 else ''} for the data's {n_classes} "
                            "classes" + (" (one logit for a binary problem, or two)" if n_classes == 2 else ""),
                            f"{width} outputs")
-    objective = Objective(model, n_outputs=width)
-    theta = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).to(dtype)
+    objective = Objective(model, n_outputs=width, with_buffers=own_training)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    theta = torch.cat([state[name].detach().reshape(-1) for name in objective.names]).to(dtype)
     try:
         g = objective.per_sample_grads(theta, sample, y[:2])
     except Exception as exc:
-        raise InvalidInput("model", "a module that torch.func can differentiate record by record "
-                           "(functional_call and vmap; no in-place buffer updates, no data-dependent control flow)",
-                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        failure = InvalidInput("model", "a module that torch.func can differentiate record by record "
+                               "(functional_call and vmap; no in-place buffer updates, no data-dependent control "
+                               "flow)", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        if not own_training:
+            raise failure from None
+        objective.gradient_failure = str(failure)
+        return objective
     if not bool(torch.isfinite(g).all()):
         raise InvalidInput("model", "a module with finite per-record gradients at its initial parameters",
                            "non-finite gradients")

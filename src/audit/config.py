@@ -41,6 +41,9 @@ from audit.threads import ThreadCount
 from certify.mechanisms import MECHANISMS
 from certify.params import Param
 
+#: ``method`` of an audit of the caller's own training and unlearning code (``train``/``unlearn``).
+CALLER_CODE = "caller"
+
 SECTIONS = ("method", "certificate", "data", "forget", "training", "run", "trials", "attacks")
 
 
@@ -73,7 +76,8 @@ class MethodName(Constraint):
 
         if not isinstance(value, str):
             raise self.fail(field, value)
-        get_method(value)
+        if value != CALLER_CODE:  # the caller's own code (unlearn): checked with it in _validate
+            get_method(value)
         return value
 
     def invalid(self) -> tuple:
@@ -143,6 +147,31 @@ class ModelName(Constraint):
 
     def example(self) -> str:
         return "logreg"
+
+
+@dataclass(frozen=True)
+class CodeRef(Constraint):
+    """The caller's function: ``module:<package.module or file.py>:<function>`` (imported when the
+    audit runs, as ``--model module:`` is), or ``caller`` (passed to ``audit.run`` in memory)."""
+
+    role: str = ""
+    words: str = "'module:<package.module or file.py>:<function>', or 'caller' (passed to audit.run)"
+
+    def check(self, field: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(field, value)
+        if value == CALLER_CODE:
+            return value
+        where, _, attribute = value[len("module:"):].rpartition(":")
+        if not value.startswith("module:") or not where or not attribute:
+            raise InvalidInput(field, "'module:<package.module or file.py>:<function>'", value)
+        return value
+
+    def invalid(self) -> tuple:
+        return ("pkg.file:fn", "module:fn", 3)
+
+    def example(self) -> str:
+        return "module:my_pipeline:" + (self.role or "fn")
 
 
 @dataclass(frozen=True)
@@ -314,6 +343,12 @@ FIELDS: tuple[Field, ...] = (
     Field("timing_repeats", 3, Integer(1, 100),
           "Times the unlearning and the retraining are each timed, each on a copy of the trained method: the "
           "report's times are the medians, every repeat listed.", "run"),
+    Field("train", None, Optional(CodeRef("train"), "for the method's own training"),
+          "Your pipeline's training: module:<package.module or file.py>:<function> called as "
+          "fn(model, dataset, generator) -> model (with --unlearn).", "method"),
+    Field("unlearn", None, Optional(CodeRef("unlearn"), "for a registered method"),
+          "Your pipeline's unlearning: module:<package.module or file.py>:<function> called as "
+          "fn(model, forget, retain, generator) -> model (with --train; not with --method).", "method"),
 )
 FIELD = {f.name: f for f in FIELDS}
 
@@ -360,6 +395,8 @@ def _validate(self: Any) -> Any:
     if self.budget_epsilon is not None and self.requests == 1:
         raise InvalidInput("budget_epsilon", "used with requests > 1 (the ledger composes several releases)",
                            self.budget_epsilon)
+    if _caller_code(self):
+        return self
     _one_source(self)
     if self.sigma_budget is not None:
         from unlearners.registry import get_method
@@ -369,6 +406,31 @@ def _validate(self: Any) -> Any:
             raise InvalidInput("sigma_budget", "used only with a method whose knob has a sigma budget "
                                "search (e.g. r2d)", self.sigma_budget)
     return self
+
+
+def _caller_code(self: Any) -> bool:
+    """Whether the caller's own code is audited (``train`` and ``unlearn``, method ``caller``);
+    refuses the half-given or contradictory combinations. ``unlearn`` alone is refused rather
+    than paired with a built-in training: the routine is audited on the model its own pipeline
+    trains, and the retrained world must be trained the same way."""
+    if (self.train is None) != (self.unlearn is None):
+        given, missing = ("train", "unlearn") if self.unlearn is None else ("unlearn", "train")
+        raise InvalidInput(missing, f"your pipeline's {missing} function too: {given} and {missing} are audited "
+                           "together (the retrained world runs the same training)", None)
+    if self.unlearn is None:
+        if self.method == CALLER_CODE:
+            raise InvalidInput("method", "a registered method (see `audit methods`), or train and unlearn for "
+                               "your own code", self.method)
+        return False
+    if self.method not in (FIELD["method"].default, CALLER_CODE):
+        raise InvalidInput("method", "left unset with unlearn (your unlearn function is the audited method)",
+                           self.method)
+    for name in ("method_options", "constants"):
+        if getattr(self, name):
+            raise InvalidInput(name, "empty with unlearn (your code has no method options)", getattr(self, name))
+    if self.sigma_budget is not None:
+        raise InvalidInput("sigma_budget", "unset with unlearn (your code has no knob)", self.sigma_budget)
+    return True
 
 
 def _one_source(self: Any) -> None:

@@ -35,6 +35,31 @@ def method_options(config: Any, seeds: dict[str, int]) -> dict[str, Any]:
     return options
 
 
-def build_method(config: Any, objective: Objective, seeds: dict[str, int]) -> Unlearner:
-    """The configured method, validated by its own declarations."""
-    return get_method(config.method)(objective, **method_options(config, seeds))
+def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, train: Any = None,
+                 unlearn: Any = None) -> Unlearner:
+    """The configured method, validated by its own declarations; or the caller's own code
+    (``config.method == "caller"``, :class:`unlearners.caller.CallerMethod`) from the functions
+    passed to ``audit.run`` or named by ``config.train``/``config.unlearn`` (``module:...``).
+    Either way the audit then runs the one method it gets through the same stages."""
+    from audit.config import CALLER_CODE
+
+    if config.method != CALLER_CODE:
+        return get_method(config.method)(objective, **method_options(config, seeds))
+    from audit.seeds import child_seed
+    from unlearners.caller import CallerMethod
+
+    train, unlearn = caller_code(config, train, unlearn)
+    return CallerMethod(objective, train=train, unlearn=unlearn, seed=child_seed(seeds["init"], CALLER_CODE))
+
+
+def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[Any, Any]:
+    """The caller's ``train`` and ``unlearn`` functions: those passed in memory, else imported from
+    ``config.train``/``config.unlearn`` (``module:...``, as ``--model module:`` is); (None, None)
+    for a registered method. The audit calls it before loading data, so a missing file is refused
+    before any work."""
+    from audit.audited_model import load_factory
+
+    if config.unlearn is None:
+        return None, None
+    return tuple(given if given is not None else load_factory(getattr(config, field), field)
+                 for field, given in (("train", train), ("unlearn", unlearn)))

@@ -26,6 +26,7 @@ from torch import Tensor
 from audit import findings as rules
 from audit.attacking import (
     AttackSetup,
+    gradient_attacks,
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
@@ -53,7 +54,7 @@ from audit.measurements import (
     tradeoff,
     unlearned_vs_retrained,
 )
-from audit.methods import build_method
+from audit.methods import build_method, caller_code
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.trials import choose_mode
 from certify.errors import InvalidInput
@@ -69,7 +70,8 @@ STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility",
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
-        model: Any = None, data: Any = None, forget_ids: Any = None) -> schema.ReportModel:
+        model: Any = None, data: Any = None, forget_ids: Any = None, train: Any = None,
+        unlearn: Any = None) -> schema.ReportModel:
     """Run one audit and return its report.
 
     Parameters
@@ -97,6 +99,11 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         The ids of the records a person asked to delete (the data's ids, else source
         positions); every one must be a training record. The commitment is over them; the
         configuration records ``forget_ids = "caller"``.
+    train, unlearn:
+        The caller's own training ``train(model, dataset, generator) -> model`` and unlearning
+        ``unlearn(model, forget, retain, generator) -> model`` (:mod:`unlearners.caller`), given
+        together: the audited method is then this code (``method = "caller"``, uncertified,
+        measured in retrain mode), every trial a pure function of (seed, role, trial index).
 
     Returns
     -------
@@ -111,17 +118,20 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     before = torch.get_num_threads()
     blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
     try:
-        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids)
+        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids, train=train,
+                    unlearn=unlearn)
     finally:  # the thread count the run chose (audit.threads) ends with it
         torch.set_num_threads(before)
         blas.restore_original_limits()
 
 
 def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
-         forget_ids: Any) -> schema.ReportModel:
+         forget_ids: Any, train: Any = None, unlearn: Any = None) -> schema.ReportModel:
     from audit.threads import choose, use_threads
 
-    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids)
+    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
+                                 unlearn=unlearn)
+    train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started = _now()
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
@@ -156,7 +166,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     init = functools.partial(_initial_point, objective, dtype, device)
 
     theta0 = init(torch.Generator().manual_seed(seeds["init"]))
-    method = build_method(config, objective, seeds)
+    method = build_method(config, objective, seeds, train=train, unlearn=unlearn)
     capabilities = type(method).capabilities
 
     def fit(m: Unlearner) -> Tensor:
@@ -370,7 +380,9 @@ def _prepare(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds:
               if config.forget_strategy == "mislabelled" else data.y_train)
     X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    return data, forget_np, X, y, model_source, prepare(module, X, y, data.n_classes, dtype, device)
+    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.unlearn is not None)
+    gradient_attacks(config.attacks, objective)
+    return data, forget_np, X, y, model_source, objective
 
 
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
@@ -468,7 +480,8 @@ def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
 
 
-def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any) -> AuditConfig:
+def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
+                        unlearn: Any = None) -> AuditConfig:
     """The configuration the report records: ``caller`` where the library call passed the model,
     the data or the forget ids in memory (validated: they cannot be combined with another
     selection of the same thing)."""
@@ -484,7 +497,12 @@ def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_id
             raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
                                "forget_class, forget_groups, forget_ids)", chosen or "another selection")
         updates.update(forget_ids=CALLER, forget_count=None)
-    for field, given in (("dataset", data), ("forget_ids", forget_ids)):
+    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn)) if given is not None})
+    if "train" in updates or "unlearn" in updates:  # validated: the pair, and no other method
+        dataclasses.replace(config, **updates).validate()
+    if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
+        updates["method"] = CALLER
+    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn)):
         if getattr(config, field) == CALLER and given is None and field not in updates:
             raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
                                CALLER)

@@ -21,7 +21,9 @@ function of (root seed, role): the audit's trials and its shadow models are two 
 game, never one shared stream. A trial has four random streams: ``s = 0`` the initial point,
 ``s = 1`` the noise of the unlearned world, ``s = 2`` the noise of the retrained world and
 ``s = 3`` the noise of the original model (the positive control), so the worlds never share a
-stream.
+stream. A method whose training draws more randomness (the caller's own code,
+:mod:`unlearners.caller`) takes stream ``s = 4`` from the role seed and the trial index, which
+the loop path passes to :meth:`~unlearners.base.Unlearner.seed_trial` before each trial.
 
 * Noise (streams 1-3) is counter-based, so that a block of trials is drawn in bulk rather than
   one generator per trial (:func:`trial_noise`): stream s is numpy's Philox-4x64 keyed by the
@@ -348,7 +350,8 @@ def retrain_trials(
     parts = []
     for start in range(0, n_trials, group):
         part = thetas0[start:start + group]
-        parts.append(method.train_many(part, forget, chunk=chunk) if use_vmap else _loop(method, part, forget))
+        parts.append(method.train_many(part, forget, chunk=chunk) if use_vmap
+                     else _loop(method, part, forget, seed, first + start))
         if progress is not None:
             progress(start + part.shape[0], n_trials)
     worlds = Worlds(*(torch.cat(column) for column in zip(*parts)))
@@ -374,11 +377,13 @@ def progress_group(objective, X: Tensor, chunk: int | None) -> int:
     return block * -(-PROGRESS_TRIALS // block)
 
 
-def _loop(method: Unlearner, thetas0: Tensor, forget: Tensor) -> Worlds:
-    """The three worlds of every trial from a replica's own fit, unlearn and retrain."""
+def _loop(method: Unlearner, thetas0: Tensor, forget: Tensor, seed: int, first: int) -> Worlds:
+    """The three worlds of every trial from a replica's own fit, unlearn and retrain; row i is
+    trial ``first + i`` (:meth:`~unlearners.base.Unlearner.seed_trial` tells the replica which)."""
     worker = method.replica()
     rows = []
-    for theta0 in thetas0:
+    for i, theta0 in enumerate(thetas0):
+        worker.seed_trial(seed, first + i)
         if type(worker).capabilities.deletable_before_training:
             worker.declare_deletable(forget)
         rows.append((worker.fit(method.X_, method.y_, theta0), worker.unlearn(forget), worker.retrain(forget)))

@@ -320,6 +320,11 @@ class Unlearner(ABC):
         row i equals ``fit``/``unlearn``/``retrain`` of a replica fitted from ``thetas0[i]``."""
         raise NotImplementedError(f"{self.name} declares no batched training")
 
+    def seed_trial(self, seed: int, trial: int) -> None:
+        """Before a retrain-mode trial's ``fit``: the role's seed and the trial's index, for a method
+        whose training draws randomness beyond θ_0 (the caller's code, :mod:`unlearners.caller`).
+        Every built-in method's training is a function of θ_0 alone, so the default ignores them."""
+
     def declare_deletable(self, forget: Tensor) -> None:
         """Before ``fit``: the records that may be deleted later (``deletable_before_training``)."""
         raise NotImplementedError(f"{self.name} keeps no per-record state")

@@ -63,15 +63,32 @@ class Objective:
     themselves, so the constants of every theorem refer to the same f_z.
 
     The model is put in evaluation mode: the objective is a pure function of θ, so dropout is
-    off and normalisation layers use their (untrained) running statistics. Methods whose
-    theorem cannot cover such layers refuse their certificate (:mod:`unlearners.modelcheck`).
+    off and normalisation layers use their running statistics: the module's own (untrained) ones,
+    unless ``with_buffers``. Methods whose theorem cannot cover such layers refuse their
+    certificate (:mod:`unlearners.modelcheck`).
+
+    ``with_buffers``: θ also holds the module's floating-point buffers (BatchNorm's
+    ``running_mean`` and ``running_var``; not the integer ``num_batches_tracked``), after the
+    parameters, in the module's order. A model trained by the caller's own code
+    (:mod:`unlearners.caller`) computes with the statistics its training left, so every release,
+    distance, loss and attack must see them; the toolkit's own algorithms never update buffers.
     """
 
-    def __init__(self, model: nn.Module, n_outputs: int | None = None):
+    #: Why ``torch.func`` cannot differentiate the model record by record (the audit's probe,
+    #: :func:`audit.audited_model.prepare`), or None: attacks that need gradients then refuse.
+    gradient_failure: str | None = None
+
+    def __init__(self, model: nn.Module, n_outputs: int | None = None, *, with_buffers: bool = False):
         self.model = model.eval()
-        self.names = [name for name, _ in model.named_parameters()]
-        self.shapes = [p.shape for _, p in model.named_parameters()]
-        self.numels = [p.numel() for _, p in model.named_parameters()]
+        state = list(model.named_parameters())
+        #: The buffers θ holds after the parameters (empty unless ``with_buffers``).
+        self.buffer_names = [name for name, b in model.named_buffers() if b.is_floating_point()] \
+            if with_buffers else []
+        buffers = dict(model.named_buffers())
+        state += [(name, buffers[name]) for name in self.buffer_names]
+        self.names = [name for name, _ in state]
+        self.shapes = [p.shape for _, p in state]
+        self.numels = [p.numel() for _, p in state]
         self.dim = int(sum(self.numels))
         self.n_outputs = int(_output_units(model) if n_outputs is None else n_outputs)
         #: The layout of θ when the model computes exactly W·flatten(x) + b (see the module
@@ -403,7 +420,7 @@ def init_parameters(objective: Objective, generator: torch.Generator, dtype=torc
     import copy
 
     holders = [m for m in objective.model.modules() if any(True for _ in m.parameters(recurse=False))]
-    if holders and all(isinstance(m, nn.Linear) for m in holders):
+    if holders and all(isinstance(m, nn.Linear) for m in holders) and not objective.buffer_names:
         return default_init(objective, generator, dtype)
     for name, m in objective.model.named_modules():
         if any(True for _ in m.parameters(recurse=False)) and not callable(getattr(m, "reset_parameters", None)):
@@ -417,5 +434,8 @@ def init_parameters(objective: Objective, generator: torch.Generator, dtype=torc
         for m in fresh.modules():
             if any(True for _ in m.parameters(recurse=False)):
                 m.reset_parameters()
-        theta = torch.cat([p.detach().reshape(-1) for _, p in fresh.named_parameters()])
+            elif objective.buffer_names and callable(getattr(m, "reset_running_stats", None)):
+                m.reset_running_stats()  # θ_0 holds fresh statistics, whatever the caller's module had
+        state = {**dict(fresh.named_parameters()), **dict(fresh.named_buffers())}
+        theta = torch.cat([state[name].detach().reshape(-1) for name in objective.names])
     return theta.to(dtype)

@@ -398,12 +398,17 @@ def _annotation(c: Constraint, name: str) -> Any:
     return Text  # a registry name (method, model)
 
 
+#: Configuration fields that reports of this schema written before them do not hold (absent: None).
+CONFIG_ADDED_LATER = ("train", "unlearn")
+
+
 def _config_model() -> type[BaseModel]:
     from pydantic import create_model
 
     from audit.config import FIELDS
 
-    fields = {f.name: (_annotation(f.constraint, f.name), Field(description=f.help)) for f in FIELDS}
+    fields = {f.name: (_annotation(f.constraint, f.name), Field(description=f.help)
+                       if f.name not in CONFIG_ADDED_LATER else Field(None, description=f.help)) for f in FIELDS}
     return create_model("Config", __base__=_Section,
                         __doc__="The audit's configuration (declared in audit.config.FIELDS).", **fields)
 

@@ -1,0 +1,278 @@
+"""The caller's own training and unlearning code, audited on the model it trains (issue 25)."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_digits
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+import audit
+from audit.attacking import gradient_attacks
+from audit.audited_model import prepare
+from audit.config import AuditConfig
+from audit.trials import retrain_trials
+from certify.errors import InvalidInput
+from unlearners.caller import CallerMethod, call_seed, challenge
+from unlearners.objective import Objective, init_parameters
+
+
+class TinyNet(nn.Module):
+    """ReLU, BatchNorm and dropout: nothing a theorem would accept, everything a pipeline uses."""
+
+    def __init__(self, d=6, width=16, classes=2):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(d, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Dropout(0.1),
+                                  nn.Linear(width, classes))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class DigitsCNN(nn.Module):
+    """A ReLU + BatchNorm CNN for the 8x8 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(8 * 3 * 3, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1))
+
+
+def adam(model, dataset, generator, epochs=8, lr=0.03, batch=16):
+    """The pipeline's training: Adam on shuffled mini-batches (the loader takes the generator)."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    loader = DataLoader(dataset, batch_size=batch, shuffle=True, generator=generator,
+                        drop_last=len(dataset) % batch == 1)  # BatchNorm refuses a batch of one record
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(xb), yb).backward()
+            opt.step()
+    return model
+
+
+def keep(model, forget, retain, generator):
+    """No unlearning at all."""
+    return model
+
+
+def from_scratch(model, forget, retain, generator):
+    """Exact unlearning: the same training on the retain set from fresh weights."""
+    for m in model.modules():
+        if hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+    return adam(model.train(), retain, generator)
+
+
+def finetune(model, forget, retain, generator):
+    """A few epochs of fine-tuning on the retain set: in between."""
+    return adam(model, retain, generator, epochs=2, lr=0.005)
+
+
+def blobs(n=32, d=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n + 100, d, generator=g)
+    y = (X[:, 0] > 0).long()
+    return {"train": (X[:n], y[:n]), "test": (X[n:], y[n:])}
+
+
+def _config(**kw):
+    return AuditConfig(**{"attacks": ("mia",), "trials": 10, "curve_points": 2, "noise_draws": 2, "frontier": [],
+                          "forget_strategy": "mislabelled", "forget_count": 2, **kw})
+
+
+# -- the method ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fitted():
+    torch.manual_seed(0)
+    objective = Objective(TinyNet().double(), with_buffers=True)
+    data = blobs()
+    X, y = data["train"][0].double(), data["train"][1]
+    theta0 = init_parameters(objective, torch.Generator().manual_seed(1))
+    method = CallerMethod(objective, train=adam, unlearn=finetune, seed=7)
+    return method, method.fit(X, y, theta0), theta0, (X, y)
+
+
+def test_theta_holds_the_trained_batchnorm_statistics(fitted):
+    method, theta, theta0, _ = fitted
+    params = sum(p.numel() for p in method.objective.model.parameters())
+    assert method.objective.buffer_names == ["body.1.running_mean", "body.1.running_var"]
+    assert theta.shape == (params + 32,)
+    stats0, stats = theta0[params:], theta[params:]
+    assert torch.equal(stats0, torch.cat([torch.zeros(16), torch.ones(16)]).double())  # fresh statistics
+    assert not torch.allclose(stats, stats0)  # the caller's training moved them; theta carries them
+
+
+def test_each_call_is_a_pure_function_of_seed_trial_and_call(fitted):
+    method, theta, theta0, (X, y) = fitted
+    torch.manual_seed(123), np.random.seed(4), random.seed(5)
+    before = (torch.rand(1), np.random.rand(), random.random())
+    torch.manual_seed(123), np.random.seed(4), random.seed(5)
+    twin = method.replica()
+    again = twin.fit(X, y, theta0)
+    assert (torch.rand(1), np.random.rand(), random.random()) == before  # global generators restored
+    assert torch.equal(again, theta)  # dropout and shuffling drew from the seeded generators
+    twin.seed_trial(7, 1)
+    assert not torch.equal(twin.fit(X, y, theta0), theta)
+    assert call_seed(7, 0, "train") != call_seed(7, 0, "retrain") != call_seed(7, 1, "train")
+
+
+def test_unlearning_works_on_a_copy_and_retraining_restarts_from_theta0(fitted):
+    method, theta, theta0, _ = fitted
+    forget = torch.tensor([0, 3])
+    unlearned = method.unlearn(forget)
+    assert torch.equal(method._theta(method.module_), theta)  # the trained model was not touched
+    assert not torch.equal(unlearned, theta)
+    assert torch.equal(method.retrain(forget), method.retrain(forget))  # the same seed: the same retraining
+    assert method.certify(forget, 1.0, 1e-5).kind == "none"
+
+
+def test_trials_reach_train_with_the_seed_of_their_index(fitted):
+    method, *_ = fitted
+    seen = []
+
+    def recording(model, dataset, generator):
+        seen.append((len(dataset), generator.initial_seed()))
+        return model
+
+    probe = CallerMethod(method.objective, train=recording, unlearn=keep)
+    probe.fit(method.X_, method.y_, fitted[2])
+    seen.clear()
+    init = lambda g: init_parameters(method.objective, g)  # noqa: E731
+    trials = retrain_trials(probe, torch.tensor([0, 3]), 2, 11, init=init, sigma=0.0, first=5)
+    assert trials.path == "loop"
+    n = int(method.X_.shape[0])
+    assert seen == [(n, call_seed(11, 5, "train")), (n - 2, call_seed(11, 5, "retrain")),
+                    (n, call_seed(11, 6, "train")), (n - 2, call_seed(11, 6, "retrain"))]
+
+
+def test_a_function_that_returns_no_model_is_refused(fitted):
+    method, _, theta0, (X, y) = fitted
+    with pytest.raises(InvalidInput, match="^train must be a function that returns the model"):
+        CallerMethod(method.objective, train=lambda m, d, g: None, unlearn=keep).fit(X, y, theta0)
+
+
+def test_a_challenge_submission_becomes_an_unlearn_function():
+    seen = {}
+
+    def unlearning(net, retain_loader, forget_loader, val_loader):  # the challenge's signature
+        seen.update(retain=len(retain_loader.dataset), forget=len(forget_loader.dataset),
+                    val=len(val_loader.dataset), batch=retain_loader.batch_size)
+        with torch.no_grad():
+            net.weight.zero_()  # in place, returns nothing: as submissions do
+        return "ignored"
+
+    retain, forget = TensorDataset(torch.zeros(9, 2), torch.zeros(9)), TensorDataset(torch.ones(2, 2), torch.ones(2))
+    model = nn.Linear(2, 2)
+    unlearn = challenge(unlearning, batch_size=4)
+    assert unlearn(model, forget, retain, torch.Generator().manual_seed(0)) is model
+    assert seen == {"retain": 9, "forget": 2, "val": 9, "batch": 4} and not model.weight.any()
+    assert unlearn.__qualname__ == f"challenge({__name__}.{unlearning.__qualname__})"
+
+
+class Branching(nn.Module):
+    """Data-dependent control flow: torch.func cannot take per-record gradients through it."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(6, 2)
+
+    def forward(self, x):
+        return self.layer(x) if bool(x.sum() > 0) else -self.layer(x)
+
+
+def test_a_model_without_per_record_gradients_keeps_the_black_box_attacks():
+    X, y = blobs()["train"][0].double(), blobs()["train"][1]
+    with pytest.raises(InvalidInput, match="^model must be a module that torch.func can differentiate"):
+        prepare(Branching(), X, y, 2, torch.float64, torch.device("cpu"))
+    objective = prepare(Branching(), X, y, 2, torch.float64, torch.device("cpu"), own_training=True)
+    assert objective.gradient_failure is not None
+    gradient_attacks(("mia", "ulira", "whitebox"), objective)  # outputs and parameters only: they run
+    with pytest.raises(InvalidInput, match="^attacks must be attacks that only read .* \\(relearn need its gradients"):
+        gradient_attacks(("mia", "relearn"), objective)
+
+
+# -- the audit -------------------------------------------------------------------------------
+@pytest.mark.parametrize("unlearn, leaks", [(keep, True), (from_scratch, False)])
+def test_the_audit_measures_the_callers_code(unlearn, leaks):
+    """Fast twin of the CNN test below: a tiny BatchNorm MLP, ten trials, one attack."""
+    report = audit.run(_config(), model=TinyNet(), data=blobs(), train=adam, unlearn=unlearn)
+    assert report.method.name == "caller" and report.config.method == "caller"
+    assert report.method.hyperparameters == {"train": f"{__name__}.adam", "unlearn": f"{__name__}.{unlearn.__name__}"}
+    assert report.certificate.kind == "none" and report.attacks.trials.mode == "retrain"
+    assert report.attacks.trials.path == "loop"
+    codes = {f.code for f in report.findings}
+    assert ("leak-measured" in codes) == leaks
+    bound = report.attacks.attacks["mia"].bound
+    assert (bound.epsilon_lower == bound.ceiling) if leaks else bound.epsilon_lower == 0
+
+
+def test_train_and_unlearn_come_together_and_replace_the_method():
+    with pytest.raises(InvalidInput, match="^train must be"):
+        audit.run(_config(), model=TinyNet(), data=blobs(), unlearn=keep)
+    with pytest.raises(InvalidInput, match="^method must be left unset with unlearn"):
+        audit.run(_config(method="finetune"), model=TinyNet(), data=blobs(), train=adam, unlearn=keep)
+
+
+# -- what issue 25 must show -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def digits():
+    d = load_digits()
+    images = torch.as_tensor(d.images[:, None] / 16.0, dtype=torch.float32)
+    return images, torch.as_tensor(d.target)
+
+
+def cnn_train(model, dataset, generator):
+    return adam(model, dataset, generator, epochs=25, lr=0.01, batch=32)
+
+
+def cnn_from_scratch(model, forget, retain, generator):
+    for m in model.modules():
+        if hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+    return cnn_train(model.train(), retain, generator)
+
+
+def cnn_finetune(model, forget, retain, generator):
+    return adam(model, retain, generator, epochs=6, lr=0.02, batch=32)
+
+
+@pytest.mark.slow
+def test_a_batchnorm_cnn_trained_with_adam(digits):
+    """No unlearning leaks at the ceiling, retraining from scratch shows nothing, fine-tuning sits
+    in between (ranked by the attacks' AUROC)."""
+    config = _config(attacks=("mia", "ulira"), trials=20, shadow_models=4, max_train=120, forget_count=3)
+    reports = {fn.__name__: audit.run(config, model=DigitsCNN(), data=digits, train=cnn_train, unlearn=fn)
+               for fn in (keep, cnn_finetune, cnn_from_scratch)}
+    auroc = {name: max(float(r.attacks.attacks[a].bound.roc.auroc) for a in ("mia", "ulira"))
+             for name, r in reports.items()}
+    kept, scratch = reports["keep"], reports["cnn_from_scratch"]
+    assert "leak-measured" in {f.code for f in kept.findings}
+    ulira = kept.attacks.attacks["ulira"].bound
+    assert ulira.epsilon_lower == ulira.ceiling and auroc["keep"] > 0.95
+    assert all(r.bound.epsilon_lower == 0 for r in scratch.attacks.attacks.values())
+    assert "leak-measured" not in {f.code for f in scratch.findings}
+    assert auroc["keep"] > auroc["cnn_finetune"] > auroc["cnn_from_scratch"], auroc
+
+
+@pytest.mark.slow
+def test_local_and_worker_processes_give_the_same_report():
+    """cloudpickle ships the caller's functions to spawned workers; each trial is a pure function of
+    (seed, role, index), so everything but the execution block (and the clock) is identical."""
+    config = _config(attacks=("mia", "ulira"), shadow_models=2)
+    reports = [audit.run(dataclasses.replace(config, **kw), model=TinyNet(), data=blobs(), train=adam,
+                         unlearn=finetune, salt=b"s" * 32).to_json_dict()
+               for kw in ({}, {"executor": "processes", "workers": 2})]
+    for report in reports:
+        assert report["attacks"].pop("execution")["executor"] in ("local", "processes")
+        for volatile in ("created_at", "started_at", "timings", "config", "environment"):
+            report.pop(volatile)
+    assert reports[0] == reports[1]
