@@ -220,3 +220,32 @@ def challenge(unlearning: Callable[..., Any], batch_size: int = 64,
     unlearn.__qualname__ = f"challenge({qualified_name(unlearning)})"
     unlearn.__module__ = getattr(unlearning, "__module__", None) or "?"
     return unlearn
+
+
+def retrain_with(train: TrainFn) -> UnlearnFn:
+    """Exact unlearning by the caller's own training, as an ``unlearn`` function: the model is
+    re-initialised as the audit draws θ_0 (each module's ``reset_parameters``, fresh BatchNorm
+    statistics, under the call's seeded generators; :func:`unlearners.objective.init_parameters`)
+    and ``train`` runs on the retain set. Its unlearned world is A(D \\ Z) with the caller's A,
+    distributed as the retrained world: what an attack achieves against it is what it achieves
+    against a perfect deletion of the caller's pipeline (``audit compare``'s reference for the
+    caller's candidates)."""
+    if not callable(train):
+        raise InvalidInput("train", "a function train(model, dataset, generator) -> model", type(train).__name__)
+
+    def unlearn(model: nn.Module, forget: TensorDataset, retain: TensorDataset,
+                generator: torch.Generator) -> nn.Module:
+        with torch.no_grad():
+            for m in model.modules():
+                if any(True for _ in m.parameters(recurse=False)):
+                    m.reset_parameters()
+                elif callable(getattr(m, "reset_running_stats", None)):
+                    m.reset_running_stats()
+            for buffer in model.buffers():
+                if not buffer.is_floating_point():  # num_batches_tracked: a fresh training starts at 0
+                    buffer.zero_()
+        return train(model.train(), retain, generator)
+
+    unlearn.__qualname__ = f"retrain_with({qualified_name(train)})"
+    unlearn.__module__ = getattr(train, "__module__", None) or "?"
+    return unlearn

@@ -136,6 +136,11 @@ class MethodRow(_Section):
     """The method's own knob (R2D's rewind, HF's step size, NGD's lambda): its report's tradeoff curve."""
     findings: list[Finding]
     """The method's findings, as in its report."""
+    trained_by: Text | None = Absent()
+    """What trained this row's worlds: absent for a registered method (the toolkit's own training algorithm,
+    the one its theorem is about); for the caller's candidates and their reference, the caller's train function
+    (``module.qualname``). Rows with different trainers compare different pipelines: each row's AUROCs read
+    against the retraining of its own trainer (``reference`` or ``candidate_reference``)."""
 
 
 class NotApplicable(_Section):
@@ -144,6 +149,16 @@ class NotApplicable(_Section):
 
     name: MethodName
     reason: Text
+
+
+class MeasuredRanking(_Section):
+    """The caller's candidates (and their reference) ordered by measured leakage: measured, not certified."""
+
+    rule: Text
+    order: list[MethodName]
+    """Least measured leakage first."""
+    not_ranked: dict[MethodName, Text]
+    """Candidates that ran but cannot be ranked, and why (no attack ran; the attacks had no power)."""
 
 
 class Recommendation(_Section):
@@ -173,12 +188,22 @@ class ComparisonModel(_Section):
     config: OpenDict
     """The settings every method shared (the audit's fields but ``method``); each method's report holds its own
     validated configuration."""
-    methods_requested: Annotated[list[MethodName], Field(min_length=1)]
+    methods_requested: list[MethodName]
+    """The registered methods requested (empty only when candidates were given)."""
     methods: list[MethodRow]
-    """The methods that ran, in the requested order."""
+    """The methods that ran, in the requested order, then the candidates that ran."""
     not_applicable: list[NotApplicable]
     reference: MethodName | None
     """``retrain`` when it was compared: its AUROCs are what an attack achieves against exact retraining."""
+    candidates: list[MethodName] | None = Absent()
+    """The caller's own unlearning functions compared (``candidates=``, ``--candidate``), in the given order, then
+    their reference when ``retrain`` was requested; each audited as the caller's code (certificate kind none),
+    trained by the caller's train function. Absent when none was given."""
+    candidate_reference: MethodName | None = Absent()
+    """``retrain-yours`` when it ran: exact retraining by the caller's train function, so its AUROCs are what an
+    attack achieves against a perfect deletion of the caller's pipeline."""
+    measured_ranking: MeasuredRanking | None = Absent()
+    """The candidates ranked by measured leakage (with candidates only); the recommendation never picks one."""
     dataset: Dataset
     model: Model
     deletion_request: DeletionRequest
@@ -192,10 +217,13 @@ class ComparisonModel(_Section):
     @model_validator(mode="after")
     def _consistent(self) -> ComparisonModel:
         ran = [m.name for m in self.methods]
+        if not (self.methods_requested or self.candidates):
+            raise PydanticCustomError("inconsistent", "at least one method or candidate",
+                                      {"field": "methods_requested"})
         skipped = [m.name for m in self.not_applicable]
-        if sorted(ran + skipped) != sorted(self.methods_requested):
-            raise PydanticCustomError("inconsistent", "every requested method once, run or not applicable",
-                                      {"field": "methods"})
+        if sorted(ran + skipped) != sorted(self.methods_requested + (self.candidates or [])):
+            raise PydanticCustomError("inconsistent", "every requested method and candidate once, run or not "
+                                      "applicable", {"field": "methods"})
         if self.recommendation.method is not None and self.recommendation.method not in ran:
             raise PydanticCustomError("inconsistent", "a method that ran ({ran})",
                                       {"ran": ", ".join(ran), "field": "recommendation.method"})
