@@ -376,7 +376,8 @@ def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candid
     if candidates is None or (isinstance(candidates, Mapping) and not candidates):
         if train is not None:
             raise InvalidInput("train", "given with candidates (your unlearning functions): the registered methods "
-                               "train with the toolkit's own algorithm", qualified_name(train))
+                               "train with the toolkit's own algorithm",
+                               train if isinstance(train, str) else qualified_name(train))
         return None
     if not isinstance(candidates, Mapping):
         raise InvalidInput("candidates", "a mapping {name: unlearn function or 'module:<file.py>:<function>'}",

@@ -1,9 +1,10 @@
 """``audit compare``: every method on the same data, one signed page (:mod:`audit.comparing`).
 
 Its flags are ``audit run``'s (one per configuration field, the same defaults and precedence:
-flag over ``--config`` file over default), less ``--method`` and ``--sigma-budget`` (one
-method's), plus ``--methods`` and ``--max-accuracy-loss``. The attacks default to ``audit run``'s
-and RMIA, whose AUROC is a column of the comparison.
+flag over ``--config`` file over default), less ``--method``, ``--sigma-budget`` and ``--unlearn``
+(one method's), plus ``--methods``, ``--max-accuracy-loss`` and ``--candidate NAME=module:...``
+(repeatable: the caller's unlearning functions, trained by ``--train``). The attacks default to
+``audit run``'s and RMIA, whose AUROC is a column of the comparison.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def _parameters() -> list[inspect.Parameter]:
                 help=escape("Comma-separated methods to compare (see `audit methods`); those whose theorem excludes "
                             f"the model are listed with the reason, not run. [default: {','.join(DEFAULT_METHODS)}]"),
                 show_default=False),
+        _option("candidate", Optional[list[str]], None, "--candidate", rich_help_panel=_PANEL,
+                help=escape("Your own unlearning function as a row, NAME=module:<package.module or file.py>:<function> "
+                            "called as fn(model, forget, retain, generator) -> model (repeatable; with --train, which "
+                            "trains every candidate's worlds; never recommended: ranked by measured leakage)."),
+                show_default=False),
         _option("max_accuracy_loss", float, 1.0, "--max-accuracy-loss", rich_help_panel=_PANEL,
                 help=escape("The recommendation rule's bound: the fastest consistent, certified method whose released "
                             "model is at most this many points of test accuracy below retraining. [default: 1.0]"),
@@ -81,14 +87,16 @@ def compare(**params: Any) -> None:
     given = {name for name in params if _typed(ctx, name)}
     out, sign_key, commitment_salt = params.pop("out"), params.pop("sign_key"), params.pop("commitment_salt")
     config_path, as_json, quiet = params.pop("config"), params.pop("as_json"), params.pop("quiet")
-    methods, max_loss = params.pop("methods"), params.pop("max_accuracy_loss")
+    methods, max_loss, candidate = params.pop("methods"), params.pop("max_accuracy_loss"), params.pop("candidate")
     file_mode = FILE_MODES[params.pop("report_mode")]
     file = read_config(config_path) if config_path is not None else {}
-    for key in ("method", "sigma_budget"):
+    for key in ("method", "sigma_budget", "unlearn"):
         if key in file:
             raise InvalidInput(f"{key} (in {config_path})", "absent from a comparison's configuration (it chooses "
-                               "one method; use --methods)", file[key])
+                               "one method; use --methods, or --candidate for your own code)", file[key])
     merged = settings({k: v for k, v in params.items() if k in given}, file)
+    train = merged.pop("train", None)  # the candidates' training: compare's train=, not a shared setting
+    candidates = _candidates(candidate)
     merged.setdefault("attacks", (*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))
     try:
         cfg = AuditConfig.from_dict(merged)
@@ -104,7 +112,7 @@ def compare(**params: Any) -> None:
         with Stages(err, ("methods", *STAGES), quiet=quiet) as stages, library_notes(err, quiet=quiet):
             try:
                 result = run_compare(cfg, methods if methods is not None else DEFAULT_METHODS, rule=rule,
-                                     progress=_per_method(stages), salt=salt)
+                                     progress=_per_method(stages), salt=salt, candidates=candidates, train=train)
             except InvalidInput as exc:
                 raise _named(exc, given | {"methods"}, config_path) from None
             except ShardFailed as exc:  # as audit run: say which shard, keep what finished
@@ -127,6 +135,22 @@ def compare(**params: Any) -> None:
                       + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     violated = any(row.verdict == "violated" for row in result.document.methods)
     raise typer.Exit(int(ExitCode.VIOLATED if violated else ExitCode.CONSISTENT))
+
+
+def _candidates(values: list[str] | None) -> dict[str, str] | None:
+    """``--candidate NAME=module:...`` values as compare's ``candidates`` (the names and functions are
+    checked there, before any work)."""
+    if not values:
+        return None
+    candidates: dict[str, str] = {}
+    for value in values:
+        name, eq, code = value.partition("=")
+        if not eq or not name or not code:
+            raise InvalidInput("--candidate", "NAME=module:<package.module or file.py>:<function>", value)
+        if name in candidates:
+            raise InvalidInput("--candidate", "each name once", name)
+        candidates[name] = code
+    return candidates
 
 
 def _per_method(stages: Any) -> Any:
@@ -169,8 +193,17 @@ def _summary(err: Any, document: Any) -> None:
         err.print(f"not run: {m.name}: {escape(m.reason)}", highlight=False, soft_wrap=True)
     err.print(f"recommendation: {escape(rec.why)}", highlight=False, soft_wrap=True)
     err.print(f"rule: {escape(rec.rule)}", highlight=False, soft_wrap=True)
+    ranking = document.measured_ranking
+    if ranking is not None:
+        mine = ", ".join(r.name for r in document.methods if r.trained_by is not None)
+        err.print(f"trained by your train function: {mine}; the others by the toolkit's own algorithm (their "
+                  "theorems are about it)", highlight=False, soft_wrap=True)
+        err.print("your candidates by measured leakage (measured, not certified), least first: "
+                  + (", ".join(ranking.order) or "none ranked")
+                  + "".join(f"; {n} not ranked: {why}" for n, why in ranking.not_ranked.items()),
+                  highlight=False, soft_wrap=True)
 
 
 compare.__signature__ = inspect.Signature([*_parameters(), *_OUTPUT_OPTIONS])  # type: ignore[attr-defined]
 compare = command("compare", renames={**RENAMES, "max_accuracy_loss": "--max-accuracy-loss",
-                                      "methods": "--methods"})(compare)
+                                      "methods": "--methods", "candidates": "--candidate"})(compare)
