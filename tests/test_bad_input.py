@@ -240,6 +240,13 @@ CLI_CASES = [
      2, "--method must be left unset with unlearn"),
     ("train-file-missing", ["run", "--train", "module:" + R + "/nofile.py:t", "--unlearn", "module:" + R
      + "/nofile.py:u", *FAST], 2, "--train must be"),
+    # -- audit compare with your own candidates: refused before any data is read
+    ("compare-candidate-not-a-pair", ["compare", "--candidate", "mine"], 2, "--candidate must be NAME=module:"),
+    ("compare-candidate-is-a-method", ["compare", "--candidate", "r2d=module:p.py:u", "--train", "module:p.py:t"], 2,
+     "--candidate must be names of your own"),
+    ("compare-candidate-without-train", ["compare", "--candidate", "mine=module:p.py:u"], 2, "--train must be"),
+    ("compare-candidate-file-missing", ["compare", "--candidate", "mine=module:" + R + "/nofile.py:u", "--train",
+                                        "module:" + R + "/nofile.py:t"], 2, "--train must be"),
 ]
 
 

@@ -385,13 +385,14 @@ def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candid
     if train is None:
         raise InvalidInput("train", "your pipeline's train function (or 'module:<file.py>:<function>') with "
                            "candidates: it trains every candidate's worlds", None)
-    train_fn = _code(train, "train", load_factory)
     reserved = {*available_methods(), *unavailable_methods(), CALLER_CODE, CANDIDATE_REFERENCE}
-    for name, fn in candidates.items():
+    for name in candidates:
         if not (isinstance(name, str) and _NAME.fullmatch(name)) or name in reserved:
             raise InvalidInput("candidates", "names of your own: lowercase letters and digits joined by - or _, "
                                f"and not a registered method's (see `audit methods`), {CALLER_CODE} or "
                                f"{CANDIDATE_REFERENCE}", name)
+    train_fn = _code(train, "train", load_factory)
+    for fn in candidates.values():
         _code(fn, "candidates", load_factory)
     unlearn = dict(candidates)
     if with_reference:
