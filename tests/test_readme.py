@@ -194,11 +194,11 @@ def test_readme_documents_every_audit_compare_flag():
     command = typer.main.get_command(app).commands["compare"]
     flags = {o for p in command.params for o in p.opts if o.startswith("--")} - {"--help"}
     run = {o for p in typer.main.get_command(app).commands["run"].params for o in p.opts if o.startswith("--")}
-    assert run - flags == {"--method", "--sigma-budget", "--strict"}
-    assert flags - run == {"--methods", "--max-accuracy-loss"}
+    assert run - flags == {"--method", "--sigma-budget", "--strict", "--unlearn"}
+    assert flags - run == {"--methods", "--max-accuracy-loss", "--candidate"}
     for flag in flags - run:  # the run's flags: test_readme_documents_every_audit_run_flag
         assert f"`{flag}" in readme, f"the README does not mention {flag}"
-    assert "every `audit run` option but `--method` and `--sigma-budget`" in readme
+    assert "every `audit run` option but `--method`, `--sigma-budget` and `--unlearn`" in readme
 
 
 @pytest.mark.slow
