@@ -317,8 +317,10 @@ def _assemble(config: AuditConfig, names: tuple[str, ...], own: _Candidates | No
     first = reports[ran[0]]
     # as the reports record it (caller inputs included), with the comparison's own options and run directory
     shared = {**{k: v for k, v in first.config.model_dump(mode="json").items() if k not in ("method", "unlearn")},
-              "method_options": dict(config.method_options), "constants": dict(config.constants),
-              "resume": config.resume, "train": None if own is None else own.recorded_train}
+              "method_options": dict(config.method_options), "resume": config.resume,
+              "train": None if own is None else own.recorded_train}
+    if own is not None:  # a candidate's report records none (its code has no constants)
+        shared["constants"] = {k: float(v) for k, v in config.constants.items()}
     extra = {} if own is None else {
         "candidates": list(extra_names),
         "candidate_reference": CANDIDATE_REFERENCE if CANDIDATE_REFERENCE in reports else None,
