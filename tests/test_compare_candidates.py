@@ -26,7 +26,7 @@ MINE = f"{adam.__module__}.adam"
 @pytest.fixture(scope="module")
 def candidates():
     """Two candidates alone (no registered method, so no reference): two caller audits, ~1 s."""
-    return compare(_config(), [], candidates={"keep": keep, "scratch": from_scratch}, train=adam, model=TinyNet(),
+    return compare(_config(timing_repeats=1), [], candidates={"keep": keep, "scratch": from_scratch}, train=adam, model=TinyNet(),
                    data=blobs(), salt=SALT)
 
 
@@ -128,7 +128,7 @@ def test_retrain_with_forgets_the_model_it_is_given():
 def test_retrain_and_two_candidates_with_the_reference_of_your_training(tmp_path):
     from audit.report.keys import generate_keypair
 
-    result = compare(_config(steps=20), ["retrain"], candidates={"keep": keep, "scratch": from_scratch},
+    result = compare(_config(steps=20, timing_repeats=1), ["retrain"], candidates={"keep": keep, "scratch": from_scratch},
                      train=adam, model=TinyNet(), data=blobs(), salt=SALT)
     doc = result.document
     assert [r.name for r in doc.methods] == ["retrain", "keep", "scratch", CANDIDATE_REFERENCE]
