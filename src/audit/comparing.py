@@ -336,15 +336,12 @@ def _assemble(config: AuditConfig, names: tuple[str, ...], own: _Candidates | No
     return Comparison(document=document, reports=reports, commitment_salt=salt)
 
 
-
 @dataclass(frozen=True)
 class _Candidates:
-    """The caller's candidates, checked: the training as given (a function or a ``module:`` string),
-    that training loaded, and each unlearning function (or ``module:`` string) by row name, the
-    reference last."""
+    """The caller's candidates, checked: the training as given (a function or a ``module:`` string)
+    and each unlearning function (or ``module:`` string) by row name, the reference last."""
 
     train: Any
-    train_fn: Callable[..., Any]
     unlearn: dict[str, Any]
 
     @property
@@ -399,7 +396,7 @@ def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candid
     unlearn = dict(candidates)
     if with_reference:
         unlearn[CANDIDATE_REFERENCE] = retrain_with(train_fn)
-    return _Candidates(train=train, train_fn=train_fn, unlearn=unlearn)
+    return _Candidates(train=train, unlearn=unlearn)
 
 
 def _code(value: Any, field: str, load: Callable[[str, str], Any]) -> Callable[..., Any]:
