@@ -204,16 +204,21 @@ def production_model(setup: AttackSetup, trials: dict) -> schema.ProductionModel
         loss = float(setup.objective.loss(setup.theta_original, setup.X, setup.y))
     # on the log scale: a training loss spans orders of magnitude (longer training divides it), and a
     # z-score of the raw loss could never exceed mean/std below the mean
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore"):
         logs, log_loss = np.log(losses), float(np.log(loss))
-    mean, std = float(logs.mean()), float(logs.std(ddof=1)) if logs.size > 1 else 0.0
-    z = (log_loss - mean) / std if std > 0 and math.isfinite(mean) else (
-        0.0 if log_loss == mean else math.copysign(math.inf, log_loss - mean))
-    return schema.ProductionModel(loss=loss, trials_mean=float(losses.mean()), trials_std=float(losses.std(ddof=1))
-                                  if losses.size > 1 else 0.0, trials_min=float(losses.min()),
-                                  trials_max=float(losses.max()), z=z if not math.isnan(z) else 0.0,
+    mean, std = float(logs.mean()), _sd(logs)
+    if std > 0 and math.isfinite(mean):
+        z = (log_loss - mean) / std
+    else:  # the trials' losses are all equal: the production model is with them or beyond them all
+        z = 0.0 if log_loss == mean else math.copysign(math.inf, log_loss - mean)
+    return schema.ProductionModel(loss=loss, trials_mean=float(losses.mean()), trials_std=_sd(losses),
+                                  trials_min=float(losses.min()), trials_max=float(losses.max()), z=z,
                                   percentile=float((losses < loss).mean()), z_limit=Z_LIMIT,
                                   outlier=bool(abs(z) > Z_LIMIT))
+
+
+def _sd(values: np.ndarray) -> float:
+    return float(values.std(ddof=1)) if values.size > 1 else 0.0
 
 
 def _control(su, sr, *, delta: float, confidence: float, seed: int) -> tuple[float, float]:

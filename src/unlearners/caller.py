@@ -33,6 +33,12 @@ path (``fit``/``unlearn``/``retrain`` of a replica); before each trial the loop 
 method keeps and every built-in method ignores. No ``batched_training`` is declared: the
 caller's functions cannot be vmapped.
 
+The production model. :func:`load_original` reads the model the pipeline already trained (a
+module or a state dict) and :meth:`CallerMethod.adopt` makes it A(D): ``unlearn`` then runs on a
+copy of it, while ``retrain`` stays a fresh training from the audit's θ_0 (the production model's
+own θ_0 is unknown). :meth:`CallerMethod.reproducibility` is the determinism check: ``train``
+twice on a small subset with one seed, compared bit for bit.
+
 :func:`challenge` adapts the NeurIPS 2023 machine-unlearning challenge's signature
 ``unlearning(net, retain_loader, forget_loader, val_loader)`` to an ``unlearn`` function.
 """
