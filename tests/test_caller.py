@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 import torch
+from rich.console import Console
 from sklearn.datasets import load_digits
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -16,6 +17,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import audit
 from audit.attacking import gradient_attacks
 from audit.audited_model import prepare
+from audit.cli.show import summary
 from audit.config import AuditConfig
 from audit.findings import CODES
 from audit.measurements import tensor_sha
@@ -329,6 +331,11 @@ def test_a_production_model_of_the_same_code_sits_among_the_trials(from_producti
     assert "original-outlier" not in {f.code for f in report.findings}
     assert report.reproducibility.equal and report.reproducibility.max_abs_difference == 0
     assert report.reproducibility.records == 32  # min(64, n)
+    err = Console(record=True, width=200)
+    summary(err, report)
+    text = err.export_text()
+    assert f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})" in text
+    assert "train twice with one seed (32 records)" in text and "identical" in text
 
 
 def test_a_production_model_trained_otherwise_is_an_outlier():
