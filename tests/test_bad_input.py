@@ -331,6 +331,8 @@ LIBRARY_CASES = [
     ("request-id-int", {"request_id": 42}, "request_id"),
     ("request-id-slash", {"request_id": "REQ/42"}, "request_id"),
     ("timing-repeats-zero", {"timing_repeats": 0}, "timing_repeats"),
+    ("original-with-a-registered-method", {"method": "retrain", "original": "prod.pt"}, "original"),
+    ("original-not-text", {"original": 5, "train": "module:p.py:t", "unlearn": "module:p.py:u"}, "original"),
 ]
 
 
