@@ -175,7 +175,8 @@ def summary(err: Console, report: Any) -> None:
         placed = report.attacks.production
         if placed is not None:
             rows.append(("production model: loss on D (trials' range, z of log loss)",
-                         f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})"))
+                         f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], "
+                         f"z = {placed.z:+.2f})"))
     one_run = report.one_run or {}
     if "ceiling" in one_run:
         rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
