@@ -447,7 +447,8 @@ def original_outlier(production: Any) -> dict[str, str]:
     """The production model's loss on D is beyond ``z_limit`` standard deviations of the trials'."""
     return finding("original-outlier", f"the production model's mean loss on the training set, {production.loss:.4g}, "
                    f"is {production.z:+.3g} standard deviations (of the log loss) from the trials' original models "
-                   f"(mean {production.trials_mean:.4g}, range [{production.trials_min:.4g}, {production.trials_max:.4g}], "
+                   f"(mean {production.trials_mean:.4g}, range [{production.trials_min:.4g}, "
+                   f"{production.trials_max:.4g}], "
                    f"{production.percentile:.0%} of them lower; limit |z| <= {production.z_limit:g}): the trials, "
                    "fresh trainings by the same train function, do not model this model (trained otherwise, longer, "
                    "or on other data?), so what the attacks measure says little about its deletion")
