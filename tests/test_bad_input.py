@@ -78,7 +78,17 @@ def _fixtures(root: Path) -> dict[str, str]:
     for run_dir in (root / "stale" / "r2d", root / "arun"):
         run_dir.mkdir(parents=True)
         (run_dir / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
-    return {"root": str(root), "closed_port": str(closed_port)}
+    # the caller's pipeline (outside root: importing it writes __pycache__) and a state dict of another model
+    code = root.parent / (root.name + "-code")
+    code.mkdir(exist_ok=True)
+    (code / "pipeline.py").write_text("from torch import nn\n"
+                                      "def build(shape, classes):\n    return nn.Linear(shape[0], classes)\n"
+                                      "def train(model, dataset, generator):\n    return model\n"
+                                      "def unlearn(model, forget, retain, generator):\n    return model\n")
+    import torch
+
+    torch.save({"weight": torch.zeros(3)}, root / "other.pt")
+    return {"root": str(root), "closed_port": str(closed_port), "code": str(code)}
 
 
 R = "{root}"
@@ -247,6 +257,13 @@ CLI_CASES = [
     ("compare-candidate-without-train", ["compare", "--candidate", "mine=module:p.py:u"], 2, "--train must be"),
     ("compare-candidate-file-missing", ["compare", "--candidate", "mine=module:" + R + "/nofile.py:u", "--train",
                                         "module:" + R + "/nofile.py:t"], 2, "--train must be"),
+    ("original-without-unlearn", ["run", "--original", R + "/other.pt", *FAST], 2, "--original must be used with"),
+    ("original-not-a-state-dict", ["run", "--model", "module:{code}/pipeline.py:build", "--train",
+                                   "module:{code}/pipeline.py:train", "--unlearn", "module:{code}/pipeline.py:unlearn",
+                                   "--original", R + "/afile", *FAST], 2, "--original must be the model"),
+    ("original-of-another-model", ["run", "--model", "module:{code}/pipeline.py:build", "--train",
+                                   "module:{code}/pipeline.py:train", "--unlearn", "module:{code}/pipeline.py:unlearn",
+                                   "--original", R + "/other.pt", *FAST], 2, "--original must be the model"),
 ]
 
 
@@ -321,6 +338,8 @@ LIBRARY_CASES = [
     ("request-id-int", {"request_id": 42}, "request_id"),
     ("request-id-slash", {"request_id": "REQ/42"}, "request_id"),
     ("timing-repeats-zero", {"timing_repeats": 0}, "timing_repeats"),
+    ("original-with-a-registered-method", {"method": "retrain", "original": "prod.pt"}, "original"),
+    ("original-not-text", {"original": 5, "train": "module:p.py:t", "unlearn": "module:p.py:u"}, "original"),
 ]
 
 

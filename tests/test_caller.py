@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 
 import numpy as np
 import pytest
 import torch
+from rich.console import Console
 from sklearn.datasets import load_digits
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -15,10 +17,13 @@ from torch.utils.data import DataLoader, TensorDataset
 import audit
 from audit.attacking import gradient_attacks
 from audit.audited_model import prepare
+from audit.cli.show import summary
 from audit.config import AuditConfig
+from audit.findings import CODES
+from audit.measurements import tensor_sha
 from audit.trials import retrain_trials
 from certify.errors import InvalidInput
-from unlearners.caller import CallerMethod, call_seed, challenge
+from unlearners.caller import CallerMethod, call_seed, challenge, load_original
 from unlearners.objective import Objective, init_parameters
 
 
@@ -276,3 +281,93 @@ def test_local_and_worker_processes_give_the_same_report():
         for volatile in ("created_at", "started_at", "timings", "config", "environment"):
             report.pop(volatile)
     assert reports[0] == reports[1]
+
+
+# -- the production model and the determinism check (issue 25 items 2 and 4) ---------------------
+RAW = {"forget_strategy": "random", "feature_map": {"standardize": False, "row_norm": "none"}}  # D as given
+
+
+def production(epochs=8, seed=3):
+    """The model the pipeline trained on D itself: the same code, its own seed."""
+    torch.manual_seed(seed)
+    return adam(TinyNet().train(), TensorDataset(*blobs()["train"]), torch.Generator().manual_seed(seed),
+                epochs=epochs)
+
+
+def clock_seeded(model, dataset, generator):
+    """Ignores the generator it is given: a loader seeded from the machine's entropy."""
+    return adam(model, dataset, torch.Generator().manual_seed(int.from_bytes(os.urandom(7), "little")))
+
+
+@pytest.fixture(scope="module")
+def from_production():
+    """The audit of the same code's production model; unlearn records what it received."""
+    received = []
+
+    def recording(model, forget, retain, generator):
+        received.append({k: v.clone() for k, v in model.state_dict().items()})
+        return finetune(model, forget, retain, generator)
+
+    prod = production()
+    report = audit.run(_config(**RAW), model=TinyNet(), data=blobs(), train=adam, unlearn=recording, original=prod)
+    return report, prod, received
+
+
+def test_the_unlearned_model_is_unlearn_on_a_copy_of_the_production_model(from_production):
+    report, prod, received = from_production
+    assert all(torch.equal(received[0][k].float(), v) for k, v in prod.state_dict().items())  # its weights
+    objective = Objective(TinyNet().double(), with_buffers=True)
+    state = {**dict(prod.named_parameters()), **dict(prod.named_buffers())}
+    theta = torch.cat([state[n].detach().double().reshape(-1) for n in objective.names])
+    assert report.parameters.sha256_original == tensor_sha(theta)  # the release is the production model
+    assert report.parameters.sha256_unlearned != report.parameters.sha256_original
+    assert report.config.original == "caller"
+
+
+def test_a_production_model_of_the_same_code_sits_among_the_trials(from_production):
+    report, *_ = from_production
+    placed = report.attacks.production
+    assert placed.trials_min < placed.loss < placed.trials_max and abs(placed.z) < 1 and not placed.outlier
+    assert "original-outlier" not in {f.code for f in report.findings}
+    assert report.reproducibility.equal and report.reproducibility.max_abs_difference == 0
+    assert report.reproducibility.records == 32  # min(64, n)
+    err = Console(record=True, width=200)
+    summary(err, report)
+    text = err.export_text()
+    assert f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})" in text
+    assert "train twice with one seed (32 records)" in text and "identical" in text
+
+
+def test_a_production_model_trained_otherwise_is_an_outlier():
+    scaled = production()
+    with torch.no_grad():
+        scaled.body[4].weight.mul_(10)  # e.g. a much longer training: confident far beyond the trials
+    report = audit.run(_config(**RAW), model=TinyNet(), data=blobs(), train=adam, unlearn=keep, original=scaled)
+    placed = report.attacks.production
+    assert placed.outlier and placed.z < -placed.z_limit and placed.percentile == 0
+    assert "original-outlier" in {f.code for f in report.findings}
+    assert CODES["original-outlier"].vacuous
+
+
+def test_the_production_model_must_hold_every_parameter_and_buffer_in_its_shape(fitted, tmp_path):
+    method = fitted[0]
+    state = production().state_dict()
+    with pytest.raises(InvalidInput, match=r"^original must be .* got \"missing \['body.1.running_mean'\]\""):
+        load_original({k: v for k, v in state.items() if k != "body.1.running_mean"}, method.objective)
+    with pytest.raises(InvalidInput, match=r"^original must be .*body.0.weight \(16, 7\) \(expected \(16, 6\)\)"):
+        load_original({**state, "body.0.weight": torch.zeros(16, 7)}, method.objective)
+    torch.save(state, tmp_path / "prod.pt")
+    loaded = load_original(tmp_path / "prod.pt", method.objective)
+    assert torch.equal(loaded.body[1].running_var, state["body.1.running_var"].double())
+    assert int(loaded.body[1].num_batches_tracked) == int(state["body.1.num_batches_tracked"]) > 0
+    with pytest.raises(InvalidInput, match="^original must be used with train and unlearn"):
+        audit.run(_config(), model=TinyNet(), data=blobs(), original=production())
+
+
+def test_a_training_that_ignores_its_seed_is_not_reproducible(fitted):
+    method, _, theta0, (X, y) = fitted
+    assert method.reproducibility(X, y, theta0, records=16) == {
+        "records": 16, "seed": call_seed(7, 0, "train"), "equal": True, "max_abs_difference": 0.0}
+    report = audit.run(_config(attacks=()), model=TinyNet(), data=blobs(), train=clock_seeded, unlearn=keep)
+    assert not report.reproducibility.equal and report.reproducibility.max_abs_difference > 0
+    assert "not-reproducible" in {f.code for f in report.findings} and CODES["not-reproducible"].vacuous

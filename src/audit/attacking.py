@@ -65,6 +65,9 @@ class AttackSetup:
     certified_epsilon: float | None
     realized_epsilon: float
     smoothness: Callable[[], float]
+    production: bool = False
+    """``theta_original`` is the caller's production model (``original=``), not A(D) of the audit's
+    own run: the trials' original models are then compared with it (:func:`production_model`)."""
 
 
 class DegenerateTrials(Exception):
@@ -178,10 +181,44 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
         attacks=results_,
         comparison=_comparison(setup, results_),
         positive_control=_positive_control(controls),
+        production=production_model(setup, gathered["trials"]) if setup.production and plan.mode == "retrain"
+        else None,
         execution=schema.Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
                                    shards=len(shards), resumed=[s.name for s in resumed],
                                    run_directory=execution.resume),
     )
+
+
+#: |z| beyond which the production model is an outlier among the trials' original models: by
+#: Chebyshev at most 1/16 of any population lies 4 standard deviations from its mean.
+Z_LIMIT = 4.0
+
+
+def production_model(setup: AttackSetup, trials: dict) -> schema.ProductionModel:
+    """The production model's mean loss on D against the trials' original models' (their
+    ``_loss`` feature, :func:`audit.shards.compute_shard`): z-score, percentile and range."""
+    from audit.shards import SEP
+
+    losses = np.asarray(trials[f"_loss{SEP}original"], dtype=float)
+    with torch.no_grad():
+        loss = float(setup.objective.loss(setup.theta_original, setup.X, setup.y))
+    # on the log scale: a training loss spans orders of magnitude (longer training divides it), and a
+    # z-score of the raw loss could never exceed mean/std below the mean
+    with np.errstate(divide="ignore"):
+        logs, log_loss = np.log(losses), float(np.log(loss))
+    mean, std = float(logs.mean()), _sd(logs)
+    if std > 0 and math.isfinite(mean):
+        z = (log_loss - mean) / std
+    else:  # the trials' losses are all equal: the production model is with them or beyond them all
+        z = 0.0 if log_loss == mean else math.copysign(math.inf, log_loss - mean)
+    return schema.ProductionModel(loss=loss, trials_mean=float(losses.mean()), trials_std=_sd(losses),
+                                  trials_min=float(losses.min()), trials_max=float(losses.max()), z=z,
+                                  percentile=float((losses < loss).mean()), z_limit=Z_LIMIT,
+                                  outlier=bool(abs(z) > Z_LIMIT))
+
+
+def _sd(values: np.ndarray) -> float:
+    return float(values.std(ddof=1)) if values.size > 1 else 0.0
 
 
 def _control(su, sr, *, delta: float, confidence: float, seed: int) -> tuple[float, float]:

@@ -349,6 +349,9 @@ FIELDS: tuple[Field, ...] = (
     Field("unlearn", None, Optional(CodeRef("unlearn"), "for a registered method"),
           "Your pipeline's unlearning: module:<package.module or file.py>:<function> called as "
           "fn(model, forget, retain, generator) -> model (with --train; not with --method).", "method"),
+    Field("original", None, Optional(Text(), "to train the original model with train"),
+          "The model your pipeline trained: a state dict saved with torch.save(model.state_dict(), PATH) "
+          "(caller: original= passed to audit.run); unlearn runs on it (with --train and --unlearn).", "method"),
 )
 FIELD = {f.name: f for f in FIELDS}
 
@@ -413,6 +416,9 @@ def _caller_code(self: Any) -> bool:
     refuses the half-given or contradictory combinations. ``unlearn`` alone is refused rather
     than paired with a built-in training: the routine is audited on the model its own pipeline
     trains, and the retrained world must be trained the same way."""
+    if self.original is not None and self.unlearn is None:
+        raise InvalidInput("original", "used with train and unlearn (a registered method's theorem is about the "
+                           "model its own training makes, so it cannot adopt another)", self.original)
     if (self.train is None) != (self.unlearn is None):
         given, missing = ("train", "unlearn") if self.unlearn is None else ("unlearn", "train")
         raise InvalidInput(missing, f"your pipeline's {missing} function too: {given} and {missing} are audited "

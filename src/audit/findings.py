@@ -117,6 +117,15 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "at the same sigma, gives no bound above the certified epsilon, so the game could not have caught a "
                 "deletion that did nothing and its bound on the unlearned model means nothing",
                 short="the one-run audit could not have caught a deletion that did nothing", vacuous=True),
+    FindingCode("original-outlier", "warning", "consistent",
+                "the production model (original=) sits outside the trials' population of original models: the "
+                "trials, fresh trainings by the same code, do not model it, so the attacks' verdict on its "
+                "deletion means little",
+                short="the trials do not model the production model", vacuous=True),
+    FindingCode("not-reproducible", "warning", "consistent",
+                "the caller's training gave two different models from one seed: the trials mix randomness sources "
+                "the audit does not control, and cannot be reproduced from the recorded seeds",
+                short="the training code is not reproducible from its seed", vacuous=True),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -432,6 +441,28 @@ def one_run_no_power(one_run: dict) -> dict[str, str]:
 def cannot_catch_no_op(pairs: int) -> str:
     """The words for a one-run game whose positive control failed (page, CLI and finding)."""
     return f"could not have caught a deletion that did nothing with {pairs:,} canary pairs on this model"
+
+
+def original_outlier(production: Any) -> dict[str, str]:
+    """The production model's loss on D is beyond ``z_limit`` standard deviations of the trials'."""
+    return finding("original-outlier", f"the production model's mean loss on the training set, {production.loss:.4g}, "
+                   f"is {production.z:+.3g} standard deviations (of the log loss) from the trials' original models "
+                   f"(mean {production.trials_mean:.4g}, range [{production.trials_min:.4g}, "
+                   f"{production.trials_max:.4g}], "
+                   f"{production.percentile:.0%} of them lower; limit |z| <= {production.z_limit:g}): the trials, "
+                   "fresh trainings by the same train function, do not model this model (trained otherwise, longer, "
+                   "or on other data?), so what the attacks measure says little about its deletion")
+
+
+def not_reproducible(check: Any) -> dict[str, str]:
+    """The caller's ``train`` gave two models from one seed (:class:`schema.Reproducibility`)."""
+    return finding("not-reproducible", f"two trainings by your train function on the same {check.records} records "
+                   f"with one seed differ (largest parameter difference {check.max_abs_difference:.3g}): a trial is "
+                   "then not a pure function of its seed, the trials mix randomness the audit does not control, and "
+                   "no result can be reproduced from the recorded seeds; usual causes: a DataLoader without "
+                   "generator= or with workers not seeded from it, a generator seeded from the clock or os.urandom, "
+                   "a random source outside torch, numpy and random, or nondeterministic CUDA kernels "
+                   "(torch.use_deterministic_algorithms(True))")
 
 
 def degenerate_trials(reason: str) -> dict[str, str]:

@@ -71,7 +71,7 @@ STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility",
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
         model: Any = None, data: Any = None, forget_ids: Any = None, train: Any = None,
-        unlearn: Any = None) -> schema.ReportModel:
+        unlearn: Any = None, original: Any = None) -> schema.ReportModel:
     """Run one audit and return its report.
 
     Parameters
@@ -104,6 +104,15 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         ``unlearn(model, forget, retain, generator) -> model`` (:mod:`unlearners.caller`), given
         together: the audited method is then this code (``method = "caller"``, uncertified,
         measured in retrain mode), every trial a pure function of (seed, role, trial index).
+        Before anything is trained, ``train`` runs twice on a small subset with one seed (the
+        report's ``reproducibility``; finding ``not-reproducible`` when the two models differ).
+    original:
+        The model the caller's pipeline already trained (with ``train`` and ``unlearn``): an
+        ``nn.Module`` of the audited architecture or its state dict
+        (:func:`unlearners.caller.load_original`). It is the audit's original model, and the
+        audited unlearned model is ``unlearn`` on a copy of it; the retrained reference and the
+        trials stay fresh trainings by ``train``, and ``attacks.production`` places the model among
+        the trials' original models (finding ``original-outlier`` when the trials do not model it).
 
     Returns
     -------
@@ -119,18 +128,19 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
     try:
         return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids, train=train,
-                    unlearn=unlearn)
+                    unlearn=unlearn, original=original)
     finally:  # the thread count the run chose (audit.threads) ends with it
         torch.set_num_threads(before)
         blas.restore_original_limits()
 
 
 def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
-         forget_ids: Any, train: Any = None, unlearn: Any = None) -> schema.ReportModel:
+         forget_ids: Any, train: Any = None, unlearn: Any = None, original: Any = None) -> schema.ReportModel:
     from audit.threads import choose, use_threads
+    from unlearners.caller import load_original
 
     config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
-                                 unlearn=unlearn)
+                                 unlearn=unlearn, original=original)
     train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started = _now()
     salt = check_salt(salt)
@@ -150,6 +160,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         check_ray_cluster(config.ray_address)
     tick("data", 0, 1)
     data, forget_np, X, y, model_source, objective = _prepare(config, model, data, forget_ids, seeds, dtype, device)
+    production = (None if config.original is None  # a wrong file is refused before any training
+                  else load_original(config.original if original is None else original, objective))
     # a trial count that cannot fit is refused before training
     precheck_run(config, objective.dim, device, forget_size=len(forget_np), width=activation_width(objective, X),
                  train_records=int(X.shape[0]))
@@ -168,6 +180,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     theta0 = init(torch.Generator().manual_seed(seeds["init"]))
     method = build_method(config, objective, seeds, train=train, unlearn=unlearn)
     capabilities = type(method).capabilities
+    # the caller's training, twice on a subset with one seed: are the trials a pure function of their seeds?
+    reproducibility = method.reproducibility(X, y, theta0) if config.unlearn is not None else None
 
     def fit(m: Unlearner) -> Tensor:
         if capabilities.deletable_before_training:
@@ -176,7 +190,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
 
     tick("learn", 0, 1)
     t0 = time.perf_counter()
-    theta_orig = fit(method)
+    theta_orig = fit(method) if production is None else method.adopt(production, X, y, theta0)
     timings["learn_s"] = time.perf_counter() - t0
     tick("learn", 1, 1)
 
@@ -277,7 +291,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
             X_unseen=unseen[0], y_unseen=unseen[1], theta_original=theta_orig, theta_unlearned=theta_unl,
             theta_retrained=theta_ret, sigma=certificate.sigma, delta=config.delta,
             certified_epsilon=certified_epsilon, realized_epsilon=realized_.epsilon,
-            smoothness=lambda: smoothness_of(certificate, objective, X, y, theta_orig))
+            smoothness=lambda: smoothness_of(certificate, objective, X, y, theta_orig),
+            production=production is not None)
         t0 = time.perf_counter()
         try:
             attack_results = run_attacks(
@@ -310,6 +325,10 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         found.append(rules.degenerate_trials(refused))
     if one_run is not None:
         found += rules.one_run_findings(one_run)
+    if reproducibility is not None and not reproducibility["equal"]:
+        found.append(rules.not_reproducible(schema.Reproducibility(**reproducibility)))
+    if attack_results is not None and attack_results.production is not None and attack_results.production.outlier:
+        found.append(rules.original_outlier(attack_results.production))
     return schema.ReportModel(
         schema_version=SCHEMA_VERSION,
         tool={"name": TOOL, "version": tool_version()},
@@ -334,6 +353,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         attacks=attack_results,
         **({"ledger": ledger} if ledger is not None else {}),
         **({"one_run": one_run} if one_run is not None else {}),
+        **({"reproducibility": reproducibility} if reproducibility is not None else {}),
         **({"frontier": front} if front is not None else {}),
         timings=timings,
         seeds={"root": config.seed, **seeds},
@@ -481,7 +501,7 @@ def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
 
 
 def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
-                        unlearn: Any = None) -> AuditConfig:
+                        unlearn: Any = None, original: Any = None) -> AuditConfig:
     """The configuration the report records: ``caller`` where the library call passed the model,
     the data or the forget ids in memory (validated: they cannot be combined with another
     selection of the same thing)."""
@@ -497,12 +517,14 @@ def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_id
             raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
                                "forget_class, forget_groups, forget_ids)", chosen or "another selection")
         updates.update(forget_ids=CALLER, forget_count=None)
-    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn)) if given is not None})
-    if "train" in updates or "unlearn" in updates:  # validated: the pair, and no other method
+    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn), ("original", original))
+                    if given is not None})
+    if "train" in updates or "unlearn" in updates or "original" in updates:  # validated: the pair, and no other method
         dataclasses.replace(config, **updates).validate()
     if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
         updates["method"] = CALLER
-    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn)):
+    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn),
+                         ("original", original)):
         if getattr(config, field) == CALLER and given is None and field not in updates:
             raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
                                CALLER)

@@ -170,6 +170,10 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
             out[f"_distance{SEP}{world}"] = _blocked(
                 lambda r, ref=reference: {"v": to_numpy((r.released - ref).pow(2).sum(dim=1))},
                 rows[world], ctx.granule, "distance")["v"]
+        if s.production and retrains:  # each original model's mean loss on D, to place the production model
+            with torch.no_grad():
+                out[f"_loss{SEP}original"] = np.array([float(s.objective.loss(theta, s.X, s.y))
+                                                       for theta in trials.theta_original])
     for cls in ctx.attacks_of(shard.role):
         attack = cls()
         for game, played in GAMES.items():

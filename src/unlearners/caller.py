@@ -33,6 +33,12 @@ path (``fit``/``unlearn``/``retrain`` of a replica); before each trial the loop 
 method keeps and every built-in method ignores. No ``batched_training`` is declared: the
 caller's functions cannot be vmapped.
 
+The production model. :func:`load_original` reads the model the pipeline already trained (a
+module or a state dict) and :meth:`CallerMethod.adopt` makes it A(D): ``unlearn`` then runs on a
+copy of it, while ``retrain`` stays a fresh training from the audit's θ_0 (the production model's
+own θ_0 is unknown). :meth:`CallerMethod.reproducibility` is the determinism check: ``train``
+twice on a small subset with one seed, compared bit for bit.
+
 :func:`challenge` adapts the NeurIPS 2023 machine-unlearning challenge's signature
 ``unlearning(net, retain_loader, forget_loader, val_loader)`` to an ``unlearn`` function.
 """
@@ -43,6 +49,7 @@ import copy
 import random
 from collections.abc import Callable
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,6 +69,8 @@ UnlearnFn = Callable[[nn.Module, TensorDataset, TensorDataset, torch.Generator],
 STREAM_TRAINING = 4
 #: The calls of one run, in the order of their spawn key.
 CALLS = ("train", "unlearn", "retrain")
+#: Records of the determinism check (two trainings with one seed, before the trials).
+REPRODUCIBILITY_RECORDS = 64
 
 
 def call_seed(seed: int, trial: int, call: str) -> int:
@@ -132,6 +141,27 @@ class CallerMethod(Unlearner):
     def seed_trial(self, seed: int, trial: int) -> None:
         self.seed, self.trial = int(seed), int(trial)
 
+    def adopt(self, trained: nn.Module, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        """The production model as A(D), instead of a training: what :meth:`fit` would set, with
+        ``trained`` (:func:`load_original`) as the model ``unlearn`` receives a copy of. ``theta0``
+        is only the retrained reference's initial point (the production model's own is unknown:
+        the reference is a fresh training)."""
+        self.X_, self.y_, self.theta0_ = X, y, theta0
+        self.module_ = trained
+        return self._theta(trained)
+
+    def reproducibility(self, X: Tensor, y: Tensor, theta0: Tensor,
+                        records: int = REPRODUCIBILITY_RECORDS) -> dict[str, Any]:
+        """``train`` twice on the first ``min(records, n)`` records with one seed (the audit's own
+        run's ``train`` call seed) and θ_0: whether the two θ are bit for bit equal. Exact equality:
+        a trial is a pure function of its seed or it is not; the largest difference says by how
+        much (a CUDA kernel's last bits, or another draw altogether)."""
+        k = min(int(records), int(X.shape[0]))
+        first, second = (self._theta(self._train("train", X[:k], y[:k], theta0)) for _ in range(2))
+        return {"records": k, "seed": call_seed(self.seed, self.trial, "train"),
+                "equal": bool(torch.equal(first, second)),
+                "max_abs_difference": float((first - second).abs().max()) if first.numel() else 0.0}
+
     # -- the algorithm pair --------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta0_ = theta0
@@ -164,11 +194,8 @@ class CallerMethod(Unlearner):
     # -- helpers ----------------------------------------------------------------------------
     def _train(self, call: str, X: Tensor, y: Tensor, theta0: Tensor) -> nn.Module:
         """A fresh copy of the module holding θ_0, trained by the caller's ``train`` on (X, y)."""
-        model = copy.deepcopy(self.objective.model)
+        model = _holding(self.objective, self.objective.unflatten(theta0))
         with torch.no_grad():
-            for name, value in self.objective.unflatten(theta0).items():
-                held = model.get_buffer(name) if name in self.objective.buffer_names else model.get_parameter(name)
-                held.copy_(value)
             for _, buffer in model.named_buffers():
                 if not buffer.is_floating_point():  # num_batches_tracked: a fresh training starts at 0
                     buffer.zero_()
@@ -191,6 +218,57 @@ class CallerMethod(Unlearner):
         reference = self.objective.model.get_parameter(self.objective.names[0])
         return torch.cat([state[name].detach().reshape(-1).to(device=reference.device, dtype=reference.dtype)
                           for name in self.objective.names])
+
+
+def _holding(objective: Objective, values: dict[str, Tensor]) -> nn.Module:
+    """A copy of the objective's module holding ``values`` (parameters and floating-point buffers
+    by name), in the objective's dtype and on its device."""
+    model = copy.deepcopy(objective.model)
+    with torch.no_grad():
+        for name in objective.names:
+            held = model.get_buffer(name) if name in objective.buffer_names else model.get_parameter(name)
+            held.copy_(values[name])
+    return model
+
+
+ORIGINAL_WORDS = ("the model your pipeline trained: an nn.Module of the audited architecture, or its state dict "
+                  "(torch.save(model.state_dict(), path)) with every parameter and buffer in its shape")
+
+
+def load_original(source: Any, objective: Objective) -> nn.Module:
+    """The production model (``original=``/``--original``) as a copy of the objective's module
+    holding its weights: ``source`` an ``nn.Module``, a state dict, or the path of one saved with
+    ``torch.save`` (read with ``weights_only=True``, mapped to the audit's device). Every
+    parameter and floating-point buffer must be there in its shape (integer buffers, e.g.
+    BatchNorm's ``num_batches_tracked``, are taken when present); anything else is refused,
+    before any training, naming ``original``."""
+    if isinstance(source, nn.Module):
+        state = source.state_dict()
+    elif isinstance(source, dict):
+        state = source
+    else:
+        reference = objective.model.get_parameter(objective.names[0])
+        if not Path(str(source)).is_file():
+            raise InvalidInput("original", ORIGINAL_WORDS, str(source), hint="No such file.")
+        try:
+            state = torch.load(str(source), map_location=reference.device, weights_only=True)
+        except Exception as exc:  # a pickle of anything but tensors, a corrupt archive, another format
+            raise InvalidInput("original", ORIGINAL_WORDS, str(source), hint="torch.load(weights_only=True) cannot "
+                               f"read it ({type(exc).__name__}).") from None
+    if not isinstance(state, dict) or not all(isinstance(v, Tensor) for v in state.values()):
+        raise InvalidInput("original", ORIGINAL_WORDS, type(state).__name__)
+    expected = dict(zip(objective.names, objective.shapes))
+    missing = [name for name in objective.names if name not in state]
+    wrong = [f"{name} {tuple(state[name].shape)} (expected {tuple(shape)})" for name, shape in expected.items()
+             if name in state and tuple(state[name].shape) != tuple(shape)]
+    if missing or wrong:
+        raise InvalidInput("original", ORIGINAL_WORDS, f"missing {missing[:3]}" if missing else "; ".join(wrong[:3]))
+    model = _holding(objective, state)
+    with torch.no_grad():
+        for name, buffer in model.named_buffers():
+            if not buffer.is_floating_point() and name in state:
+                buffer.copy_(state[name])
+    return model
 
 
 def challenge(unlearning: Callable[..., Any], batch_size: int = 64,

@@ -172,9 +172,18 @@ def summary(err: Console, report: Any) -> None:
                                 "trials/world")))
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
+        placed = report.attacks.production
+        if placed is not None:
+            rows.append(("production model: loss on D (trials' range, z of log loss)",
+                         f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], "
+                         f"z = {placed.z:+.2f})"))
     one_run = report.one_run or {}
     if "ceiling" in one_run:
         rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
+    check = report.reproducibility
+    if check is not None:
+        rows.append((f"train twice with one seed ({check.records} records)", "identical" if check.equal
+                     else f"DIFFERENT (by up to {check.max_abs_difference:.3g})"))
     tm = report.timings
     rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
                  + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))

@@ -399,7 +399,7 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn")
+CONFIG_ADDED_LATER = ("train", "unlearn", "original")
 
 
 def _config_model() -> type[BaseModel]:
@@ -1178,6 +1178,28 @@ class Execution(_Section):
     """The run directory (resume), or null."""
 
 
+class ProductionModel(_Section):
+    """Where the production model (``original=``/``--original``) sits among the trials' original
+    models A(D) (fresh trainings by the same ``train``): its mean loss on the training set D against
+    theirs. ``z`` is on the logarithm of the loss (a training loss spans orders of magnitude). An
+    outlier (|z| > ``z_limit``; by Chebyshev at most 1/z_limit² of any population lies that far
+    out) is not modelled by the trials (finding ``original-outlier``)."""
+
+    loss: ExtFloat
+    """The production model's mean loss on D (eval mode)."""
+    trials_mean: ExtFloat
+    trials_std: ExtNonNeg
+    trials_min: ExtFloat
+    trials_max: ExtFloat
+    z: ExtFloat
+    """(log loss - mean of the trials' log losses) / their standard deviation; 0 or ±inf when the
+    trials' losses are all equal."""
+    percentile: Probability
+    """The fraction of the trials' original models with a lower loss."""
+    z_limit: PosFloat
+    outlier: Bool
+
+
 class Attacks(_Section):
     trials: Trials
     attacks: dict[AttackName, AttackResult]
@@ -1186,6 +1208,19 @@ class Attacks(_Section):
     positive_control: PositiveControl
     execution: Execution | None = None
     """Where the trials ran (absent from reports written before sharded execution)."""
+    production: ProductionModel | None = Absent()
+    """Present when the audited release is the production model (``original=``), in retrain mode."""
+
+
+class Reproducibility(_Section):
+    """The determinism check of the caller's ``train`` (before the trials): two trainings on the
+    first ``records`` records of D with one seed and one θ_0, compared bit for bit."""
+
+    records: PosCount
+    seed: Seed
+    """The seed both calls received (the audit's own run's ``train`` call seed)."""
+    equal: Bool
+    max_abs_difference: ExtNonNeg
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1235,6 +1270,8 @@ class ReportModel(_Section):
     """Present when the audit served several requests (``config.requests`` > 1)."""
     frontier: FrontierSection | None = Absent()
     """The privacy-utility frontier (``config.frontier``); absent when no epsilon was asked for."""
+    reproducibility: Reproducibility | None = Absent()
+    """The determinism check of the caller's training code (``train``/``unlearn`` audits only)."""
     one_run: OpenDict | None = Absent()
     """The one-run audit (Steinke et al. 2023 adapted to deletion), when one_run_canaries is set:
     a lower bound on the certificate's epsilon for deleting the inserted canaries. ``control``
