@@ -349,6 +349,9 @@ FIELDS: tuple[Field, ...] = (
     Field("unlearn", None, Optional(CodeRef("unlearn"), "for a registered method"),
           "Your pipeline's unlearning: module:<package.module or file.py>:<function> called as "
           "fn(model, forget, retain, generator) -> model (with --train; not with --method).", "method"),
+    Field("time_budget", None, Optional(Real(gt=0), "for no limit"),
+          "Seconds the trials may take: a run estimated over it (from the audit's own learn/unlearn/retrain "
+          "times, where trials are trainings run one at a time) is refused before its trials.", "run"),
 )
 FIELD = {f.name: f for f in FIELDS}
 
