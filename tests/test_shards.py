@@ -45,6 +45,7 @@ def test_one_shard_by_default_locally(noise_reference):
     _, execution = noise_reference
     assert execution["executor"] == "local" and execution["workers"] == 1 and execution["resumed"] == []
     assert execution["shards"] == 2  # trials and U-LiRA's shadows, one shard each
+    assert "cost" not in execution  # noise draws: no trainings to estimate
 
 
 @pytest.mark.parametrize("size", [1, 64, 100])
@@ -58,6 +59,7 @@ def test_noise_mode_scores_and_bounds_do_not_depend_on_the_shard_size(noise_refe
 def test_retrain_mode_scores_and_bounds_do_not_depend_on_the_shard_size(retrain_reference):
     got, execution = _attacks(**RETRAIN, shard_size=64)
     assert execution["shards"] == 3  # trials [0, 75) and [75, 100), shadows [0, 8)
+    assert "cost" not in execution  # batched trainings: the single timing does not price a trial
     assert got == retrain_reference[0]
 
 

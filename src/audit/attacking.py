@@ -201,7 +201,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
         positive_control=_positive_control(controls),
         execution=schema.Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
                                    shards=len(shards), resumed=[s.name for s in resumed],
-                                   run_directory=execution.resume, cost=cost),
+                                   run_directory=execution.resume, **({} if cost is None else {"cost": cost})),
     )
 
 
