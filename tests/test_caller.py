@@ -295,6 +295,24 @@ def test_the_run_key_changes_when_the_callers_code_is_edited(fitted, tmp_path):
     assert wrapped.code_identity() != before[1]  # a challenge submission is followed through its adapter
 
 
+def test_functions_loaded_from_a_file_travel_to_worker_processes_by_value(tmp_path):
+    """A spawned worker cannot import a file loaded by path (--train module:pipeline.py:train)."""
+    import pickle
+    import sys
+
+    import cloudpickle
+    from audit.audited_model import load_factory
+
+    (tmp_path / "pipeline.py").write_text("SCALE = 3\n\ndef train(model, dataset, generator):\n    return SCALE\n")
+    train = load_factory(f"module:{tmp_path / 'pipeline.py'}:train", "train")
+    blob = cloudpickle.dumps(train)
+    loaded = sys.modules.pop(train.__module__)  # as in a fresh worker: the module is not importable
+    try:
+        assert pickle.loads(blob)(None, None, None) == 3
+    finally:
+        sys.modules[train.__module__] = loaded
+
+
 # -- what issue 25 must show -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def digits():

@@ -197,5 +197,23 @@ def test_progress_reports_shards_and_a_rate():
     assert meter.eta == 0
 
 
+def test_resumed_shards_are_reported_once_and_the_rate_counts_only_computed_ones(tmp_path):
+    shards = plan_shards("trials", 4, 1, 1)  # one trial per shard, as the caller's code runs
+    store = RunStore(tmp_path / "run", "k" * 64)
+    for shard in shards[:3]:
+        store.save(shard, {"path": np.array("loop"), "x": np.zeros(1)})
+    clock = iter([0.0, 5.0])
+    meter = Throughput(clock=lambda: next(clock))
+    calls = []
+
+    def tick(stage, done, total):
+        meter.update(stage, done, total)
+        calls.append((stage, done, total))
+
+    execute(None, shards, _Flaky(None, 0), store=store, tick=tick)
+    assert [c for c in calls if c[0] == "shards"] == [("shards", 3, 4), ("shards", 4, 4)]
+    assert meter.rate == 1 / 5  # the one computed trial in 5 s, not the three read back
+
+
 def test_local_executor_is_the_default_path():
     assert isinstance(make_executor("local", 1), LocalExecutor)
