@@ -22,7 +22,11 @@ unrecorded audit runs first so that imports and first calls are charged to neith
 The machine has 2 cores and may be shared with other work: the load average is recorded before
 and after, and the CPU seconds of this process next to the wall time of the local run.
 
-Usage: python bench/bench_caller.py [--trials 40] [--max-train 120] [--workers 2]
+``--device cuda`` (bench/device_check.sh) runs the same audits on the GPU, the training function
+checking that the model and the records arrive there, in the driver and in every worker.
+
+Usage: python bench/bench_caller.py [--trials 40] [--max-train 120] [--workers 2] [--device cpu|cuda]
+       [--out bench/results/caller.json]
 """
 
 from __future__ import annotations
@@ -56,6 +60,16 @@ def digits():
     return torch.as_tensor(d.images[:, None] / 16.0, dtype=torch.float32), torch.as_tensor(d.target)
 
 
+def on_device(fn, device: str):
+    """``fn``, checking first that the model and the records arrive on the audit's device."""
+    def checked(model, dataset, generator):
+        where = {next(model.parameters()).device.type, dataset.tensors[0].device.type}
+        if where != {device}:
+            raise RuntimeError(f"train_fn got the model and data on {where}, not on the audit's {device}")
+        return fn(model, dataset, generator)
+    return checked
+
+
 def one(config: AuditConfig, data) -> dict:
     arrivals: list[float] = []  # the clock at the trial stage's start and after every finished shard
 
@@ -64,7 +78,8 @@ def one(config: AuditConfig, data) -> dict:
             arrivals.append(time.perf_counter())
 
     cpu0, t0 = time.process_time(), time.perf_counter()
-    report = audit.run(config, progress, model=DigitsCNN(), data=data, train=cnn_train, unlearn=cnn_finetune,
+    report = audit.run(config, progress, model=DigitsCNN(), data=data, train=on_device(cnn_train, config.device),
+                       unlearn=cnn_finetune,
                        salt=b"s" * 32).to_json_dict()
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     workers = report["attacks"]["execution"]["workers"]
@@ -87,10 +102,13 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--max-train", type=int, default=120)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     data = digits()
     base = AuditConfig(attacks=("mia",), trials=args.trials, curve_points=2, noise_draws=2, frontier=[],
-                       forget_strategy="mislabelled", forget_count=3, max_train=args.max_train, timing_repeats=1)
+                       forget_strategy="mislabelled", forget_count=3, max_train=args.max_train, timing_repeats=1,
+                       device=args.device)
     load_before = os.getloadavg()
     one(dataclasses.replace(base, trials=10, max_train=40), data)  # warm-up, unrecorded
     local = one(base, data)
@@ -103,7 +121,7 @@ def main() -> None:
                 "of 32, 25 epochs) on the 8x8 digits, fine-tuning as the unlearning, attack mia; one trial = "
                 "one training on D + one unlearning + one retraining on D minus Z, one trial per task",
         "settings": {"trials": args.trials, "max_train": args.max_train, "forget_count": 3, "dtype": "float64",
-                     "workers": args.workers},
+                     "workers": args.workers, "device": args.device},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__,
                     "torch_threads": torch.get_num_threads(),
                     "loadavg_before": [round(x, 2) for x in load_before],
@@ -116,8 +134,8 @@ def main() -> None:
         / local["steady_trials_per_s"],
         "identical_attacks_section": identical,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
 
