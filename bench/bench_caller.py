@@ -13,9 +13,10 @@ One whole audit (:func:`audit.run`) per executor, in the same run: ``local`` (on
 second its inverse, ``ratio`` = processes' trials/s over local's. Worker processes start with
 ``spawn`` and import torch and the audit before their first trial (seconds on a loaded machine):
 ``first_trial_s`` is the time to the first finished trial, and ``steady_trials_per_s`` the rate
-after each worker's first trial (from the progress callback's arrival times), with its ratio. The report's own cost model
-(``attacks.execution.cost``: the audit's own learn/unlearn/retrain timings times the trainings the
-trials need) is recorded next to the measured time, to show how well it predicts. ``identical``
+after each worker's first trial (from the progress callback's arrival times), with its ratio.
+The report's own cost model (``attacks.execution.cost``: the audit's own learn/unlearn/retrain
+timings times the trainings the trials need) is recorded next to the measured time, to show how
+well it predicts. ``identical``
 says whether the attacks section minus ``execution`` matched between the executors. A small
 unrecorded audit runs first so that imports and first calls are charged to neither executor.
 

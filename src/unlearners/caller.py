@@ -31,7 +31,8 @@ Trials (retrain mode, :func:`audit.trials.retrain_trials`) run one at a time thr
 path (``fit``/``unlearn``/``retrain`` of a replica); before each trial the loop calls
 :meth:`~unlearners.base.Unlearner.seed_trial` with the role seed and the trial index, which this
 method keeps and every built-in method ignores. No ``batched_training`` is declared: the
-caller's functions cannot be vmapped.
+caller's functions cannot be vmapped; ``trials_one_per_task`` makes each trial its own shard on the
+executor, and :meth:`CallerMethod.code_identity` puts the functions' source in a resumable run's key.
 
 :func:`challenge` adapts the NeurIPS 2023 machine-unlearning challenge's signature
 ``unlearning(net, retain_loader, forget_loader, val_loader)`` to an ``unlearn`` function.
