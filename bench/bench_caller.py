@@ -17,7 +17,9 @@ after each worker's first trial (from the progress callback's arrival times), wi
 The report's own cost model (``attacks.execution.cost``: the audit's own learn/unlearn/retrain
 timings times the trainings the trials need) is recorded next to the measured time, to show how
 well it predicts. ``identical``
-says whether the attacks section minus ``execution`` matched between the executors. A small
+says whether the attacks section minus ``execution`` matched between the executors (and a third,
+local audit with every trial in one shard: ``per_task_overhead_s`` is the difference per trial
+between one trial per task and one task for all, and its fraction of a trial's time). A small
 unrecorded audit runs first so that imports and first calls are charged to neither executor.
 
 The machine has 2 cores and may be shared with other work: the load average is recorded before
@@ -85,7 +87,8 @@ def one(config: AuditConfig, data) -> dict:
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     workers = report["attacks"]["execution"]["workers"]
     # steady state: the trials after each worker's first (start-up and first calls excluded)
-    steady = (len(arrivals) - 1 - workers) / (arrivals[-1] - arrivals[workers])
+    steady = ((len(arrivals) - 1 - workers) / (arrivals[-1] - arrivals[workers])
+              if len(arrivals) - 1 > workers else None)  # one shard per worker or fewer: no steady state
     section = report["attacks"]
     execution = section.pop("execution")
     n = section["trials"]["n_trials"]
@@ -113,9 +116,11 @@ def main() -> None:
     load_before = os.getloadavg()
     one(dataclasses.replace(base, trials=10, max_train=40), data)  # warm-up, unrecorded
     local = one(base, data)
+    together = one(dataclasses.replace(base, shard_size=args.trials), data)  # every trial in one task
     processes = one(dataclasses.replace(base, executor="processes", workers=args.workers), data)
     load_after = os.getloadavg()
-    identical = local.pop("_section") == processes.pop("_section")
+    identical = local.pop("_section") == processes.pop("_section") == together.pop("_section")
+    overhead = (local["attacks_s"] - together["attacks_s"]) / args.trials
     result = {
         "benchmark": "bench/bench_caller.py",
         "what": "an audit of the caller's own code: the BatchNorm CNN of tests/test_caller.py (Adam, mini-batches "
@@ -130,6 +135,9 @@ def main() -> None:
                     "note": "shared machine: a load average above the core count means other work competed"},
         "local": local,
         "processes": processes,
+        "local_one_shard": together,
+        "per_task_overhead_s": overhead,
+        "per_task_overhead_fraction_of_a_trial": overhead / together["seconds_per_trial"],
         "ratio_trials_per_s_processes_over_local": processes["trials_per_s"] / local["trials_per_s"],
         "ratio_steady_trials_per_s_processes_over_local": processes["steady_trials_per_s"]
         / local["steady_trials_per_s"],
