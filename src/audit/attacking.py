@@ -143,6 +143,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     from audit.executors import execute, make_executor
     from audit.runstore import RunStore, stored_shards
     from audit.shards import ShardContext, features_of, gather, identical_copies, plan_shards
+
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
     # the trial stacks are the audit's largest allocation and their size is known now: refuse a
