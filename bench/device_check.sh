@@ -26,5 +26,7 @@ timed adult_cpu 60 python3 -m audit run --method r2d --epsilon 1 --device cpu --
 CNN="--dataset idx:.gpudata/mnist --model cnn --method r2d --max-train 2000 --attacks mia,whitebox"
 timed cnn2000_cuda 180 python3 -m audit run $CNN --device cuda --out /tmp/c_cuda
 timed cnn2000_cpu 90 python3 -m audit run $CNN --device cpu --out /tmp/c_cpu
+# 4. The caller's own code on the GPU (issue 25): the model and records reach train_fn on cuda, local and 2 workers.
+timed caller_cuda 180 python3 bench/bench_caller.py --device cuda --trials 12 --out "$OUT/caller-cuda.json"
 for d in a_cuda a_cpu c_cuda c_cpu; do [ -f /tmp/$d/report.json ] && cp /tmp/$d/report.json "$OUT/$d.report.json"; done
 cat "$OUT/times.tsv"; cp "$OUT/times.tsv" "$FINAL/"; tar -C /tmp -czf "$FINAL/device.tgz" dev

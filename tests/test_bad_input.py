@@ -42,6 +42,9 @@ def _fixtures(root: Path) -> dict[str, str]:
     shutil.copy(DATA / "sample-report.json", root / "report.json")
     (root / "ids.txt").write_text("1\n2\n")
     (root / "model.txt").write_text("def build(shape, classes):\n    pass\n")
+    (root / "sleepy.py").write_text("import time\n\ndef train(model, dataset, generator):\n    time.sleep(0.02)\n"
+                                    "    return model\n\ndef unlearn(model, forget, retain, generator):\n"
+                                    "    return model\n")
     rows = [f"{150 + i},{i % 2}" for i in range(40)]
     rows[7] = "17O,1"  # a typo in a numeric column
     (root / "typo.csv").write_text("height,outcome\n" + "\n".join(rows) + "\n")
@@ -264,6 +267,12 @@ CLI_CASES = [
     ("original-of-another-model", ["run", "--model", "module:{code}/pipeline.py:build", "--train",
                                    "module:{code}/pipeline.py:train", "--unlearn", "module:{code}/pipeline.py:unlearn",
                                    "--original", R + "/other.pt", *FAST], 2, "--original must be the model"),
+    ("time-budget-zero", ["run", "--time-budget", "0"], 2, "--time-budget"),
+    ("time-budget-over", ["run", "--train", "module:" + R + "/sleepy.py:train", "--unlearn", "module:" + R
+     + "/sleepy.py:unlearn", "--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--frontier", "none",
+     "--attacks", "mia", "--trials", "10", "--timing-repeats", "1", "--time-budget", "0.1", "--resume", R + "/new",
+     "-q"],
+     2, "--time-budget must be at least what the trials would take: about "),
 ]
 
 
@@ -340,6 +349,7 @@ LIBRARY_CASES = [
     ("timing-repeats-zero", {"timing_repeats": 0}, "timing_repeats"),
     ("original-with-a-registered-method", {"method": "retrain", "original": "prod.pt"}, "original"),
     ("original-not-text", {"original": 5, "train": "module:p.py:t", "unlearn": "module:p.py:u"}, "original"),
+    ("time-budget-negative", {"time_budget": -1.0}, "time_budget"),
 ]
 
 

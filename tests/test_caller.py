@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
+import time
 
 import numpy as np
 import pytest
@@ -214,6 +216,11 @@ def test_the_audit_measures_the_callers_code(unlearn, leaks):
     assert report.method.hyperparameters == {"train": f"{__name__}.adam", "unlearn": f"{__name__}.{unlearn.__name__}"}
     assert report.certificate.kind == "none" and report.attacks.trials.mode == "retrain"
     assert report.attacks.trials.path == "loop"
+    execution, timings = report.attacks.execution, report.timings
+    assert (execution.shard_size, execution.shards) == (1, 10)  # one trial per task: progress per trial
+    cost = execution.cost  # the cost model: the audit's own timings times the trainings the trials need
+    assert (cost.trainings, cost.unlearnings, cost.workers, cost.time_budget_s) == (20, 10, 1, None)
+    assert cost.estimated_s == pytest.approx(10 * (timings.learn_s + timings.unlearn_s + timings.retrain_s))
     codes = {f.code for f in report.findings}
     assert ("leak-measured" in codes) == leaks
     bound = report.attacks.attacks["mia"].bound
@@ -225,6 +232,90 @@ def test_train_and_unlearn_come_together_and_replace_the_method():
         audit.run(_config(), model=TinyNet(), data=blobs(), unlearn=keep)
     with pytest.raises(InvalidInput, match="^method must be left unset with unlearn"):
         audit.run(_config(method="finetune"), model=TinyNet(), data=blobs(), train=adam, unlearn=keep)
+
+
+# -- scale: one trial per task, resumable, within a time budget -------------------------------
+def test_the_callers_trials_run_one_per_task_and_built_in_sharding_is_unchanged(fitted):
+    from audit.attacking import ExecutionSettings, shard_granule, shard_size_for
+    from audit.trials import progress_group
+    from unlearners.registry import BUILTIN, get_method
+
+    method, *_ = fitted
+    X = method.X_
+    assert shard_granule(method, "retrain", method.objective, X) == 1
+    assert shard_granule(method, "noise", method.objective, X) == progress_group(method.objective, X, None)
+    assert not any(get_method(name).trials_one_per_task for name in BUILTIN)  # every built-in keeps its granule
+    assert shard_size_for(20, 1, ExecutionSettings(), 1) == 1  # local, no run directory: still per trial
+    assert shard_size_for(20, 1, ExecutionSettings("processes", shard_size=5), 2) == 5
+    assert shard_size_for(20, 64, ExecutionSettings(), 1) == 64  # a built-in: the whole role in one shard
+    assert shard_size_for(1000, 64, ExecutionSettings("processes"), 2) == 128
+
+
+def test_a_run_over_its_time_budget_is_refused_before_its_trials_with_the_numbers(tmp_path):
+    seen = set()
+
+    def slow(model, dataset, generator):  # the model arrives on the audit's device, in its dtype
+        seen.add((next(model.parameters()).device.type, next(model.parameters()).dtype,
+                  dataset.tensors[0].device.type))
+        time.sleep(0.02)
+        return adam(model, dataset, generator, epochs=1)
+
+    config = _config(time_budget=0.1, timing_repeats=1, dtype="float32", device="cpu", resume=str(tmp_path / "run"))
+    with pytest.raises(InvalidInput) as refused:
+        audit.run(config, model=TinyNet(), data=blobs(), train=slow, unlearn=keep)
+    message = str(refused.value)
+    assert re.match(r"time_budget must be at least what the trials would take: about [\d.]+ s \(20 trainings x "
+                    r"[\d.]+ s \+ 10 unlearnings x [\d.e-]+ s, from this audit's own run\), over the budget; got "
+                    r"0\.1\. Lower trials \(--trials\) or raise time_budget \(--time-budget\)\.$", message), message
+    training = float(re.search(r"20 trainings x ([\d.]+) s", message).group(1))
+    assert training >= 0.02 and float(re.search(r"about ([\d.]+) s", message).group(1)) >= 20 * 0.02
+    assert not (tmp_path / "run").exists()  # refused before the run directory was made
+    assert seen == {("cpu", torch.float32, "cpu")}
+
+
+def test_the_run_key_changes_when_the_callers_code_is_edited(fitted, tmp_path):
+    from audit.attacking import AttackSetup
+    from audit.audited_model import load_factory
+    from audit.shards import ShardContext
+
+    method, theta, theta0, (X, y) = fitted
+    source = tmp_path / "pipeline.py"
+    source.write_text("def unlearn(model, forget, retain, generator):\n    return model\n")
+    caller = CallerMethod(method.objective, train=adam, unlearn=load_factory(f"module:{source}:unlearn", "unlearn"))
+    wrapped = CallerMethod(method.objective, train=adam, unlearn=challenge(load_factory(f"module:{source}:unlearn",
+                                                                                        "unlearn")))
+    forget = torch.tensor([0, 3])
+
+    def key(m):
+        setup = AttackSetup(objective=m.objective, method=m, init=None, X=X, y=y, forget=forget, X_unseen=X,
+                            y_unseen=y, theta_original=theta, theta_unlearned=theta, theta_retrained=theta, sigma=0.0,
+                            delta=1e-5, certified_epsilon=None, realized_epsilon=0.0, smoothness=None)
+        return ShardContext(setup=setup, attacks=(), mode="retrain", seed=0, settings={}, sizes={"trials": 10},
+                            granule=1).key()
+
+    before = key(caller), wrapped.code_identity()
+    assert key(caller) == before[0]  # the same code, the same key: a rerun resumes
+    source.write_text("def unlearn(model, forget, retain, generator):\n    return model  # edited\n")
+    assert key(caller) != before[0]  # same names, edited file: another run, old shards never reused
+    assert wrapped.code_identity() != before[1]  # a challenge submission is followed through its adapter
+
+
+def test_functions_loaded_from_a_file_travel_to_worker_processes_by_value(tmp_path):
+    """A spawned worker cannot import a file loaded by path (--train module:pipeline.py:train)."""
+    import pickle
+    import sys
+
+    import cloudpickle
+    from audit.audited_model import load_factory
+
+    (tmp_path / "pipeline.py").write_text("SCALE = 3\n\ndef train(model, dataset, generator):\n    return SCALE\n")
+    train = load_factory(f"module:{tmp_path / 'pipeline.py'}:train", "train")
+    blob = cloudpickle.dumps(train)
+    loaded = sys.modules.pop(train.__module__)  # as in a fresh worker: the module is not importable
+    try:
+        assert pickle.loads(blob)(None, None, None) == 3
+    finally:
+        sys.modules[train.__module__] = loaded
 
 
 # -- what issue 25 must show -----------------------------------------------------------------

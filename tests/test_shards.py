@@ -45,6 +45,7 @@ def test_one_shard_by_default_locally(noise_reference):
     _, execution = noise_reference
     assert execution["executor"] == "local" and execution["workers"] == 1 and execution["resumed"] == []
     assert execution["shards"] == 2  # trials and U-LiRA's shadows, one shard each
+    assert "cost" not in execution  # noise draws: no trainings to estimate
 
 
 @pytest.mark.parametrize("size", [1, 64, 100])
@@ -58,6 +59,7 @@ def test_noise_mode_scores_and_bounds_do_not_depend_on_the_shard_size(noise_refe
 def test_retrain_mode_scores_and_bounds_do_not_depend_on_the_shard_size(retrain_reference):
     got, execution = _attacks(**RETRAIN, shard_size=64)
     assert execution["shards"] == 3  # trials [0, 75) and [75, 100), shadows [0, 8)
+    assert "cost" not in execution  # batched trainings: the single timing does not price a trial
     assert got == retrain_reference[0]
 
 
@@ -193,6 +195,24 @@ def test_progress_reports_shards_and_a_rate():
     assert calls == [("shards", 0, 2), ("trials", 64, 128), ("shards", 1, 2), ("trials", 128, 128), ("shards", 2, 2)]
     assert meter.line().startswith("shards 2/2 · models 128/128 · ")
     assert meter.eta == 0
+
+
+def test_resumed_shards_are_reported_once_and_the_rate_counts_only_computed_ones(tmp_path):
+    shards = plan_shards("trials", 4, 1, 1)  # one trial per shard, as the caller's code runs
+    store = RunStore(tmp_path / "run", "k" * 64)
+    for shard in shards[:3]:
+        store.save(shard, {"path": np.array("loop"), "x": np.zeros(1)})
+    clock = iter([0.0, 5.0])
+    meter = Throughput(clock=lambda: next(clock))
+    calls = []
+
+    def tick(stage, done, total):
+        meter.update(stage, done, total)
+        calls.append((stage, done, total))
+
+    execute(None, shards, _Flaky(None, 0), store=store, tick=tick)
+    assert [c for c in calls if c[0] == "shards"] == [("shards", 3, 4), ("shards", 4, 4)]
+    assert meter.rate == 1 / 5  # the one computed trial in 5 s, not the three read back
 
 
 def test_local_executor_is_the_default_path():

@@ -68,6 +68,8 @@ class AttackSetup:
     production: bool = False
     """``theta_original`` is the caller's production model (``original=``), not A(D) of the audit's
     own run: the trials' original models are then compared with it (:func:`production_model`)."""
+    #: The audit's own learn_s, unlearn_s and retrain_s (the trials' cost model: audit.cost).
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 class DegenerateTrials(Exception):
@@ -93,6 +95,7 @@ class ExecutionSettings:
     ray_address: str | None = None
     shard_size: int | None = None
     resume: str | None = None
+    time_budget: float | None = None
 
 
 #: Shards per worker when the shard size is left to the audit (some slack for uneven workers),
@@ -100,14 +103,31 @@ class ExecutionSettings:
 SHARDS_PER_WORKER, MAX_AUTO_GRANULES = 4, 16
 
 
+def shard_granule(method: Unlearner, mode: str, objective: Objective, X: Tensor) -> int:
+    """The block of models computed together, of which shard sizes are multiples: one trial where
+    the method's retrain-mode trials run one per task (``trials_one_per_task``: the caller's own
+    code, each trial trainings that cannot be batched); else the batched path's group
+    (:func:`audit.trials.progress_group`), for every built-in method."""
+    from audit.trials import progress_group
+
+    capabilities = type(method).capabilities
+    if mode == "retrain" and method.trials_one_per_task and not capabilities.batched_training:
+        return 1
+    return progress_group(objective, X, None)
+
+
 def shard_size_for(n: int, granule: int, settings: ExecutionSettings, workers: int) -> int:
-    """Trials per shard: the configured size rounded up to the granule; else the whole role in one
-    shard locally without a run directory, and about :data:`SHARDS_PER_WORKER` shards per worker
-    (at most :data:`MAX_AUTO_GRANULES` granules each) otherwise."""
+    """Trials per shard: the configured size rounded up to the granule; else one trial per shard
+    where the granule is one trial (trials that are trainings run one per task: their overhead of
+    milliseconds is small next to a training, and progress and the ETA come per trial); else the
+    whole role in one shard locally without a run directory, and about :data:`SHARDS_PER_WORKER`
+    shards per worker (at most :data:`MAX_AUTO_GRANULES` granules each) otherwise."""
     from audit.shards import round_to_granule
 
     if settings.shard_size is not None:
         return round_to_granule(settings.shard_size, granule)
+    if granule == 1:
+        return 1
     if settings.executor == "local" and settings.resume is None:
         return round_to_granule(n, granule)
     size = round_to_granule(-(-n // (SHARDS_PER_WORKER * max(1, workers))), granule)
@@ -122,9 +142,10 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     The trials (and shadow models) are made and read shard by shard (:mod:`audit.shards`) on the
     configured executor (:mod:`audit.executors`); the attacks score the gathered features here.
     Raises :class:`DegenerateTrials` when every released model of each world is the same."""
+    from audit.cost import check_budget, trial_cost
     from audit.executors import execute, make_executor
+    from audit.runstore import RunStore, stored_shards
     from audit.shards import ShardContext, features_of, gather, identical_copies, plan_shards
-    from audit.trials import progress_group
 
     classes = [get_attack(name) for name in attacks]
     needs = set().union(*(cls.needs for cls in classes))
@@ -139,7 +160,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
                        ceiling=plan.sized_for_ceiling)
     settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
     sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
-    granule = progress_group(setup.objective, setup.X, None)
+    granule = shard_granule(setup.method, plan.mode, setup.objective, setup.X)
     ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(classes), mode=plan.mode,
                        seed=seed, settings=settings,
                        sizes=sizes, granule=granule, smoothness=setup.smoothness() if "smoothness" in needs else None)
@@ -147,11 +168,12 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
                              device=setup.theta_original.device.type)
     size = shard_size_for(max(sizes.values()), granule, execution, executor.workers)
     shards = [shard for role, n in sizes.items() for shard in plan_shards(role, n, size, granule)]
-    store = None
-    if execution.resume is not None:
-        from audit.runstore import RunStore
-
-        store = RunStore(execution.resume, ctx.key())
+    key = ctx.key() if execution.resume is not None else None
+    done = stored_shards(execution.resume, key, shards) if key is not None else []
+    cost = trial_cost(setup.method, plan.mode, sum(s.size for s in shards if s not in done), executor.workers,
+                      setup.timings, execution.time_budget)
+    check_budget(cost, "trials" if plan.sized_for_ceiling is None else "target_ceiling")  # before any write
+    store = RunStore(execution.resume, key) if key is not None else None
     tick("trials", 0, plan.n_trials)
     if "shadows" in sizes:
         tick("shadows", 0, sizes["shadows"])
@@ -185,7 +207,7 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
         else None,
         execution=schema.Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
                                    shards=len(shards), resumed=[s.name for s in resumed],
-                                   run_directory=execution.resume),
+                                   run_directory=execution.resume, **({} if cost is None else {"cost": cost})),
     )
 
 

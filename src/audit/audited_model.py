@@ -88,6 +88,11 @@ def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)
+            import cloudpickle
+
+            # a worker process (executor processes or ray) cannot import a file loaded by path: what
+            # it defines (the model class, the train and unlearn functions) travels by value
+            cloudpickle.register_pickle_by_value(module)
         else:
             module = importlib.import_module(where)
     except InvalidInput:

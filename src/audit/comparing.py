@@ -45,7 +45,6 @@ from audit.report.comparison import (
     Recommendation,
 )
 from certify.errors import InvalidInput
-from unlearners.caller import qualified_name
 
 #: The methods ``audit compare`` runs by default: the certified methods of the five seed papers,
 #: DP-SGD, and the two baselines every comparison needs (fine-tuning, and exact retraining, the
@@ -369,7 +368,7 @@ def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candid
     now); None when none is given. A name is the row's: the row-name pattern, and no registered
     method's name (nor ``caller`` or ``retrain-yours``), so a row never reads as the toolkit's."""
     from audit.audited_model import load_factory
-    from unlearners.caller import retrain_with
+    from unlearners.caller import qualified_name, retrain_with  # torch: imported on use, not by audit --help
     from unlearners.registry import available_methods, unavailable_methods
 
     if candidates is None or (isinstance(candidates, Mapping) and not candidates):

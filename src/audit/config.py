@@ -304,7 +304,8 @@ FIELDS: tuple[Field, ...] = (
     Field("ray_address", None, Optional(RayAddress(), "for a local cluster started for the run"),
           "Address of a running Ray cluster (with executor ray).", "run"),
     Field("shard_size", None, Optional(Integer(1, 10_000_000), "to choose"),
-          "Trials per shard (rounded up to a multiple of 64); results do not depend on it.", "run"),
+          "Trials per shard (rounded up to a multiple of 64; of 1 for your own --train/--unlearn code); results "
+          "do not depend on it.", "run"),
     Field("resume", None, Optional(Text(), "for no run directory"),
           "Run directory: every finished shard is kept there and a rerun skips it (created if missing; refused "
           "if made by another configuration).", "run"),
@@ -352,6 +353,9 @@ FIELDS: tuple[Field, ...] = (
     Field("original", None, Optional(Text(), "to train the original model with train"),
           "The model your pipeline trained: a state dict saved with torch.save(model.state_dict(), PATH) "
           "(caller: original= passed to audit.run); unlearn runs on it (with --train and --unlearn).", "method"),
+    Field("time_budget", None, Optional(Real(gt=0), "for no limit"),
+          "Seconds the trials may take: a run estimated over it (from the audit's own learn/unlearn/retrain "
+          "times, where trials are trainings run one at a time) is refused before its trials.", "run"),
 )
 FIELD = {f.name: f for f in FIELDS}
 

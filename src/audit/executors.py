@@ -331,11 +331,12 @@ def execute(ctx: ShardContext, shards: Sequence[Shard], executor, *, store=None,
     total = {role: sum(s.size for s in shards if s.role == role) for role in ("trials", "shadows")}
     made = {role: 0 for role in total}
 
-    def finished(shard: Shard, result: dict) -> None:
+    def finished(shard: Shard, result: dict, *, resumed: bool = False) -> None:
         results[shard] = result
         made[shard.role] += shard.size
         tick(shard.role, made[shard.role], total[shard.role])
-        tick("shards", len(results), len(shards))
+        if not resumed:  # the resumed ones are reported together, once (a rate counts only computed ones)
+            tick("shards", len(results), len(shards))
 
     todo = []
     for shard in shards:
@@ -345,7 +346,7 @@ def execute(ctx: ShardContext, shards: Sequence[Shard], executor, *, store=None,
                 log.warning("shard %s in %s could not be read back; computing it again", shard.name, store.path)
             todo.append(shard)
         else:
-            finished(shard, stored)
+            finished(shard, stored, resumed=True)
     resumed = sorted(results)
     if results:
         log.info("resuming from %s: %d of %d shards already done, skipped: %s", store.path, len(results),

@@ -292,14 +292,15 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
             theta_retrained=theta_ret, sigma=certificate.sigma, delta=config.delta,
             certified_epsilon=certified_epsilon, realized_epsilon=realized_.epsilon,
             smoothness=lambda: smoothness_of(certificate, objective, X, y, theta_orig),
-            production=production is not None)
+            production=production is not None,
+            timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")})
         t0 = time.perf_counter()
         try:
             attack_results = run_attacks(
                 setup, attacks=config.attacks, plan=plan, shadow_models_=config.shadow_models,
                 confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"],
                 tick=tick, execution=ExecutionSettings(config.executor, config.workers, config.ray_address,
-                                                       config.shard_size, config.resume))
+                                                       config.shard_size, config.resume, config.time_budget))
         except DegenerateTrials as exc:
             refused = str(exc)
         timings["attacks_s"] = time.perf_counter() - t0

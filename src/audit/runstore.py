@@ -53,6 +53,23 @@ def check_run_directory(path: str | os.PathLike, *, field: str = "resume") -> No
     check_room(path, field)  # read-only or full: found now, not when the first shard is kept
 
 
+def stored_shards(path: str | os.PathLike, key: str, shards: list[Shard]) -> list[Shard]:
+    """The shards of run ``key`` already kept in ``path``, by their files' names (nothing is created
+    or read: what a run will skip, known before it starts)."""
+    path = Path(path)
+    try:
+        found = json.loads((path / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(found, dict) or found.get("key") != key:
+        return []
+    return [shard for shard in shards if (path / _name(key, shard)).exists()]
+
+
+def _name(key: str, shard: Shard) -> str:
+    return f"{key[:16]}-{shard.role}-{shard.start}-{shard.stop}.npz"
+
+
 class RunStore:
     """Finished shards of one run (``key``: :meth:`audit.shards.ShardContext.key`) in ``path``."""
 
@@ -91,7 +108,7 @@ class RunStore:
                                    str(path), hint=f"{type(exc).__name__}: {exc.strerror or exc}") from None
 
     def file(self, shard: Shard) -> Path:
-        return self.path / f"{self.key[:16]}-{shard.role}-{shard.start}-{shard.stop}.npz"
+        return self.path / _name(self.key, shard)
 
     def load(self, shard: Shard) -> dict[str, np.ndarray] | None:
         """The stored result of ``shard``, or None when it is absent or unreadable."""

@@ -135,7 +135,8 @@ class ShardContext:
         for part in (tool_version(), [f"{c.__module__}.{c.__qualname__}:{c.name}" for c in self.attacks], self.mode, self.seed, sorted(self.settings.items()), sorted(self.sizes.items()),
                      self.granule, self.smoothness, s.sigma, s.delta, str(s.theta_original.dtype),
                      str(s.theta_original.device.type), type(s.method).__name__,
-                     sorted(s.method.report_hyperparameters().items()), repr(s.objective.model)):
+                     sorted(s.method.report_hyperparameters().items()), repr(s.objective.model),
+                     s.method.code_identity()):
             h.update(repr(part).encode())
         for tensor in (s.X, s.y, s.forget, s.X_unseen, s.y_unseen, s.theta_original, s.theta_unlearned,
                        s.theta_retrained):

@@ -143,6 +143,11 @@ class Unlearner(ABC):
     #: :meth:`pinned_options`: estimated constants, which keep their provenance (an option such as
     #: R2D's ``constants`` would turn them into user-assumed values). See :meth:`replica`.
     pinned_state: ClassVar[tuple[str, ...]] = ()
+    #: Retrain-mode trials run one per task on the executor (a shard granule of one trial): each
+    #: trial is trainings of code the audit cannot batch and whose cost it does not know (the
+    #: caller's own), so a few trials are shared by every worker and progress comes per trial. The
+    #: built-in methods keep the batched path's granule (:func:`audit.trials.progress_group`).
+    trials_one_per_task: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Batched training re-implements the algorithm it batches: a subclass that changes the
@@ -293,6 +298,13 @@ class Unlearner(ABC):
         """The method's effective hyperparameters, for the report (options plus what fitting
         chose); methods extend it."""
         return dict(self.options)
+
+    def code_identity(self) -> tuple[str, ...]:
+        """What identifies the code of this method beyond its class and reported options, for the
+        key of a resumable run directory (:meth:`audit.shards.ShardContext.key`): nothing for a
+        method of the tool (its code is the tool's version); the caller's functions for
+        :class:`unlearners.caller.CallerMethod`."""
+        return ()
 
     # -- capabilities (implemented by the methods that declare them) -------------------------
     def knob_grid(self, points: int) -> list:

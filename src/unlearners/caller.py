@@ -31,7 +31,8 @@ Trials (retrain mode, :func:`audit.trials.retrain_trials`) run one at a time thr
 path (``fit``/``unlearn``/``retrain`` of a replica); before each trial the loop calls
 :meth:`~unlearners.base.Unlearner.seed_trial` with the role seed and the trial index, which this
 method keeps and every built-in method ignores. No ``batched_training`` is declared: the
-caller's functions cannot be vmapped.
+caller's functions cannot be vmapped; ``trials_one_per_task`` makes each trial its own shard on the
+executor, and :meth:`CallerMethod.code_identity` puts the functions' source in a resumable run's key.
 
 The production model. :func:`load_original` reads the model the pipeline already trained (a
 module or a state dict) and :meth:`CallerMethod.adopt` makes it A(D): ``unlearn`` then runs on a
@@ -46,6 +47,9 @@ twice on a small subset with one seed, compared bit for bit.
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
+import os
 import random
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -103,6 +107,41 @@ def qualified_name(fn: Any) -> str:
     return f"{module}.{getattr(target, '__qualname__', type(target).__name__)}"
 
 
+def code_digest(fn: Any) -> str:
+    """A digest of the source files that define ``fn`` and the functions it wraps (a
+    ``functools.partial``'s function, a closure's functions: :func:`challenge`'s submission), so
+    that an edited function (or a helper edited in its file) gives another digest. Code without a
+    file (a notebook cell, ``exec``) is digested by its bytecode and constants. Helpers imported
+    from other files are not followed."""
+    digest, files, seen = hashlib.sha256(), set(), set()
+
+    def visit(f: Any) -> None:
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        if isinstance(f, functools.partial):
+            visit(f.func)
+            return
+        code = getattr(f, "__code__", None) or getattr(getattr(type(f), "__call__", None), "__code__", None)
+        if code is None:
+            return
+        if os.path.isfile(code.co_filename):
+            files.add(code.co_filename)
+        else:
+            digest.update(code.co_code + repr(code.co_consts).encode())
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                visit(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+
+    visit(fn)
+    for name in sorted(files):
+        with open(name, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()
+
+
 class CallerMethod(Unlearner):
     """The caller's ``train`` and ``unlearn`` functions as an uncertified method (kind ``none``).
 
@@ -120,6 +159,7 @@ class CallerMethod(Unlearner):
     title = "The caller's own training and unlearning code (uncertified)"
     paper = "none: the caller's code, audited empirically"
     certified = False
+    trials_one_per_task = True
     assumptions = ("none for privacy: the caller's code has no theorem; closeness to retraining with the same "
                    "training code is measured empirically",)
 
@@ -190,6 +230,11 @@ class CallerMethod(Unlearner):
 
     def report_hyperparameters(self) -> dict[str, Any]:
         return {"train": qualified_name(self.train_fn), "unlearn": qualified_name(self.unlearn_fn)}
+
+    def code_identity(self) -> tuple[str, ...]:
+        """The functions' qualified names and :func:`code_digest`: a resumed run never reuses the
+        trials of edited code."""
+        return tuple(f"{qualified_name(fn)}:{code_digest(fn)}" for fn in (self.train_fn, self.unlearn_fn))
 
     # -- helpers ----------------------------------------------------------------------------
     def _train(self, call: str, X: Tensor, y: Tensor, theta0: Tensor) -> nn.Module:

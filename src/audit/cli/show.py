@@ -187,6 +187,12 @@ def summary(err: Console, report: Any) -> None:
     tm = report.timings
     rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
                  + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))
+    cost = report.attacks.execution.cost if report.attacks and report.attacks.execution else None
+    if cost is not None:  # the estimate made before the trials, next to what they took
+        rows.append(("trials' cost, estimated / measured seconds",
+                     f"{cost.trainings:,} trainings x {cost.seconds_per_training:.3g} + {cost.unlearnings:,} "
+                     f"unlearnings x {cost.seconds_per_unlearning:.3g} over {cost.workers} worker(s) = "
+                     f"{_fmt(cost.estimated_s)} / {_fmt(tm.attacks_s)}"))
     for r in rows:
         table.add_row(*r)
     err.print(table)

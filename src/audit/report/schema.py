@@ -399,7 +399,7 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original")
+CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget")
 
 
 def _config_model() -> type[BaseModel]:
@@ -1164,6 +1164,27 @@ class PositiveControl(_Section):
     """False when no attack proves anything about the original model: a pass then means nothing."""
 
 
+class TrialCost(_Section):
+    """What the trials would take, estimated before they ran from the audit's own run: only where every
+    trial is trainings run one at a time (retrain mode, a method without batched training: the caller's
+    code); batched trials cost far less than the audit's single timing suggests, and none is estimated."""
+
+    seconds_per_training: NonNegFloat
+    """The mean of the audit's own learning on D and retraining on D minus Z (timings.learn_s, retrain_s)."""
+    seconds_per_unlearning: NonNegFloat
+    """The audit's own unlearning (timings.unlearn_s)."""
+    trainings: Count
+    """Two per model still to make (learning and retraining) over the trials and shadow models; those read
+    back from the run directory are not counted."""
+    unlearnings: Count
+    """One per model still to make."""
+    workers: PosCount
+    estimated_s: NonNegFloat
+    """(trainings x seconds_per_training + unlearnings x seconds_per_unlearning) / workers."""
+    time_budget_s: PosFloat | None
+    """config.time_budget: a run estimated over it was refused before its trials (null: no budget)."""
+
+
 class Execution(_Section):
     """Where the trials and shadow models ran (audit.executors); the scores do not depend on it."""
 
@@ -1176,6 +1197,8 @@ class Execution(_Section):
     """Shards read back from the run directory instead of computed, e.g. trials[0:64)."""
     run_directory: Text | None
     """The run directory (resume), or null."""
+    cost: TrialCost | None = Absent()
+    """The trials' estimated cost (absent where it is not estimated: batched or noise-mode trials)."""
 
 
 class ProductionModel(_Section):
