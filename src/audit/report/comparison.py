@@ -2,11 +2,11 @@
 
 A comparison is a directory::
 
-    OUT/report.json                      this document (ComparisonModel, schema 1.0)
+    OUT/report.json                      this document (ComparisonModel, schema 1.1)
     OUT/report.html                      its page (audit.report.comparison_html)
     OUT/report.dsse.json                 one signature over the page, the document and every method's files
     OUT/deletion-commitment.salt         the salt shared by every method's commitment (0600)
-    OUT/methods/<name>/report.json       that method's own audit report (schema 2.1) ...
+    OUT/methods/<name>/report.json       that method's own audit report (schema 2.2) ...
     OUT/methods/<name>/report.html       ... its page ...
     OUT/methods/<name>/report.dsse.json  ... and its own signature, so it verifies alone
 
@@ -61,7 +61,7 @@ from audit.report.schema import (
 )
 from certify.errors import InvalidInput
 
-COMPARISON_SCHEMA_VERSION = "1.0"
+COMPARISON_SCHEMA_VERSION = "1.1"
 COMPARISON_SCHEMA_ID = f"https://unlearn-audit.dev/schemas/comparison-{COMPARISON_SCHEMA_VERSION}.schema.json"
 MethodName = Annotated[str, Field(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$")]
 
@@ -254,7 +254,7 @@ def json_schema() -> dict[str, Any]:
     body = ComparisonModel.model_json_schema(mode="validation")
     return {"$schema": JSON_SCHEMA_DIALECT, "$id": COMPARISON_SCHEMA_ID, "title": "unlearn-audit comparison",
             "version": COMPARISON_SCHEMA_VERSION,
-            "description": ("report.json written by `audit compare` (schema 1.0). Generated from "
+            "description": ("report.json written by `audit compare` (schema 1.1). Generated from "
                             "audit.report.comparison.ComparisonModel; do not edit. Each method's own report "
                             "(methods/<name>/report.json) follows the report schema."),
             **{k: v for k, v in body.items() if k not in ("title", "description")}}
