@@ -9,7 +9,6 @@ its certificate means from the certificate's kind.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import logging
 import math
@@ -19,14 +18,12 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from audit import findings as rules
 from audit.attacking import (
     AttackSetup,
-    gradient_attacks,
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
@@ -36,13 +33,11 @@ from audit.attacking import (
     smoothness_of,
     trials_for_ceiling,
 )
-from audit.audited_model import CALLER, describe, prepare, resolve
+from audit.audited_model import describe
 from audit.commitment import check_salt, commitment
 from audit.seeds import child_seed
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
-from audit.datasets import AuditData, load_dataset, select_forget
-from audit.datasets.forget import indices_of_ids, mislabel_records
-from audit.datasets.user import from_user_data, read_ids
+from audit.inputs import identifier, load_inputs, resolve_device, split_requests, to_tensor, with_caller_inputs
 from audit.memory import activation_width
 from audit.measurements import (
     chance_accuracy,
@@ -60,7 +55,6 @@ from audit.trials import choose_mode
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.modelcheck import exclusion
-from unlearners.models import KEEP_IMAGE_SCALE
 from unlearners.objective import init_parameters
 
 log = logging.getLogger("unlearn_audit.pipeline")
@@ -139,14 +133,14 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     from audit.threads import choose, use_threads
     from unlearners.caller import load_original
 
-    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
-                                 unlearn=unlearn, original=original)
+    config = with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
+                                unlearn=unlearn, original=original)
     train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started = _now()
     salt = check_salt(salt)
     tick = progress or (lambda stage, done, total: None)
     seeds = config.seeds()
-    device = _device(config.device)
+    device = resolve_device(config.device)
     dtype = getattr(torch, config.dtype)
     timings: dict[str, Any] = {}
 
@@ -159,7 +153,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
 
         check_ray_cluster(config.ray_address)
     tick("data", 0, 1)
-    data, forget_np, X, y, model_source, objective = _prepare(config, model, data, forget_ids, seeds, dtype, device)
+    data, forget_np, X, y, model_source, objective = load_inputs(config, model, data, forget_ids, seeds, dtype, device)
     production = (None if config.original is None  # a wrong file is refused before any training
                   else load_original(config.original if original is None else original, objective))
     # a trial count that cannot fit is refused before training
@@ -170,7 +164,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
         X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)
-    requests = _requests(forget, config.requests, seeds["forget"])
+    requests = split_requests(forget, config.requests, seeds["forget"])
     n = int(X.shape[0])
     tick("data", 1, 1)
 
@@ -246,8 +240,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     tick("utility", 0, 1)
     keep = torch.ones(n, dtype=torch.bool, device=device)
     keep[forget] = False
-    test = (_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]), torch.as_tensor(data.y_test, device=device))
-    unseen = (_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
+    test = (to_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]), torch.as_tensor(data.y_test, device=device))
+    unseen = (to_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
               torch.as_tensor(data.y_unseen, device=device))
     splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": test}
     noise_gen = torch.Generator().manual_seed(seeds["noise"])
@@ -344,7 +338,7 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         dataset={**data.describe(), "forget_size": int(forget.numel()), "source": data.source,
                  "preprocessing": data.preprocessing},
         model=describe(objective, model_source, data.input_shape, theta0, method.model_conditions),
-        deletion_request=commitment(data.train_ids()[forget_np], salt, _identifier(data, config), config.request_id),
+        deletion_request=commitment(data.train_ids()[forget_np], salt, identifier(data, config), config.request_id),
         certificate=schema.Certificate.of(certificate),
         realized=realized_,
         parameters=parameters(objective, theta_orig, theta_unl, theta_ret),
@@ -373,10 +367,10 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
     logistic regression), and the model is checked against the theorem's requirements (a ReLU
     where smoothness is needed). Nothing is trained.
     """
-    first = _with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
+    first = with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
     seeds = first.seeds()
-    device, dtype = _device(first.device), getattr(torch, first.dtype)
-    *_, objective = _prepare(first, model, data, forget_ids, seeds, dtype, device)
+    device, dtype = resolve_device(first.device), getattr(torch, first.dtype)
+    *_, objective = load_inputs(first, model, data, forget_ids, seeds, dtype, device)
     reasons: dict[str, str | None] = {}
     for name, config in configs.items():
         try:
@@ -389,23 +383,6 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
 
 
 # ----------------------------------------------------------------------------------------
-def _prepare(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds: dict[str, int],
-             dtype: torch.dtype, device: torch.device) -> tuple:
-    """The data, the forget set (positions), X and y as tensors, the model's source and its objective."""
-    data = _load_data(config, data, seeds["data"])
-    if config.forget_strategy == "outlying" and config.forget_ids is not None:
-        raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
-    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
-                 if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
-    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
-              if config.forget_strategy == "mislabelled" else data.y_train)
-    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
-    module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.unlearn is not None)
-    gradient_attacks(config.attacks, objective)
-    return data, forget_np, X, y, model_source, objective
-
-
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
     """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
     return init_parameters(objective, generator, dtype).to(device)
@@ -487,119 +464,6 @@ def _same_models(a: Any, b: Any) -> bool:
     if isinstance(a, Tensor):
         return torch.equal(a, b)
     return len(a) == len(b) and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
-
-
-def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InvalidInput("device", "'cpu' or 'auto' on a machine without CUDA", name)
-    return torch.device(name)
-
-
-def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
-    return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
-
-
-def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
-                        unlearn: Any = None, original: Any = None) -> AuditConfig:
-    """The configuration the report records: ``caller`` where the library call passed the model,
-    the data or the forget ids in memory (validated: they cannot be combined with another
-    selection of the same thing)."""
-    config.validate()
-    updates: dict[str, Any] = {}
-    if model is not None:
-        updates["model"] = CALLER
-    if data is not None:
-        updates["dataset"] = CALLER
-    if forget_ids is not None:
-        chosen = [name for name in ("forget_fraction", "forget_class", "forget_groups") if getattr(config, name) is not None]
-        if chosen or config.forget_count not in (None, 1) or config.forget_ids not in (None, CALLER):
-            raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
-                               "forget_class, forget_groups, forget_ids)", chosen or "another selection")
-        updates.update(forget_ids=CALLER, forget_count=None)
-    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn), ("original", original))
-                    if given is not None})
-    if "train" in updates or "unlearn" in updates or "original" in updates:  # validated: the pair, and no other method
-        dataclasses.replace(config, **updates).validate()
-    if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
-        updates["method"] = CALLER
-    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn),
-                         ("original", original)):
-        if getattr(config, field) == CALLER and given is None and field not in updates:
-            raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
-                               CALLER)
-    return dataclasses.replace(config, **updates) if updates else config
-
-
-def _load_data(config: AuditConfig, data: Any, seed: int) -> AuditData:
-    options = _dataset_options(config)
-    if data is None:
-        return load_dataset(config.dataset, seed=seed, max_train=config.max_train, **options)
-    return from_user_data(data, seed=seed, max_train=config.max_train, **options)
-
-
-def _identifier(data: AuditData, config: AuditConfig) -> str:
-    if data.record_ids is None:
-        return ("position of the record in the caller's data (0-based; training records first for a split)"
-                if config.dataset == CALLER else "position of the record in the dataset source (0-based)")
-    if config.id_column is not None:
-        return f"the record's id in column {config.id_column!r}"
-    return "the caller's record id"
-
-
-def _dataset_options(config: AuditConfig) -> dict:
-    opts = {}
-    if config.label_column is not None:
-        opts["label_column"] = config.label_column
-    if config.group_column is not None:
-        opts["group_column"] = config.group_column
-    if config.id_column is not None:
-        opts["id_column"] = config.id_column
-    feature_map = dict(config.feature_map)
-    if config.model in KEEP_IMAGE_SCALE:  # the caller's row_norm, when given, wins
-        feature_map.setdefault("row_norm", "none")
-    if config.pca_components is not None:
-        feature_map["pca_components"] = int(config.pca_components)
-    if feature_map:
-        opts["feature_map"] = feature_map
-    return opts
-
-
-_FORGET_FIELDS = {"count": "forget_count", "fraction": "forget_fraction",
-                  "classes": "forget_class", "n_groups": "forget_groups", "groups": "forget_groups"}
-
-
-def _select_forget(data: AuditData, config: AuditConfig, seed: int) -> np.ndarray:
-    """Select Z; errors name the configuration field the user set, not the loader's argument."""
-    options = _forget_options(config)
-    try:
-        return select_forget(data, seed=seed, strategy=config.forget_strategy, **options)
-    except InvalidInput as exc:
-        used = _FORGET_FIELDS[next(iter(options))]
-        field = "forget_strategy" if exc.field == "strategy" else used if exc.field in ("forget", *options) \
-            else exc.field
-        raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
-
-
-def _forget_options(config: AuditConfig) -> dict:
-    if config.forget_count is not None:  # per request
-        return {"count": int(config.forget_count) * int(config.requests)}
-    if config.forget_fraction is not None:
-        return {"fraction": float(config.forget_fraction)}
-    if config.forget_class is not None:
-        return {"classes": [int(config.forget_class)]}
-    return {"n_groups": int(config.forget_groups)}
-
-
-def _requests(forget: Tensor, n_requests: int, seed: int) -> list[Tensor]:
-    """Split Z into the requests served one after another, in a seeded random order."""
-    if n_requests > forget.numel():
-        raise InvalidInput("requests", f"at most the number of forgotten records ({forget.numel()})", n_requests)
-    if n_requests == 1:
-        return [forget]
-    order = torch.randperm(forget.numel(), generator=torch.Generator().manual_seed(seed)).to(forget.device)
-    return list(forget[order].chunk(n_requests))
 
 
 def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig,
