@@ -67,7 +67,7 @@ _MINIMAL = textwrap.dedent("""
     import json, time
     import numpy as np, torch
     from audit.config import AuditConfig
-    from audit import pipeline
+    from audit import inputs
     from audit.datasets import load_dataset
     from unlearners.models import build_model
     from unlearners.objective import Objective, init_parameters
@@ -77,7 +77,7 @@ _MINIMAL = textwrap.dedent("""
     config = AuditConfig(method="r2d", epsilon=1.0)
     seeds = config.seeds()
     data = load_dataset(config.dataset, seed=seeds["data"])
-    forget = pipeline._select_forget(data, config, seeds["forget"])
+    forget = inputs.forget_positions(data, config, seeds["forget"])
     X = torch.as_tensor(data.X_train, dtype=torch.float64).reshape(len(data.X_train), -1)
     y = torch.as_tensor(data.y_train)
     objective = Objective(build_model(config.model, data.input_shape, data.n_classes))

@@ -168,9 +168,9 @@ def test_every_method_runs_on_a_cnn_or_says_why_not(name):
 
 def test_the_builtin_cnn_keeps_the_images_scale_unless_told_otherwise():
     from audit.config import AuditConfig
-    from audit.pipeline import _dataset_options
+    from audit.inputs import dataset_options
 
-    assert _dataset_options(AuditConfig(model="cnn"))["feature_map"] == {"row_norm": "none"}
-    told = _dataset_options(AuditConfig(model="cnn", feature_map={"row_norm": "clip", "normalize": [0.5, 0.5]}))
+    assert dataset_options(AuditConfig(model="cnn"))["feature_map"] == {"row_norm": "none"}
+    told = dataset_options(AuditConfig(model="cnn", feature_map={"row_norm": "clip", "normalize": [0.5, 0.5]}))
     assert told["feature_map"] == {"row_norm": "clip", "normalize": [0.5, 0.5]}
-    assert "feature_map" not in _dataset_options(AuditConfig(model="logreg"))
+    assert "feature_map" not in dataset_options(AuditConfig(model="logreg"))

@@ -1,5 +1,10 @@
-"""One audit: fit → certify → unlearn → retrain → measure → attack → report, as a single call.
+"""One audit as a list of stages: data → learn → unlearn → retrain → certify → ledger → utility →
+tradeoff → frontier → attacks → one-run → findings → report (:func:`_run` reads as that list).
 
+Each stage is a function of what it needs: the data stage returns the :class:`Inputs` (data,
+forget set, objective), the learn to certify stages the :class:`Worlds` (θ₀ and the original,
+unlearned and retrained models with the certificate), the later stages the report's sections.
+A method from the registry and the caller's own code are one path (:func:`audit.methods.build_method`).
 ``run(config)`` is silent; it reports progress through an optional callback
 ``progress(stage: str, done: int, total: int)`` that the CLI adapts to a rich progress bar.
 The method is asked, never inspected: what it can do comes from its declared capabilities, what
@@ -8,6 +13,7 @@ its certificate means from the certificate's kind.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -26,7 +32,6 @@ from torch import Tensor
 from audit import findings as rules
 from audit.attacking import (
     AttackSetup,
-    gradient_attacks,
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
@@ -36,13 +41,12 @@ from audit.attacking import (
     smoothness_of,
     trials_for_ceiling,
 )
-from audit.audited_model import CALLER, describe, prepare, resolve
+from audit.audited_model import describe
 from audit.commitment import check_salt, commitment
 from audit.seeds import child_seed
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
-from audit.datasets import AuditData, load_dataset, select_forget
-from audit.datasets.forget import indices_of_ids, mislabel_records
-from audit.datasets.user import from_user_data, read_ids
+from audit.datasets import AuditData
+from audit.inputs import identifier, load_inputs, resolve_device, split_requests, to_tensor, with_caller_inputs
 from audit.memory import activation_width
 from audit.measurements import (
     chance_accuracy,
@@ -57,16 +61,17 @@ from audit.measurements import (
 from audit.methods import build_method, caller_code
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.trials import choose_mode
+from certify.certificate import Certificate
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.modelcheck import exclusion
-from unlearners.models import KEEP_IMAGE_SCALE
-from unlearners.objective import init_parameters
+from unlearners.objective import Objective, init_parameters
 
 log = logging.getLogger("unlearn_audit.pipeline")
 Progress = Callable[[str, int, int], None]
 STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "frontier", "trials",
           "shadows", "shards", "attacks")
+
 
 
 def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
@@ -134,35 +139,146 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
         blas.restore_original_limits()
 
 
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """The audit's inputs, prepared once on the run's device (the data stage): each later stage
+    reads what it needs here."""
+
+    data: AuditData
+    X: Tensor  # the training records D (feature vectors for a linear model)
+    y: Tensor  # their labels (mislabelled on Z for forget_strategy "mislabelled")
+    forget: Tensor  # Z: positions in X
+    forget_positions: np.ndarray  # Z as a NumPy array (the commitment reads the records' ids there)
+    requests: list[Tensor]  # Z split into the requests served one after another
+    test: tuple[Tensor, Tensor]
+    unseen: tuple[Tensor, Tensor]  # records held out of training (the attacks' non-members)
+    objective: Objective
+    model_source: Any
+    production: Any  # the model the caller's pipeline trained (``original=``), or None
+    threads: tuple
+    device: torch.device
+    dtype: torch.dtype
+
+
+@dataclasses.dataclass(frozen=True)
+class Worlds:
+    """The audit's models (θ as flat vectors): θ₀, trained on D, unlearned, retrained on D∖Z; the
+    certificate of the unlearned release (None until the certify stage)."""
+
+    theta0: Tensor
+    original: Tensor
+    unlearned: Tensor
+    retrained: Tensor
+    releases: list | None = None  # (θ, certificate) per request when several requests were served
+    certificate: Certificate | None = None
+
+    @property
+    def certified_epsilon(self) -> float | None:
+        """The certificate's ε where it certifies the release, else None."""
+        return self.certificate.epsilon if self.certificate.certified else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Attacked:
+    """The attack stage's outcome: the results, or why there are none."""
+
+    results: Any = None  # schema.Attacks
+    plan: TrialPlan | None = None
+    refused: str | None = None  # why the trials were degenerate
+    skipped: bool = False  # no finite noise certifies the release: no released model to attack
+
+
+#: Report sections present only when their stage ran.
+_OPTIONAL = ("ledger", "one_run", "reproducibility", "frontier")
+
+
 def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
          forget_ids: Any, train: Any = None, unlearn: Any = None, original: Any = None) -> schema.ReportModel:
-    from audit.threads import choose, use_threads
-    from unlearners.caller import load_original
-
-    config = _with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
-                                 unlearn=unlearn, original=original)
+    """The stages in order: data, learn, unlearn, retrain, certify, ledger, utility, tradeoff,
+    frontier, attacks, one-run, findings, report. One path for every method: the registry's
+    or the caller's code, built by :func:`audit.methods.build_method`."""
+    config = with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
+                                unlearn=unlearn, original=original)
     train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
-    started = _now()
-    salt = check_salt(salt)
-    tick = progress or (lambda stage, done, total: None)
-    seeds = config.seeds()
-    device = _device(config.device)
-    dtype = getattr(torch, config.dtype)
-    timings: dict[str, Any] = {}
+    started, salt = _now(), check_salt(salt)
+    tick, seeds, timings = progress or _silent, config.seeds(), {}
+    device = resolve_device(config.device)
+    _check_execution(config)
+    inputs = _data(config, model, data, forget_ids, original, seeds, device, tick)
+    # a partial of a module-level function, not a closure: it travels to worker processes
+    init = functools.partial(_initial_point, inputs.objective, inputs.dtype, inputs.device)
+    theta0 = init(torch.Generator().manual_seed(seeds["init"]))
+    method = build_method(config, inputs.objective, seeds, train=train, unlearn=unlearn)
+    # the caller's training, twice on a subset with one seed: are the trials a pure function of their seeds?
+    sections: dict[str, Any] = {
+        "reproducibility": method.reproducibility(inputs.X, inputs.y, theta0) if config.unlearn is not None else None}
+    original_theta = _learn(method, inputs, theta0, tick, timings)
+    if config.sigma_budget is not None:  # validated: the method's knob has a σ budget search
+        value = method.knob_for_sigma(config.sigma_budget, inputs.forget, config.epsilon, config.delta,
+                                      config.mechanism)
+        method.set_option(type(method).capabilities.knob.option, value)
+    unlearned, releases = _unlearn(method, inputs, config, tick, timings)
+    retrained = _retrain(method, inputs, config.timing_repeats, tick, timings)
+    worlds, sections["realized"], sections["checkpoint_recovery"] = _certify(
+        method, inputs.forget, config, Worlds(theta0, original_theta, unlearned, retrained, releases), tick)
+    sections["ledger"] = None
+    if releases is not None:
+        with _clock(timings, "ledger_s"):
+            sections["ledger"] = _ledger(method, inputs.requests, releases, config, retrained, tick,
+                                         child_seed(seeds["attacks"], "consecutive"))
+    noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
+    sections["utility"] = _utility(inputs, worlds, config.noise_draws, noise_gen, tick)
+    sections["tradeoff"] = tradeoff(
+        method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
+        points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
+        refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick)
+    sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings)
+    attacked = _attack(method, inputs, worlds, config, sections["realized"], init, seeds["attacks"], tick, timings)
+    sections["attacks"], sections["one_run"] = attacked.results, None
+    if config.one_run_canaries is not None:
+        with _clock(timings, "one_run_s"):
+            sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
+    found = _findings(config, worlds.certificate, sections, attacked)
+    return _report(config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds,
+                   timings=timings)
 
-    if config.resume is not None and config.attacks:  # a run directory that can never serve: refused now
+
+def _silent(stage: str, done: int, total: int) -> None:
+    """The progress callback of a run without one."""
+
+
+@contextlib.contextmanager
+def _clock(timings: dict[str, Any], key: str):
+    """Record the wall-clock seconds of the block as ``timings[key]`` (nothing when it raises)."""
+    t0 = time.perf_counter()
+    yield
+    timings[key] = time.perf_counter() - t0
+
+
+def _check_execution(config: AuditConfig) -> None:
+    """Refuse, before any work, a run directory that can never serve and an unreachable cluster."""
+    if config.resume is not None and config.attacks:
         from audit.runstore import check_run_directory
 
         check_run_directory(config.resume)
-    if config.executor == "ray":  # an unreachable cluster is found now, not after the training
+    if config.executor == "ray":
         from audit.executors import check_ray_cluster
 
         check_ray_cluster(config.ray_address)
+
+
+def _data(config: AuditConfig, model: Any, data: Any, forget_ids: Any, original: Any, seeds: dict[str, int],
+          device: torch.device, tick: Progress) -> Inputs:
+    """The data stage: the data, Z, the model's objective and the production model, loaded and
+    checked before any training (a wrong file, a trial count that cannot fit: refused now)."""
+    from audit.threads import choose, use_threads
+    from unlearners.caller import load_original
+
+    dtype = getattr(torch, config.dtype)
     tick("data", 0, 1)
-    data, forget_np, X, y, model_source, objective = _prepare(config, model, data, forget_ids, seeds, dtype, device)
-    production = (None if config.original is None  # a wrong file is refused before any training
+    data, forget_np, X, y, model_source, objective = load_inputs(config, model, data, forget_ids, seeds, dtype, device)
+    production = (None if config.original is None
                   else load_original(config.original if original is None else original, objective))
-    # a trial count that cannot fit is refused before training
     precheck_run(config, objective.dim, device, forget_size=len(forget_np), width=activation_width(objective, X),
                  train_records=int(X.shape[0]))
     threads = choose(config.threads, int(X.shape[0]), objective.dim)
@@ -170,166 +286,192 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
         X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)
-    requests = _requests(forget, config.requests, seeds["forget"])
-    n = int(X.shape[0])
+    requests = split_requests(forget, config.requests, seeds["forget"])
+    test = (to_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]),
+            torch.as_tensor(data.y_test, device=device))
+    unseen = (to_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
+              torch.as_tensor(data.y_unseen, device=device))
     tick("data", 1, 1)
+    return Inputs(data=data, X=X, y=y, forget=forget, forget_positions=forget_np, requests=requests, test=test,
+                  unseen=unseen, objective=objective, model_source=model_source, production=production,
+                  threads=threads, device=device, dtype=dtype)
 
-    # a partial of a module-level function, not a closure: it travels to worker processes
-    init = functools.partial(_initial_point, objective, dtype, device)
 
-    theta0 = init(torch.Generator().manual_seed(seeds["init"]))
-    method = build_method(config, objective, seeds, train=train, unlearn=unlearn)
-    capabilities = type(method).capabilities
-    # the caller's training, twice on a subset with one seed: are the trials a pure function of their seeds?
-    reproducibility = method.reproducibility(X, y, theta0) if config.unlearn is not None else None
+def _fit(inputs: Inputs, theta0: Tensor, method: Unlearner) -> Tensor:
+    """``method`` trained on D from θ₀, told Z first when it can use it before training."""
+    if type(method).capabilities.deletable_before_training:
+        method.declare_deletable(inputs.forget)
+    return method.fit(inputs.X, inputs.y, theta0)
 
-    def fit(m: Unlearner) -> Tensor:
-        if capabilities.deletable_before_training:
-            m.declare_deletable(forget)
-        return m.fit(X, y, theta0)
 
+def _learn(method: Unlearner, inputs: Inputs, theta0: Tensor, tick: Progress, timings: dict) -> Tensor:
+    """The original model: the method's training on D, or the caller's production model adopted."""
     tick("learn", 0, 1)
-    t0 = time.perf_counter()
-    theta_orig = fit(method) if production is None else method.adopt(production, X, y, theta0)
-    timings["learn_s"] = time.perf_counter() - t0
+    with _clock(timings, "learn_s"):
+        theta = (_fit(inputs, theta0, method) if inputs.production is None
+                 else method.adopt(inputs.production, inputs.X, inputs.y, theta0))
     tick("learn", 1, 1)
+    return theta
 
-    if config.sigma_budget is not None:  # validated: the method's knob has a σ budget search
-        value = method.knob_for_sigma(config.sigma_budget, forget, config.epsilon, config.delta, config.mechanism)
-        method.set_option(capabilities.knob.option, value)
 
+def _unlearn(method: Unlearner, inputs: Inputs, config: AuditConfig, tick: Progress,
+             timings: dict) -> tuple[Tensor, list | None]:
+    """The unlearned model, timed ``timing_repeats`` times; with several requests, every release
+    of the sequence (the last one is the audited model)."""
     tick("unlearn", 0, 1)
     releases = None
-    if len(requests) > 1:
+    if len(inputs.requests) > 1:
         releases, timings["unlearn_repeats_s"] = timed(
-            lambda m: m.serve_requests(requests, config.epsilon, config.delta, config.mechanism), method,
-            config.timing_repeats, device)
-        theta_unl = releases[-1][0]
+            lambda m: m.serve_requests(inputs.requests, config.epsilon, config.delta, config.mechanism), method,
+            config.timing_repeats, inputs.device)
+        theta = releases[-1][0]
     else:
-        theta_unl, timings["unlearn_repeats_s"] = timed(lambda m: m.unlearn(forget), method, config.timing_repeats,
-                                                         device)
+        theta, timings["unlearn_repeats_s"] = timed(lambda m: m.unlearn(inputs.forget), method,
+                                                    config.timing_repeats, inputs.device)
     tick("unlearn", 1, 1)
+    return theta, releases
 
+
+def _retrain(method: Unlearner, inputs: Inputs, repeats: int, tick: Progress, timings: dict) -> Tensor:
+    """The retrained model (D∖Z), timed; then the medians and the speed-up over retraining."""
     tick("retrain", 0, 1)
-    theta_ret, timings["retrain_repeats_s"] = timed(lambda m: m.retrain(forget), method, config.timing_repeats,
-                                                     device)
+    theta, timings["retrain_repeats_s"] = timed(lambda m: m.retrain(inputs.forget), method, repeats, inputs.device)
     timings["unlearn_s"] = statistics.median(timings["unlearn_repeats_s"])
     timings["retrain_s"] = statistics.median(timings["retrain_repeats_s"])
     timings["speedup_vs_retrain"] = timings["retrain_s"] / max(timings["unlearn_s"], 1e-9)
     tick("retrain", 1, 1)
+    return theta
 
+
+def _certify(method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Worlds,
+             tick: Progress) -> tuple[Worlds, schema.Realized, Any]:
+    """The release's certificate, the ε its measured distance to retraining realizes, and the
+    checkpoint recovery; a trial mode this release cannot serve is refused here, not after the
+    utility stages."""
     tick("certify", 0, 1)
-    certificate = (releases[-1][1] if releases is not None
+    certificate = (worlds.releases[-1][1] if worlds.releases is not None
                    else method.certify(forget, config.epsilon, config.delta, config.mechanism))
-    certified_epsilon = certificate.epsilon if certificate.certified else None
-    distance = float(torch.linalg.vector_norm(theta_unl - theta_ret))
+    worlds = dataclasses.replace(worlds, certificate=certificate)
+    distance = float(torch.linalg.vector_norm(worlds.unlearned - worlds.retrained))
     # Training noise (DP-SGD) releases the model itself (σ = 0): the realized ε of ‖θ_U − θ_R‖ at σ = 0 is
     # infinite whenever two trainings differ, and says nothing of a guarantee that lives inside training.
     # The no-op reference (releasing A(D) at the same σ) exists where the release's noise is the
     # guarantee: an output-noise or exact certificate with finite σ (null otherwise, see schema.Realized).
-    no_op = (float(torch.linalg.vector_norm(theta_orig - theta_ret))
+    no_op = (float(torch.linalg.vector_norm(worlds.original - worlds.retrained))
              if certificate.kind in ("output-noise", "exact") and math.isfinite(certificate.sigma) else None)
     realized_ = realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
-                         certified_epsilon if certificate.kind != "training-noise" else None, no_op)
-    recovery = method.checkpoint_recovery(theta_orig) if capabilities.checkpoint_recovery else None
+                         worlds.certified_epsilon if certificate.kind != "training-noise" else None, no_op)
+    recovery = method.checkpoint_recovery(worlds.original) if type(method).capabilities.checkpoint_recovery else None
     tick("certify", 1, 1)
-    if config.attacks and math.isfinite(certificate.sigma):  # a trial mode this release cannot serve: refused
-        choose_mode(config.trial_mode, certificate.sigma, certificate.kind)  # now, not after the utility stages
+    if config.attacks and math.isfinite(certificate.sigma):
+        choose_mode(config.trial_mode, certificate.sigma, certificate.kind)
+    return worlds, realized_, recovery
 
-    ledger = None
-    if releases is not None:
-        t0 = time.perf_counter()
-        ledger = _ledger(method, requests, releases, config, theta_ret, tick,
-                         child_seed(seeds["attacks"], "consecutive"))
-        timings["ledger_s"] = time.perf_counter() - t0
 
+def _utility(inputs: Inputs, worlds: Worlds, noise_draws: int, noise_gen: torch.Generator,
+             tick: Progress) -> schema.Utility:
+    """Accuracy and loss of the three models on the retain, forget and test sets, noiseless and
+    released (``noise_draws`` draws of the certificate's σ); their loss histograms."""
     tick("utility", 0, 1)
-    keep = torch.ones(n, dtype=torch.bool, device=device)
+    X, y, forget = inputs.X, inputs.y, inputs.forget
+    keep = torch.ones(int(X.shape[0]), dtype=torch.bool, device=inputs.device)
     keep[forget] = False
-    test = (_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]), torch.as_tensor(data.y_test, device=device))
-    unseen = (_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
-              torch.as_tensor(data.y_unseen, device=device))
-    splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": test}
-    noise_gen = torch.Generator().manual_seed(seeds["noise"])
-    models = {"original": theta_orig, "unlearned": theta_unl, "retrained": theta_ret}
+    splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": inputs.test}
+    models = {"original": worlds.original, "unlearned": worlds.unlearned, "retrained": worlds.retrained}
+    objective, sigma = inputs.objective, worlds.certificate.sigma
     utility = schema.Utility(
-        **{name: model_utility(objective, theta, splits, certificate.sigma, config.noise_draws, noise_gen)
+        **{name: model_utility(objective, theta, splits, sigma, noise_draws, noise_gen)
            for name, theta in models.items()},
         loss_histograms=loss_histograms(objective, models, {"forget": splits["forget"],
-                                                            "retain": splits["retain"], "unseen": unseen}),
-        test_chance_accuracy=chance_accuracy(test[1]),
-        unlearned_vs_retrained=unlearned_vs_retrained(objective, theta_unl, theta_ret, test))
+                                                            "retain": splits["retain"], "unseen": inputs.unseen}),
+        test_chance_accuracy=chance_accuracy(inputs.test[1]),
+        unlearned_vs_retrained=unlearned_vs_retrained(objective, worlds.unlearned, worlds.retrained, inputs.test))
     tick("utility", 1, 1)
+    return utility
 
-    curve = tradeoff(method, forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
-                     points=config.curve_points, objective=objective, test=test, retrained=theta_ret,
-                     refit=fit, gen=noise_gen, tick=tick)
 
-    front = None
-    if config.frontier and len(requests) > 1:
-        front = schema.FrontierNotApplicable(applicable=False, reason=(
+def _frontier(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConfig, seed: int,
+              tick: Progress, timings: dict) -> Any:
+    """The released accuracy of the unlearned model at each ε of ``config.frontier`` (None
+    without); not applicable to a sequence of requests."""
+    if not config.frontier:
+        return None
+    if len(inputs.requests) > 1:
+        return schema.FrontierNotApplicable(applicable=False, reason=(
             "several requests were served: their guarantee composes in the ledger, not in one certificate"))
-    elif config.frontier:
-        tick("frontier", 0, 1)
-        t0 = time.perf_counter()
-        front = frontier(method, certificate, forget, theta_unl, epsilons=tuple(config.frontier), delta=config.delta,
-                         mechanism=config.mechanism, objective=objective, test=test, draws=config.noise_draws,
-                         gen=torch.Generator().manual_seed(child_seed(seeds["noise"], "frontier")))
-        timings["frontier_s"] = time.perf_counter() - t0
-        tick("frontier", 1, 1)
+    tick("frontier", 0, 1)
+    with _clock(timings, "frontier_s"):
+        front = frontier(method, worlds.certificate, inputs.forget, worlds.unlearned, epsilons=tuple(config.frontier),
+                         delta=config.delta, mechanism=config.mechanism, objective=inputs.objective,
+                         test=inputs.test, draws=config.noise_draws,
+                         gen=torch.Generator().manual_seed(child_seed(seed, "frontier")))
+    tick("frontier", 1, 1)
+    return front
 
-    # A run that no finite noise certifies has no released model to attack. Everything else is
-    # attacked in the mode an adversary faces (audit.trials.choose_mode): noise draws when the
-    # release adds output noise, the training randomness redrawn per trial otherwise.
-    skip = bool(config.attacks) and not math.isfinite(certificate.sigma)
-    attack_results, refused, plan = None, None, None
-    if config.attacks and not skip:
-        mode, reason = choose_mode(config.trial_mode, certificate.sigma, certificate.kind)
-        plan = _trial_plan(config, mode, reason)
-        setup = AttackSetup(
-            objective=objective, method=method, init=init, X=X, y=y, forget=forget,
-            X_unseen=unseen[0], y_unseen=unseen[1], theta_original=theta_orig, theta_unlearned=theta_unl,
-            theta_retrained=theta_ret, sigma=certificate.sigma, delta=config.delta,
-            certified_epsilon=certified_epsilon, realized_epsilon=realized_.epsilon,
-            smoothness=lambda: smoothness_of(certificate, objective, X, y, theta_orig),
-            production=production is not None,
-            timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")})
-        t0 = time.perf_counter()
+
+def _attack(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConfig, realized_: schema.Realized,
+            init, seed: int, tick: Progress, timings: dict) -> Attacked:
+    """The attacks, in the mode an adversary faces (:func:`audit.trials.choose_mode`): noise draws
+    when the release adds output noise, the training randomness redrawn per trial otherwise. A
+    release that no finite noise certifies has no released model to attack (skipped)."""
+    certificate = worlds.certificate
+    if not config.attacks:
+        return Attacked()
+    if not math.isfinite(certificate.sigma):
+        return Attacked(skipped=True)
+    plan = _trial_plan(config, *choose_mode(config.trial_mode, certificate.sigma, certificate.kind))
+    X, y, objective = inputs.X, inputs.y, inputs.objective
+    setup = AttackSetup(
+        objective=objective, method=method, init=init, X=X, y=y, forget=inputs.forget,
+        X_unseen=inputs.unseen[0], y_unseen=inputs.unseen[1], theta_original=worlds.original,
+        theta_unlearned=worlds.unlearned, theta_retrained=worlds.retrained, sigma=certificate.sigma,
+        delta=config.delta, certified_epsilon=worlds.certified_epsilon, realized_epsilon=realized_.epsilon,
+        smoothness=lambda: smoothness_of(certificate, objective, X, y, worlds.original),
+        production=inputs.production is not None,
+        timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")})
+    results, refused = None, None
+    with _clock(timings, "attacks_s"):
         try:
-            attack_results = run_attacks(
+            results = run_attacks(
                 setup, attacks=config.attacks, plan=plan, shadow_models_=config.shadow_models,
-                confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seeds["attacks"],
-                tick=tick, execution=ExecutionSettings(config.executor, config.workers, config.ray_address,
-                                                       config.shard_size, config.resume, config.time_budget))
+                confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seed, tick=tick,
+                execution=ExecutionSettings(config.executor, config.workers, config.ray_address, config.shard_size,
+                                            config.resume, config.time_budget))
         except DegenerateTrials as exc:
             refused = str(exc)
-        timings["attacks_s"] = time.perf_counter() - t0
+    return Attacked(results, plan, refused)
 
-    one_run = None
-    if config.one_run_canaries is not None:
-        t0 = time.perf_counter()
-        one_run = _one_run(config, method, X, y, unseen, init, objective.n_outputs, seeds["attacks"])
-        timings["one_run_s"] = time.perf_counter() - t0
 
-    found = rules.certificate_findings(certificate, realized_, utility,
-                                       attack_results.comparison if attack_results else None,
-                                       plan.mode if plan else "noise", config.confidence,
+def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str, Any], attacked: Attacked) -> list:
+    """Every finding of the run, from its certificate and its measured sections."""
+    results = attacked.results
+    found = rules.certificate_findings(certificate, sections["realized"], sections["utility"],
+                                       results.comparison if results else None,
+                                       attacked.plan.mode if attacked.plan else "noise", config.confidence,
                                        requested_epsilon=config.epsilon)
-    if attack_results is not None:
-        found += rules.measurement_findings(attack_results, config.confidence,
+    if results is not None:
+        found += rules.measurement_findings(results, config.confidence,
                                             no_op_passes=any(f["code"] == "no-op-passes" for f in found))
-    if ledger is not None:
-        found += rules.ledger_findings(ledger)
-    if skip:
+    if sections["ledger"] is not None:
+        found += rules.ledger_findings(sections["ledger"])
+    if attacked.skipped:
         found.append(rules.attacks_skipped())
-    if refused is not None:
-        found.append(rules.degenerate_trials(refused))
-    if one_run is not None:
-        found += rules.one_run_findings(one_run)
+    if attacked.refused is not None:
+        found.append(rules.degenerate_trials(attacked.refused))
+    if sections["one_run"] is not None:
+        found += rules.one_run_findings(sections["one_run"])
+    reproducibility = sections["reproducibility"]
     if reproducibility is not None and not reproducibility["equal"]:
         found.append(rules.not_reproducible(schema.Reproducibility(**reproducibility)))
-    if attack_results is not None and attack_results.production is not None and attack_results.production.outlier:
-        found.append(rules.original_outlier(attack_results.production))
+    if results is not None and results.production is not None and results.production.outlier:
+        found.append(rules.original_outlier(results.production))
+    return found
+
+
+def _report(config: AuditConfig, method: Unlearner, inputs: Inputs, worlds: Worlds, sections: dict[str, Any],
+            found: list, *, started: str, salt: bytes, seeds: dict[str, int], timings: dict) -> schema.ReportModel:
+    """The report: every stage's section, the findings and their verdict, salted."""
+    data = inputs.data
     return schema.ReportModel(
         schema_version=SCHEMA_VERSION,
         tool={"name": TOOL, "version": tool_version()},
@@ -339,26 +481,24 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         findings=found,
         config=config.to_dict(),
         method={"name": method.name, "title": method.title, "paper": method.paper,
-                "certified": method.certified, "capabilities": capabilities.describe(),
+                "certified": method.certified, "capabilities": type(method).capabilities.describe(),
                 "hyperparameters": method.report_hyperparameters()},
-        dataset={**data.describe(), "forget_size": int(forget.numel()), "source": data.source,
+        dataset={**data.describe(), "forget_size": int(inputs.forget.numel()), "source": data.source,
                  "preprocessing": data.preprocessing},
-        model=describe(objective, model_source, data.input_shape, theta0, method.model_conditions),
-        deletion_request=commitment(data.train_ids()[forget_np], salt, _identifier(data, config), config.request_id),
-        certificate=schema.Certificate.of(certificate),
-        realized=realized_,
-        parameters=parameters(objective, theta_orig, theta_unl, theta_ret),
-        utility=utility,
-        tradeoff=curve,
-        checkpoint_recovery=recovery,
-        attacks=attack_results,
-        **({"ledger": ledger} if ledger is not None else {}),
-        **({"one_run": one_run} if one_run is not None else {}),
-        **({"reproducibility": reproducibility} if reproducibility is not None else {}),
-        **({"frontier": front} if front is not None else {}),
+        model=describe(inputs.objective, inputs.model_source, data.input_shape, worlds.theta0, method.model_conditions),
+        deletion_request=commitment(data.train_ids()[inputs.forget_positions], salt, identifier(data, config),
+                                    config.request_id),
+        certificate=schema.Certificate.of(worlds.certificate),
+        realized=sections["realized"],
+        parameters=parameters(inputs.objective, worlds.original, worlds.unlearned, worlds.retrained),
+        utility=sections["utility"],
+        tradeoff=sections["tradeoff"],
+        checkpoint_recovery=sections["checkpoint_recovery"],
+        attacks=sections["attacks"],
+        **{name: sections[name] for name in _OPTIONAL if sections[name] is not None},
         timings=timings,
         seeds={"root": config.seed, **seeds},
-        environment=environment(device, threads),
+        environment=environment(inputs.device, inputs.threads),
     ).with_salt(salt)
 
 
@@ -373,10 +513,10 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
     logistic regression), and the model is checked against the theorem's requirements (a ReLU
     where smoothness is needed). Nothing is trained.
     """
-    first = _with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
+    first = with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
     seeds = first.seeds()
-    device, dtype = _device(first.device), getattr(torch, first.dtype)
-    *_, objective = _prepare(first, model, data, forget_ids, seeds, dtype, device)
+    device, dtype = resolve_device(first.device), getattr(torch, first.dtype)
+    *_, objective = load_inputs(first, model, data, forget_ids, seeds, dtype, device)
     reasons: dict[str, str | None] = {}
     for name, config in configs.items():
         try:
@@ -389,23 +529,6 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
 
 
 # ----------------------------------------------------------------------------------------
-def _prepare(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds: dict[str, int],
-             dtype: torch.dtype, device: torch.device) -> tuple:
-    """The data, the forget set (positions), X and y as tensors, the model's source and its objective."""
-    data = _load_data(config, data, seeds["data"])
-    if config.forget_strategy == "outlying" and config.forget_ids is not None:
-        raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
-    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
-                 if config.forget_ids is not None else _select_forget(data, config, seeds["forget"]))
-    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
-              if config.forget_strategy == "mislabelled" else data.y_train)
-    X, y = _tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
-    module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.unlearn is not None)
-    gradient_attacks(config.attacks, objective)
-    return data, forget_np, X, y, model_source, objective
-
-
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
     """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
     return init_parameters(objective, generator, dtype).to(device)
@@ -423,22 +546,23 @@ def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
     return TrialPlan(mode, reason, n, float(config.target_ceiling))
 
 
-def _one_run(config: AuditConfig, method: Unlearner, X: Tensor, y: Tensor, unseen: tuple[Tensor, Tensor],
-             init, n_outputs: int, seed: int) -> dict:
+def _one_run(config: AuditConfig, method: Unlearner, inputs: Inputs, init, seed: int) -> dict:
     """The one-run audit on ``one_run_canaries`` pairs of held-out records, mislabelled so that a
     model that keeps them memorises them (:mod:`audit.onerun`); a certificate that needs infinite
     noise for the canaries is recorded as skipped."""
     from audit.onerun import mislabel, one_run_audit
 
+    unseen = inputs.unseen
     pairs, available = int(config.one_run_canaries), int(unseen[0].shape[0])
     if 2 * pairs > available:
         raise InvalidInput("one_run_canaries", f"at most {available // 2} (two held-out records per pair; "
                            f"{available} are held out of training)", pairs)
     game_seed = child_seed(seed, "one-run")
     canaries_X = unseen[0][: 2 * pairs]
-    canaries_y = mislabel(unseen[1][: 2 * pairs], max(2, int(n_outputs)), game_seed).to(unseen[1].device)
+    n_outputs = max(2, int(inputs.objective.n_outputs))
+    canaries_y = mislabel(unseen[1][: 2 * pairs], n_outputs, game_seed).to(unseen[1].device)
     try:
-        result = one_run_audit(method, X, y, canaries_X, canaries_y, init, epsilon=config.epsilon,
+        result = one_run_audit(method, inputs.X, inputs.y, canaries_X, canaries_y, init, epsilon=config.epsilon,
                                delta=config.delta, mechanism=config.mechanism, confidence=config.confidence,
                                seed=game_seed)
     except InvalidInput as exc:
@@ -487,119 +611,6 @@ def _same_models(a: Any, b: Any) -> bool:
     if isinstance(a, Tensor):
         return torch.equal(a, b)
     return len(a) == len(b) and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
-
-
-def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InvalidInput("device", "'cpu' or 'auto' on a machine without CUDA", name)
-    return torch.device(name)
-
-
-def _tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
-    return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
-
-
-def _with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
-                        unlearn: Any = None, original: Any = None) -> AuditConfig:
-    """The configuration the report records: ``caller`` where the library call passed the model,
-    the data or the forget ids in memory (validated: they cannot be combined with another
-    selection of the same thing)."""
-    config.validate()
-    updates: dict[str, Any] = {}
-    if model is not None:
-        updates["model"] = CALLER
-    if data is not None:
-        updates["dataset"] = CALLER
-    if forget_ids is not None:
-        chosen = [name for name in ("forget_fraction", "forget_class", "forget_groups") if getattr(config, name) is not None]
-        if chosen or config.forget_count not in (None, 1) or config.forget_ids not in (None, CALLER):
-            raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
-                               "forget_class, forget_groups, forget_ids)", chosen or "another selection")
-        updates.update(forget_ids=CALLER, forget_count=None)
-    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn), ("original", original))
-                    if given is not None})
-    if "train" in updates or "unlearn" in updates or "original" in updates:  # validated: the pair, and no other method
-        dataclasses.replace(config, **updates).validate()
-    if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
-        updates["method"] = CALLER
-    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn),
-                         ("original", original)):
-        if getattr(config, field) == CALLER and given is None and field not in updates:
-            raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
-                               CALLER)
-    return dataclasses.replace(config, **updates) if updates else config
-
-
-def _load_data(config: AuditConfig, data: Any, seed: int) -> AuditData:
-    options = _dataset_options(config)
-    if data is None:
-        return load_dataset(config.dataset, seed=seed, max_train=config.max_train, **options)
-    return from_user_data(data, seed=seed, max_train=config.max_train, **options)
-
-
-def _identifier(data: AuditData, config: AuditConfig) -> str:
-    if data.record_ids is None:
-        return ("position of the record in the caller's data (0-based; training records first for a split)"
-                if config.dataset == CALLER else "position of the record in the dataset source (0-based)")
-    if config.id_column is not None:
-        return f"the record's id in column {config.id_column!r}"
-    return "the caller's record id"
-
-
-def _dataset_options(config: AuditConfig) -> dict:
-    opts = {}
-    if config.label_column is not None:
-        opts["label_column"] = config.label_column
-    if config.group_column is not None:
-        opts["group_column"] = config.group_column
-    if config.id_column is not None:
-        opts["id_column"] = config.id_column
-    feature_map = dict(config.feature_map)
-    if config.model in KEEP_IMAGE_SCALE:  # the caller's row_norm, when given, wins
-        feature_map.setdefault("row_norm", "none")
-    if config.pca_components is not None:
-        feature_map["pca_components"] = int(config.pca_components)
-    if feature_map:
-        opts["feature_map"] = feature_map
-    return opts
-
-
-_FORGET_FIELDS = {"count": "forget_count", "fraction": "forget_fraction",
-                  "classes": "forget_class", "n_groups": "forget_groups", "groups": "forget_groups"}
-
-
-def _select_forget(data: AuditData, config: AuditConfig, seed: int) -> np.ndarray:
-    """Select Z; errors name the configuration field the user set, not the loader's argument."""
-    options = _forget_options(config)
-    try:
-        return select_forget(data, seed=seed, strategy=config.forget_strategy, **options)
-    except InvalidInput as exc:
-        used = _FORGET_FIELDS[next(iter(options))]
-        field = "forget_strategy" if exc.field == "strategy" else used if exc.field in ("forget", *options) \
-            else exc.field
-        raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
-
-
-def _forget_options(config: AuditConfig) -> dict:
-    if config.forget_count is not None:  # per request
-        return {"count": int(config.forget_count) * int(config.requests)}
-    if config.forget_fraction is not None:
-        return {"fraction": float(config.forget_fraction)}
-    if config.forget_class is not None:
-        return {"classes": [int(config.forget_class)]}
-    return {"n_groups": int(config.forget_groups)}
-
-
-def _requests(forget: Tensor, n_requests: int, seed: int) -> list[Tensor]:
-    """Split Z into the requests served one after another, in a seeded random order."""
-    if n_requests > forget.numel():
-        raise InvalidInput("requests", f"at most the number of forgotten records ({forget.numel()})", n_requests)
-    if n_requests == 1:
-        return [forget]
-    order = torch.randperm(forget.numel(), generator=torch.Generator().manual_seed(seed)).to(forget.device)
-    return list(forget[order].chunk(n_requests))
 
 
 def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig,
