@@ -28,5 +28,7 @@ timed cnn2000_cuda 180 python3 -m audit run $CNN --device cuda --out /tmp/c_cuda
 timed cnn2000_cpu 90 python3 -m audit run $CNN --device cpu --out /tmp/c_cpu
 # 4. The caller's own code on the GPU (issue 25): the model and records reach train_fn on cuda, local and 2 workers.
 timed caller_cuda 180 python3 bench/bench_caller.py --device cuda --trials 12 --out "$OUT/caller-cuda.json"
+# 5. Is the caller's CNN training bit-reproducible here (the audit's determinism check, then deterministic algorithms)?
+timed cuda_reproducibility 240 python3 bench/cuda_reproducibility.py
 for d in a_cuda a_cpu c_cuda c_cpu; do [ -f /tmp/$d/report.json ] && cp /tmp/$d/report.json "$OUT/$d.report.json"; done
 cat "$OUT/times.tsv"; cp "$OUT/times.tsv" "$FINAL/"; tar -C /tmp -czf "$FINAL/device.tgz" dev
