@@ -174,3 +174,15 @@ def test_the_builtin_cnn_keeps_the_images_scale_unless_told_otherwise():
     told = dataset_options(AuditConfig(model="cnn", feature_map={"row_norm": "clip", "normalize": [0.5, 0.5]}))
     assert told["feature_map"] == {"row_norm": "clip", "normalize": [0.5, 0.5]}
     assert "feature_map" not in dataset_options(AuditConfig(model="logreg"))
+
+
+def test_a_model_file_is_loaded_without_writing_beside_it(tmp_path, monkeypatch):
+    """The audit writes only to --out and --resume: importing the caller's file leaves no __pycache__ in
+    their project, even where Python writes bytecode (CI may or may not set PYTHONDONTWRITEBYTECODE)."""
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "netfile.py").write_text("import torch\ndef build(shape, n):\n    return torch.nn.Linear(shape[0], 1)\n")
+    factory = load_factory(f"module:{tmp_path / 'netfile.py'}:build")
+    assert callable(factory) and sorted(p.name for p in tmp_path.iterdir()) == ["netfile.py"]
+    assert sys.dont_write_bytecode is False  # restored

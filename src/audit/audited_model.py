@@ -87,7 +87,13 @@ def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
                                    f"'module:<path/to/file.py>:<{noun}>' (a Python source file ending in .py)", text)
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
+            # the audit writes nothing beside the caller's file (no __pycache__ in their project): what it
+            # writes goes to --out and --resume only
+            writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                sys.dont_write_bytecode = writes
             import cloudpickle
 
             # a worker process (executor processes or ray) cannot import a file loaded by path: what
