@@ -126,6 +126,7 @@ def test_dpsgd_accountant_epsilon_is_within_target(dp_fitted, noisy_problem):
     assert float(objective.accuracy(theta, X, y)) > 0.6  # learns despite the noise
 
 
+@pytest.mark.slow  # fast-lane budget (README): 1.3 s
 def test_dpsgd_prv_accountant_default(noisy_problem):
     objective, X, y, theta0, _ = noisy_problem
     method = DPSGD(objective, epochs=2, batch_size=100)

@@ -129,7 +129,8 @@ def _working(proc: subprocess.Popen) -> str:
     raise AssertionError("the run ended before its first stage: " + "".join(seen))
 
 
-@pytest.mark.parametrize(("sig", "word"), [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
+@pytest.mark.parametrize(("sig", "word"), [(signal.SIGINT, "interrupted"),  # SIGTERM: slow (fast-lane budget)
+                                           pytest.param(signal.SIGTERM, "terminated", marks=pytest.mark.slow)])
 # during start-up (swallowed there: it must not be lost), and during the work (after the data stage; a
 # subprocess that trains: slow)
 @pytest.mark.parametrize("when", ["start-up", pytest.param("work", marks=pytest.mark.slow)])

@@ -183,6 +183,7 @@ def test_identical_worlds_give_a_positive_estimate_not_zero():
     assert res.epsilons.mean() > 0.5 and res.forget_score < 1.0
 
 
+@pytest.mark.slow  # fast-lane budget (README): 1.2 s
 def test_more_separated_worlds_give_larger_epsilon_and_lower_forget_score():
     rng = np.random.default_rng(1)
     a, b = rng.normal(size=(64, 30)), rng.normal(size=(64, 30))  # common random numbers

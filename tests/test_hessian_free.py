@@ -421,6 +421,7 @@ def test_statistics_that_blow_up_are_refused_with_a_stable_step():
     assert stable.report_hyperparameters()["largest_statistic"] == stable.largest_statistic_
 
 
+@pytest.mark.slow  # fast-lane budget (README): 3.8 s
 def test_replicas_reuse_the_estimated_curvature(monkeypatch):
     """Trials and shadow models fit replicas: an MLP's estimated (M, L) come from the audit's own
     fit (the certificate's constants), not from a new estimate per replica."""

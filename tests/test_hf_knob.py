@@ -138,6 +138,7 @@ def test_the_step_used_is_pinned_and_the_request_still_decides_the_next_fit():
     assert method.report_hyperparameters()["eta_requested"] is None
 
 
+@pytest.mark.slow  # fast-lane budget (README): 2.4 s
 def test_a_replica_at_another_step_estimates_its_own_curvature(monkeypatch):
     """An MLP's curvature is estimated along the trajectory; another eta trains along another one."""
     method = _fitted(model="mlp", n=60, epochs=2, eta=0.05)

@@ -32,15 +32,16 @@ def _loaded(args: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("args", [
     ["--help"],
-    ["run", "--help"],
-    ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"],
+    pytest.param(["run", "--help"], marks=pytest.mark.slow),  # fast-lane budget: --help and verify stay fast
+    pytest.param(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"], marks=pytest.mark.slow),
     ["verify", "no-such-directory", "--key", "no-such-key.pem"],
-    ["methods", "--help"],
+    pytest.param(["methods", "--help"], marks=pytest.mark.slow),
 ])
 def test_light_commands_do_not_import_the_numerical_stack(args):
     assert _loaded(args) == []
 
 
+@pytest.mark.slow  # fast-lane budget (README): 3.3 s; the light commands' test below keeps import discipline in the fast lane
 def test_a_run_imports_torch_but_not_matplotlib_or_opacus(tmp_path):
     """The control: the probe does see what a real (small) run loads."""
     loaded = _loaded(["run", "--method", "r2d", "--epsilon", "1", "--max-train", "300", "--attacks", "none",
