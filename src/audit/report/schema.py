@@ -1170,7 +1170,8 @@ class TrialCost(_Section):
     code); batched trials cost far less than the audit's single timing suggests, and none is estimated."""
 
     seconds_per_training: NonNegFloat
-    """The mean of the audit's own learning on D and retraining on D minus Z (timings.learn_s, retrain_s)."""
+    """The slower of the audit's own learning on D and retraining on D minus Z (timings.learn_s, retrain_s;
+    with production weights nothing is learned and learn_s is about 0)."""
     seconds_per_unlearning: NonNegFloat
     """The audit's own unlearning (timings.unlearn_s)."""
     trainings: Count
