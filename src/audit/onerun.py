@@ -154,7 +154,7 @@ from torch import Tensor
 from attacks.lira import logit_confidence
 from attacks.onerun import OneRunBound, guess_rule, one_run_bound, one_run_ceiling
 from audit.datasets.forget import mislabel_records
-from audit.sizing import resolution, smallest_above
+from audit.sizing import exceeds, resolution, smallest_above
 from certify.errors import (
     PROBABILITY,
     Integer,
@@ -491,7 +491,7 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
         note=_note(certificate, design, covers, pinned, method.X_ is not None, int(inserted.size), bound),
         bound=bound,
         control=OneRunControl(v=control.v, r=control.r, epsilon_lower=control.epsilon_lower,
-                              has_power=control.epsilon_lower > (certified_epsilon or 0.0)),
+                              has_power=exceeds(control.epsilon_lower, certified_epsilon or 0.0)),
     )
 
 
