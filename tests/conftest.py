@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from audit.datasets import from_arrays
+
 from synthetic import synthetic
 
 

@@ -23,11 +23,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from synthetic import synthetic  # noqa: E402
 from unlearners.curenewton import CureNewton  # noqa: E402
 from unlearners.hessian_free import HessianFree  # noqa: E402
 from unlearners.models import build_model  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
+
+from synthetic import synthetic  # noqa: E402
 
 
 def _status(field: str) -> int:

@@ -8,12 +8,12 @@ import torch
 from audit import AuditConfig
 from audit.pipeline import run
 from certify.errors import InvalidInput
-from unlearners.registry import get_method
 from unlearners.dpsgd import DPSGD
 from unlearners.finetune import FineTune
 from unlearners.models import build_model
 from unlearners.neggrad import NegativeGradient
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

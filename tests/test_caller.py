@@ -307,6 +307,7 @@ def test_functions_loaded_from_a_file_travel_to_worker_processes_by_value(tmp_pa
     import sys
 
     import cloudpickle
+
     from audit.audited_model import load_factory
 
     (tmp_path / "pipeline.py").write_text("SCALE = 3\n\ndef train(model, dataset, generator):\n    return SCALE\n")

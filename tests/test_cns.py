@@ -19,10 +19,10 @@ from certify.bounds.cns import (
 )
 from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for
-from unlearners.registry import get_method
 from unlearners.cns import ConstrainedNewtonStep, project, solver_costs
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

@@ -7,14 +7,13 @@ import hashlib
 import json
 import re
 from html import unescape
-from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from audit.cli import app
-from audit.comparing import FastestWithin, compare, row_of
+from audit.comparing import FastestWithin, compare
 from audit.config import AuditConfig
 from audit.pipeline import run
 from audit.report.comparison import ComparisonModel, schema_path, schema_text, validate_comparison

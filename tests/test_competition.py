@@ -34,7 +34,6 @@ from certify.errors import InvalidInput
 from unlearners.models import build_model
 from unlearners.objective import Objective
 
-
 # ----------------------------------------------------------------------------------------------
 # an independent, literal reference: every rule evaluated by comparing every model with it
 

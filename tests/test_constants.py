@@ -75,7 +75,7 @@ def test_user_overrides_are_assumed():
 # -- the sampler: only what is asked, each iterate once, the MLP path equal to the generic one ----
 from torch import nn  # noqa: E402
 
-from unlearners.smoothness import ConstantSampler, _MLP  # noqa: E402
+from unlearners.smoothness import _MLP, ConstantSampler  # noqa: E402
 
 
 def _mlps():

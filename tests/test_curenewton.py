@@ -10,7 +10,6 @@ import torch
 
 from audit.datasets import load_dataset
 from certify.errors import InvalidInput
-from unlearners.registry import get_method
 from unlearners.curenewton import (
     CureNewton,
     cubic_model,
@@ -19,6 +18,7 @@ from unlearners.curenewton import (
 )
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

@@ -280,7 +280,7 @@ def test_catalogue_shape_of_mnist_is_what_loading_gives() -> None:
     assert data.n_features == shape["features"] and data.n_classes == shape["classes"]
 
 
-def test_loader_declarations_are_checked() -> None:
+def test_loader_shape_and_known_are_checked() -> None:
     common = {"load": lambda **kw: None, "description": "", "source": "", "licence": "", "citation": ""}
     with pytest.raises(InvalidInput) as info:
         Loader(name="x", shape=[1, 2], **common)

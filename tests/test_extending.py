@@ -10,8 +10,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import audit
 import attacks.registry as attack_registry
+import audit
 import unlearners.registry as method_registry
 from attacks.base import Attack, AttackInputs, AttackOutcome
 from audit.cli import app

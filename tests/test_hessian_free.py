@@ -16,11 +16,12 @@ from certify.bounds.hf import (
 )
 from certify.certificate import Constant, issue
 from certify.errors import InvalidInput
-from synthetic import synthetic
 from unlearners.hessian_free import HessianFree
 from unlearners.linalg import power_iteration
 from unlearners.models import logistic_regression, mlp
 from unlearners.objective import Objective, default_init
+
+from synthetic import synthetic
 
 SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mnist"
 

@@ -10,10 +10,11 @@ import torch
 import audit
 from audit.config import AuditConfig
 from audit.measurements import tradeoff
-from synthetic import synthetic
 from unlearners.hessian_free import KNOB_LOW_FRACTION, KNOB_STABLE_FRACTION, HessianFree
 from unlearners.models import logistic_regression, mlp
 from unlearners.objective import Objective, default_init
+
+from synthetic import synthetic
 
 FORGET = torch.tensor([3, 17, 40])
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+from audit.findings import CODES
 from audit.report import plots
 from audit.report.encoding import json_safe
-from audit.findings import CODES
 from audit.report.html import CSP, VERDICTS, command_line, render_html, write_html
 
 DATA = Path(__file__).parent / "data"

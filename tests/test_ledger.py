@@ -12,20 +12,19 @@ import json
 import math
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import brentq
+from scipy.stats import norm
 
 from certify.certificate import Certificate
 from certify.errors import InvalidInput
 from certify.ledger import COMPOSITION_METHOD, PrivacyLedger, Release
-from certify.rdp import DEFAULT_ORDERS, basic_composition_epsilon, gaussian_release_rdp, rdp_to_epsilon
 from certify.mechanisms import epsilon_for, sigma_for
-from scipy.optimize import brentq
-from scipy.stats import norm
+from certify.rdp import DEFAULT_ORDERS, basic_composition_epsilon, gaussian_release_rdp, rdp_to_epsilon
 
 DELTA = 1e-5
 Z_EPS1 = 3.73063163482  # σ/Δ of the analytic Gaussian mechanism at ε = 1, δ = 1e-5

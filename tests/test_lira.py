@@ -8,9 +8,8 @@ import json
 
 import numpy as np
 import pytest
-from scipy.stats import norm
-
 import torch
+from scipy.stats import norm
 
 from attacks.base import AttackInputs
 from attacks.lira import (

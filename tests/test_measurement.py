@@ -17,10 +17,11 @@ from audit.attacking import per_attack_confidence, trials_for_ceiling
 from audit.report.schema import validate_report
 from audit.trials import choose_mode, make_trials
 from certify.errors import InvalidInput
-from synthetic import synthetic
 from unlearners.models import logistic_regression
 from unlearners.objective import Objective, default_init
 from unlearners.registry import get_method
+
+from synthetic import synthetic
 
 SMALL = dict(max_train=300, forget_count=10, noise_draws=2, curve_points=2, steps=30)
 

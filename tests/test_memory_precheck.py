@@ -307,8 +307,8 @@ def test_gpu_stacks_are_checked_against_the_gpu() -> None:
 
 
 def test_precheck_run_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
-    from audit.config import AuditConfig
     from audit.attacking import precheck_run
+    from audit.config import AuditConfig
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 64 * MIB)
     with pytest.raises(InvalidInput) as info:

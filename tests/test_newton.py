@@ -20,11 +20,11 @@ from certify.bounds.guo import (
 from certify.certificate import PROVENANCES, Certificate
 from certify.errors import InvalidInput
 from certify.mechanisms import _unit_sigma, sigma_for
-from unlearners.registry import get_method
 from unlearners.linalg import explicit_hessian
 from unlearners.models import build_model
 from unlearners.newton import NewtonRemoval
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

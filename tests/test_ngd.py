@@ -15,12 +15,11 @@ from certify.bounds.ngd import (
 )
 from certify.errors import InvalidInput
 from certify.mechanisms import sigma_for
-from unlearners.registry import get_method
-from unlearners.linalg import explicit_hessian
+from unlearners.linalg import explicit_hessian, fisher_matrix
 from unlearners.models import build_model
-from unlearners.linalg import fisher_matrix
 from unlearners.ngd import MinMaxNGD, NaturalGradientUnlearning
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

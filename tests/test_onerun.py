@@ -144,7 +144,7 @@ def test_bonferroni_grid_tests_each_pair_at_alpha_over_g():
     grid = [(10, 10), (50, 50), (200, 0)]
     b = one_run_bound(scores, secrets, grid=grid, delta=1e-5, confidence=0.95)
     assert b.rule == "bonferroni" and b.level == pytest.approx(0.05 / 3) and b.confidence == pytest.approx(0.95)
-    for kp, km, r, v, eps in b.candidates:
+    for _kp, _km, r, v, eps in b.candidates:
         assert eps == pytest.approx(one_run_epsilon(2000, r, v, 1e-5, confidence=1 - 0.05 / 3))
     assert b.epsilon_lower == max(c[4] for c in b.candidates)
     single = one_run_bound(scores, secrets, k_plus=b.k_plus, k_minus=b.k_minus, delta=1e-5)

@@ -230,7 +230,7 @@ def test_fdp_chart_draws_the_attack_the_promise_and_the_points_below(violated):
         assert px == pytest.approx(X(a), abs=TOL) and py == pytest.approx(Y(b), abs=TOL)
     [promised] = polylines(area, plots.BLUE)
     assert len(promised) == len(plots.FDP_GRID)
-    for (px, py), a in zip(promised, plots.FDP_GRID):
+    for (_px, py), a in zip(promised, plots.FDP_GRID):
         assert py == pytest.approx(Y(plots.gaussian_tradeoff(a, mu)), abs=TOL)
     below = [c for c in area.iter(S + "circle") if c.get("fill") == plots.RED]
     assert len(below) == plots.points_below(alpha, beta, mu) > 100

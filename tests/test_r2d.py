@@ -7,10 +7,10 @@ import torch
 
 from certify.errors import InvalidInput
 from certify.mechanisms import epsilon_for, sigma_for
-from unlearners.registry import get_method
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
 from unlearners.r2d import RewindToDelete
+from unlearners.registry import get_method
 
 from synthetic import synthetic
 

@@ -13,10 +13,11 @@ from audit import AuditConfig
 from audit.report.schema import validate_report
 from certify.errors import InvalidInput
 from certify.ledger import DEFAULT_ORDERS
-from synthetic import synthetic
-from unlearners.registry import get_method
 from unlearners.models import logistic_regression
 from unlearners.objective import Objective, default_init
+from unlearners.registry import get_method
+
+from synthetic import synthetic
 
 
 def _independent_epsilon(noise_multipliers, delta):

@@ -23,7 +23,6 @@ from attacks.rmia import (
 from attacks.roc import auroc
 from audit.config import AuditConfig
 from certify.errors import InvalidInput
-
 from test_lira import unlearning_game
 
 # ----------------------------------------------------------------------------------------------

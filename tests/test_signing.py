@@ -20,7 +20,6 @@ from securesystemslib.exceptions import VerificationError as SslibVerificationEr
 from securesystemslib.signer import CryptoSigner, SSlibKey  # noqa: E402
 
 from audit.report import signing  # noqa: E402
-
 from audit.report.signing import (  # noqa: E402
     ENVELOPE_NAME,
     OPENSSL_VERIFY_SCRIPT,

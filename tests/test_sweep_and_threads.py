@@ -70,9 +70,9 @@ def test_thread_count_constraint():
 
 def test_audit_records_and_restores_threads():
     """The report says how many threads ran and why; the caller's setting is restored after."""
-    from audit import pipeline
-
     from threadpoolctl import threadpool_info
+
+    from audit import pipeline
 
     before = torch.get_num_threads()
     blas_before = [pool["num_threads"] for pool in threadpool_info()]

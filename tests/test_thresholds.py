@@ -17,7 +17,8 @@ import math
 import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
-from scipy.stats import binom, laplace as laplace_dist, norm
+from scipy.stats import binom, norm
+from scipy.stats import laplace as laplace_dist
 
 from attacks.epsilon import (
     GOF_VERDICTS,

@@ -416,7 +416,7 @@ def _loo_logliks(sides: list[np.ndarray], floor: float) -> tuple[float | None, f
     if all(a.shape[0] >= 2 for a in sides) and dof >= 1:
         ss_sides = [float((dev**2).sum()) for dev in devs]
         total, count = 0.0, 0
-        for i, (a, dev) in enumerate(zip(sides, devs)):
+        for a, dev in zip(sides, devs):
             n = a.shape[0]
             k = n / (n - 1.0)
             ss_loo = np.maximum(sum(ss_sides) - k * (dev**2).sum(axis=1), 0.0)  # (S,)

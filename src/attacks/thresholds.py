@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 import numpy as np
 
@@ -167,7 +167,7 @@ class Explicit(ThresholdStrategy):
             raise InvalidInput("direction", f"one of {DIRECTIONS} or None", self.direction)
 
 
-Strategy = Union[Split, Bonferroni, ParetoBonferroni, Explicit]
+Strategy = Split | Bonferroni | ParetoBonferroni | Explicit
 
 STRATEGY_NAMES: tuple[str, ...] = ("half", "bonferroni", "pareto-bonferroni")
 """Strategies that may be named by a string (``Explicit`` needs its threshold)."""

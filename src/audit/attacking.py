@@ -23,18 +23,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 import torch
 from torch import Tensor
 
-from attacks.base import AttackInputs, to_numpy
+from attacks.base import to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
-from audit.seeds import child_seed
-from audit.sizing import resolution, trials_to_test
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
+from audit.seeds import child_seed
+from audit.sizing import resolution, trials_to_test
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.objective import Objective

@@ -28,13 +28,12 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from audit.config import CALLER_CODE, AuditConfig, CodeRef
 from audit.report import TOOL, tool_version
-from audit.report.directory import METHODS_DIR
 from audit.report.comparison import (
     COMPARISON_SCHEMA_VERSION,
     ComparisonModel,
@@ -44,6 +43,7 @@ from audit.report.comparison import (
     NotApplicable,
     Recommendation,
 )
+from audit.report.directory import METHODS_DIR
 from certify.errors import InvalidInput
 
 #: The methods ``audit compare`` runs by default: the certified methods of the five seed papers,
@@ -535,4 +535,4 @@ def _method_names(methods: Sequence[str] | str, *, candidates_given: bool = Fals
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from audit.commitment import REQUEST_ID_PATTERN, REQUEST_ID_WORDS
+from audit.threads import ThreadCount
 from certify.errors import (
     Anything,
     Choice,
@@ -36,8 +38,6 @@ from certify.errors import (
     Real,
     Text,
 )
-from audit.commitment import REQUEST_ID_PATTERN, REQUEST_ID_WORDS
-from audit.threads import ThreadCount
 from certify.mechanisms import MECHANISMS
 from certify.params import Param
 

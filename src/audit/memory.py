@@ -284,7 +284,7 @@ def check_trial_memory(*, trials: int, n_params: int, dtype: torch.dtype | str, 
         total = trials + shadow_models
         if need(key, total) <= free:
             continue
-        fits = _largest(lambda n: need(key, n) <= free, total)  # trial sets (trials + shadows) that fit
+        fits = _largest(lambda n: need(key, n) <= free, total)  # noqa: B023 (called here) trial sets (trials + shadows) that fit
         parts = []
         if key == "gpu" or not on_gpu:
             parts.append(f"up to {STACKS[mode]} parameter stacks of {n_params:,} x {itemsize} bytes and model "

@@ -22,7 +22,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -35,19 +35,17 @@ from audit.attacking import (
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
-    precheck_run,
     per_attack_confidence,
+    precheck_run,
     run_attacks,
     smoothness_of,
     trials_for_ceiling,
 )
 from audit.audited_model import describe
 from audit.commitment import check_salt, commitment
-from audit.seeds import child_seed
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData
 from audit.inputs import identifier, load_inputs, resolve_device, split_requests, to_tensor, with_caller_inputs
-from audit.memory import activation_width
 from audit.measurements import (
     chance_accuracy,
     frontier,
@@ -58,8 +56,10 @@ from audit.measurements import (
     tradeoff,
     unlearned_vs_retrained,
 )
+from audit.memory import activation_width
 from audit.methods import build_method, caller_code
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
+from audit.seeds import child_seed
 from audit.trials import choose_mode
 from certify.certificate import Certificate
 from certify.errors import InvalidInput
@@ -646,4 +646,4 @@ def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: A
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -180,7 +180,7 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
         for game, played in GAMES.items():
             inputs = ctx.inputs(cls, game)
             for label, world in (("unlearned", played), ("retrained", "retrained")):
-                feats = _blocked(lambda r: attack.features(inputs, r), rows[world], ctx.granule, cls.name)
+                feats = _blocked(lambda r: attack.features(inputs, r), rows[world], ctx.granule, cls.name)  # noqa: B023
                 for name, value in feats.items():
                     out[SEP.join((cls.name, game, label, name))] = value
     return out

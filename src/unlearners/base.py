@@ -173,7 +173,7 @@ class Unlearner(ABC):
         #: certificate carries these conditions, and a failed one withdraws it.
         self.model_conditions = check_model(objective.model, type(self).model_requirements, self.name)
 
-    def _check_options(self) -> None:
+    def _check_options(self) -> None:  # noqa: B027 (a hook: most methods have no joint constraint)
         """Constraints that tie several options together (``rewind <= steps``); raise
         :class:`InvalidInput`. Single-option constraints are declared in ``hyperparameters``."""
 
@@ -332,7 +332,7 @@ class Unlearner(ABC):
         row i equals ``fit``/``unlearn``/``retrain`` of a replica fitted from ``thetas0[i]``."""
         raise NotImplementedError(f"{self.name} declares no batched training")
 
-    def seed_trial(self, seed: int, trial: int) -> None:
+    def seed_trial(self, seed: int, trial: int) -> None:  # noqa: B027 (a hook: only the caller's code uses it)
         """Before a retrain-mode trial's ``fit``: the role's seed and the trial's index, for a method
         whose training draws randomness beyond θ_0 (the caller's code, :mod:`unlearners.caller`).
         Every built-in method's training is a function of θ_0 alone, so the default ignores them."""

@@ -102,7 +102,7 @@ def seeded(seed: int):
 
 def qualified_name(fn: Any) -> str:
     """``module.qualname`` of a function (what the report records)."""
-    target = fn.func if hasattr(fn, "func") and callable(getattr(fn, "func")) else fn
+    target = fn.func if hasattr(fn, "func") and callable(fn.func) else fn
     module = getattr(target, "__module__", None) or "?"
     return f"{module}.{getattr(target, '__qualname__', type(target).__name__)}"
 
@@ -122,7 +122,7 @@ def code_digest(fn: Any) -> str:
         if isinstance(f, functools.partial):
             visit(f.func)
             return
-        code = getattr(f, "__code__", None) or getattr(getattr(type(f), "__call__", None), "__code__", None)
+        code = getattr(f, "__code__", None) or getattr(getattr(type(f), "__call__", None), "__code__", None)  # noqa: B004
         if code is None:
             return
         if os.path.isfile(code.co_filename):

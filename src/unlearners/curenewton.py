@@ -36,11 +36,10 @@ Errata applied (digest seed-002 §3.4–3.5, §10):
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import Tensor
-
-from typing import Any
 
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_positive
@@ -104,7 +103,7 @@ def cure_newton_solve(H: Tensor, g: Tensor, L: float, *, tol: float = 1e-8, eig_
     norm = float(torch.linalg.vector_norm(delta))
     if norm > alpha:  # Case 1: the root γ* > γ_0 of φ(γ) = 1/‖Δ(γ)‖ − L/γ
         case = 1
-        for iterations in range(1, max_iter + 1):
+        for iterations in range(1, max_iter + 1):  # noqa: B007 (read after the loop)
             u = torch.linalg.solve_triangular(chol, delta.unsqueeze(-1), upper=False).squeeze(-1)
             phi = 1.0 / norm - 1.0 / alpha
             dphi = float(u @ u) / norm**3 + L / gamma**2  # = ‖u‖²/‖Δ‖³ + 1/(γα)

@@ -628,9 +628,9 @@ class HessianFree(Unlearner):
         samples = []
         for w, batch in probed:
             Xb, yb = self.X_[batch], self.y_[batch]
-            hvp = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731
+            hvp = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731, B023
             top, _ = power_iteration(hvp, self.objective.dim, iters=30, generator=gen, dtype=w.dtype, device=w.device)
-            low, _ = power_iteration(lambda v: -hvp(v), self.objective.dim, iters=30, generator=gen,
+            low, _ = power_iteration(lambda v: -hvp(v), self.objective.dim, iters=30, generator=gen,  # noqa: B023
                                      dtype=w.dtype, device=w.device)
             samples.append(max(abs(top), abs(low)))
         M = estimated_constant("M", samples, safety_factor=CURVATURE_SAFETY, estimator="power iteration",

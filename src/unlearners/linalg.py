@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import torch
 from torch import Tensor

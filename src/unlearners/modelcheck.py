@@ -92,6 +92,6 @@ def check_model(model: nn.Module, requirements: frozenset[str] | tuple[str, ...]
         else:
             detail = (f"every layer of the model is {requirement} (checked on the modules; operations written "
                       "inside forward are not visible)" if requirement == SMOOTH else
-                      f"no layer of the model keeps batch statistics or draws randomness")
+                      "no layer of the model keeps batch statistics or draws randomness")
         out.append(Condition(f"model is {requirement}", why is None, detail))
     return tuple(out)

@@ -36,10 +36,9 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-
-from certify.errors import InvalidInput
 from torch.func import functional_call, grad, jvp, vjp, vmap
 
+from certify.errors import InvalidInput
 
 #: Records per chunk of a non-linear model's full-batch gradient (see :meth:`Objective.grad`).
 GRAD_CHUNK = 1024

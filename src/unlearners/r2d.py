@@ -240,7 +240,7 @@ class RewindToDelete(Unlearner):
         iterations, worst, converged = [], 0.0, True
         for _ in range(K):
             x = current.clone()
-            for it in range(1, max_iter + 1):
+            for it in range(1, max_iter + 1):  # noqa: B007 (read after the loop: the count it stopped at)
                 x_new = current + self.eta_ * self.objective.grad(x, X, y)
                 residual = float(torch.linalg.vector_norm(x_new - x))
                 x = x_new

@@ -313,7 +313,7 @@ class _MLP:
             # every activation supports twice; SiLU has no forward-mode second derivative)
             first = grad(lambda z, act=act: act(z).sum())
             d1.append(first(u))
-            d2.append(grad(lambda z: first(z).sum())(u) if second_order else None)
+            d2.append(grad(lambda z: first(z).sum())(u) if second_order else None)  # noqa: B023 (called here)
             a = act(u)
 
         def loss(o: Tensor, t: Tensor) -> Tensor:

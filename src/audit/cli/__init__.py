@@ -24,10 +24,10 @@ __all__ = ["ExitCode", "app", "main"]
 
 def __getattr__(name: str) -> Any:
     if name == "app":
-        from audit.cli.application import app
         import audit.cli.commands  # noqa: F401  (registers the commands)
         import audit.cli.compare  # noqa: F401
         import audit.cli.run  # noqa: F401
+        from audit.cli.application import app
 
         return app
     raise AttributeError(f"module 'audit.cli' has no attribute {name!r}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any, Optional
 
 import typer

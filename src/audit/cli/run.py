@@ -116,8 +116,8 @@ RENAMES = {"private_key_path": "--sign-key"}
 def run(**params: Any) -> None:
     """Run one audit: learn, certify, unlearn, retrain, compare, report."""
     from audit.cli.show import Stages, console, library_notes, nothing_saved, refused_as_vacuous, summary
-    from audit.executors import ShardFailed
     from audit.config import AuditConfig
+    from audit.executors import ShardFailed
     from audit.pipeline import STAGES
     from audit.pipeline import run as run_audit
     from audit.report.directory import FILE_MODES, ReportDirectory, fill

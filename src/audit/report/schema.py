@@ -859,7 +859,7 @@ class FrontierNotApplicable(_Section):
     reason: Text
 
 
-FrontierSection = Annotated[Union[Frontier, FrontierNotApplicable], Field(discriminator="applicable")]
+FrontierSection = Annotated[Frontier | FrontierNotApplicable, Field(discriminator="applicable")]
 
 
 class CheckpointRecovered(_Section):
@@ -882,7 +882,7 @@ class CheckpointNotApplicable(_Section):
     reason: Text
 
 
-CheckpointRecovery = Annotated[Union[CheckpointRecovered, CheckpointNotApplicable],
+CheckpointRecovery = Annotated[CheckpointRecovered | CheckpointNotApplicable,
                                Field(discriminator="applicable")]
 
 

@@ -78,10 +78,11 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 from audit.report import SALT_FILE, TOOL, tool_version, write_atomic
 from audit.report.canonical import canonical_json
@@ -254,7 +255,7 @@ def headline_claims(report: dict[str, Any], *, signed_at: str | None = None) -> 
         "report_created_at": get("created_at"),
         "tool": {"name": get("tool", "name"), "version": get("tool", "version")},
         "signer_tool": {"name": TOOL, "version": tool_version()},
-        "signed_at": signed_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "signed_at": signed_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "signed_at_self_asserted": True,
     }
     return json_safe(claims)
@@ -284,7 +285,7 @@ def comparison_claims(document: dict[str, Any], *, signed_at: str | None = None)
         "report_created_at": document.get("created_at"),
         "tool": document.get("tool"),
         "signer_tool": {"name": TOOL, "version": tool_version()},
-        "signed_at": signed_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "signed_at": signed_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "signed_at_self_asserted": True,
     }
     return json_safe(claims)

@@ -4,15 +4,6 @@ Each function cites its paper, theorem and equation, and states the assumptions;
 these and never re-derive a bound inline.
 """
 
-from certify.bounds.r2d import (
-    r2d_bound,
-    r2d_corollary_rewind_bound,
-    r2d_h,
-    r2d_rewind_for_sigma,
-    r2d_sensitivity,
-    r2d_step_size_limit,
-    r2d_step_size_ok,
-)
 from certify.bounds.cns import BOUND_VERSIONS as CNS_BOUND_VERSIONS
 from certify.bounds.cns import (
     cns_depth_required,
@@ -39,6 +30,15 @@ from certify.bounds.ngd import (
     ngd_newton_step_bound,
     ngd_optimum_radius,
     ngd_sensitivity,
+)
+from certify.bounds.r2d import (
+    r2d_bound,
+    r2d_corollary_rewind_bound,
+    r2d_h,
+    r2d_rewind_for_sigma,
+    r2d_sensitivity,
+    r2d_step_size_limit,
+    r2d_step_size_ok,
 )
 
 __all__ = [

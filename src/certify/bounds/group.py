@@ -39,8 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from certify.errors import InvalidInput, require_integer, require_nonnegative, require_positive
-from certify.errors import require_probability
+from certify.errors import InvalidInput, require_integer, require_nonnegative, require_positive, require_probability
 
 __all__ = [
     "GROUP_ORDERS",
