@@ -46,12 +46,42 @@ def test_help_shows_every_default_choice_and_panel():
         if f.spelling in ("keys", "pairs"):
             continue
         if f.default not in (None, (), {}):
-            shown = ",".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
+            shown = ", ".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
             assert f"[default: {shown}]" in text, f.name
         if hasattr(f.constraint, "options"):
             assert "<" + "|".join(map(str, f.constraint.options)) + ">" in text, f.name
     assert "[default: 1000 in noise mode, 200 in retrain mode]" in text
     assert "[audit]" in text  # not eaten as markup
+
+
+def _commands(group, path=()):
+    for name, cmd in group.commands.items():
+        yield (*path, name)
+        if hasattr(cmd, "commands"):
+            yield from _commands(cmd, (*path, name))
+
+
+def test_help_on_an_80_column_terminal_cuts_no_word():
+    """Rich ends a word too long for its column with "…": that text is lost to the reader (a default
+    list joined without spaces, a slash-joined phrase). Every command's help at 80 columns keeps it."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = [(), *_commands(group)]
+    assert ("run",) in commands and ("commitment", "verify") in commands
+    for path in commands:
+        result = invoke(*path, "--help", env={"COLUMNS": "80"}, terminal_width=80)
+        assert result.exit_code == 0, path
+        assert "…" not in result.stdout, (path, [line for line in result.stdout.splitlines() if "…" in line])
+
+
+def test_shell_completion_is_offered_and_completes_a_command():
+    result = invoke("--show-completion", "bash", env={"COLUMNS": "80"})
+    assert result.exit_code == 0 and "_AUDIT_COMPLETE=complete_bash" in result.stdout
+    # what the installed script does on <TAB>: the completion variable set, the words typed so far
+    done = invoke(env={"_AUDIT_COMPLETE": "complete_bash", "COMP_WORDS": "audit cal", "COMP_CWORD": "1"},
+                  prog_name="audit")
+    assert done.exit_code == 0 and done.stdout.split() == ["calibrate"]
 
 
 def test_every_verdict_has_its_own_exit_code():

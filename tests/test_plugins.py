@@ -2,7 +2,9 @@
 plug-in that fails to import is reported with its error (never silently dropped)."""
 
 import json
-from importlib.metadata import EntryPoint, PackageNotFoundError, version
+import tomllib
+from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -73,10 +75,11 @@ def test_in_process_registration():
         registry.register(object)
 
 
-def test_installed_entry_points_name_the_builtins():
-    try:
-        version("unlearn-audit")
-    except PackageNotFoundError:
-        pytest.skip("unlearn-audit is not installed (running from a bare checkout): no entry points to read")
-    names = {ep.name for ep in registry.METHODS.entry_points(group=registry.ENTRY_POINT_GROUP)}
-    assert {"r2d", "retrain"} <= names
+def test_builtin_methods_are_declared_once_in_the_registry(monkeypatch):
+    """unlearners/registry.BUILTIN is the one list of built-in methods: the package declares no entry
+    point of its own (the group is for third-party methods), and every built-in loads with none."""
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert registry.ENTRY_POINT_GROUP not in pyproject["project"].get("entry-points", {})
+    monkeypatch.setattr(registry.METHODS, "entry_points", lambda group: [])
+    assert set(registry.available_methods()) == set(registry.BUILTIN) and not registry.unavailable_methods()
+    assert {"r2d", "retrain", "noop"} <= set(registry.BUILTIN)

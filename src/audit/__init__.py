@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The one place the package's version is written: pyproject.toml reads it (hatch's dynamic version),
+#: and every report, signature and run key records it (audit.report.tool_version).
+__version__ = "0.1.0"
+
 __all__ = ["AuditConfig", "AuditReport", "challenge", "compare", "run"]
 
 _WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline",

@@ -273,7 +273,7 @@ FIELDS: tuple[Field, ...] = (
           "File of the ids of the records to forget, one per line (ids of --id-column, else source "
           "positions; caller: passed to audit.run).", "forget"),
     Field("forget_strategy", "random", Choice(("random", "outlying", "mislabelled")),
-          "How forget-count/forget-fraction records are picked: random, outlying (farthest from their class "
+          "How the forget-count or forget-fraction records are picked: random, outlying (farthest from their class "
           "mean: the worst case) or mislabelled (random records given a wrong label: canaries).", "forget"),
     Field("id_column", None, Optional(Text()), "CSV or DataFrame column holding each record's id.", "data"),
     Field("group_column", None, Optional(Text()), "CSV column holding user/group ids.", "data"),

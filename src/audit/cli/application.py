@@ -116,7 +116,7 @@ app = typer.Typer(
     help="Audit certified machine unlearning: certified epsilon next to measured leakage.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion and --show-completion (bash, zsh, fish, PowerShell)
     context_settings={"max_content_width": 120},
 )
 

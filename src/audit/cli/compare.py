@@ -42,7 +42,7 @@ def _parameters() -> list[inspect.Parameter]:
     from audit.comparing import DEFAULT_METHODS, PER_METHOD_FIELDS
     from audit.config import FIELD
 
-    attacks = ",".join((*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))
+    attacks = ", ".join((*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))  # wraps between names
     params = []
     for p in _field_parameters():
         if p.name in PER_METHOD_FIELDS:
@@ -54,7 +54,7 @@ def _parameters() -> list[inspect.Parameter]:
     return [
         _option("methods", Optional[str], None, "--methods", rich_help_panel=_PANEL,
                 help=escape("Comma-separated methods to compare (see `audit methods`); those whose theorem excludes "
-                            f"the model are listed with the reason, not run. [default: {','.join(DEFAULT_METHODS)}]"),
+                            f"the model are listed with the reason, not run. [default: {', '.join(DEFAULT_METHODS)}]"),
                 show_default=False),
         _option("candidate", Optional[list[str]], None, "--candidate", rich_help_panel=_PANEL,
                 help=escape("Your own unlearning function as a row, NAME=module:<package.module or file.py>:<function> "

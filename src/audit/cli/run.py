@@ -48,7 +48,8 @@ def _shown_default(f: Any) -> str | None:
     if f.default in ((), {}, None):
         none = f.constraint.none if isinstance(f.constraint, Optional) else ""
         return none.removeprefix("for ").strip() or None
-    return ",".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
+    # ", " so that a narrow terminal wraps the list between names (rich cuts a longer word with "…")
+    return ", ".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
 
 
 def _option(name: str, annotation: Any, default: Any, *flags: str, **kwargs: Any) -> inspect.Parameter:

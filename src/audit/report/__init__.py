@@ -22,10 +22,11 @@ SALT_FILE = "deletion-commitment.salt"
 
 
 def tool_version() -> str:
-    try:
-        return version(TOOL)
-    except PackageNotFoundError:
-        return "0+unknown"
+    """The version of the code that runs (``audit.__version__``), also in a checkout that is not
+    installed or whose installed metadata is older than its sources."""
+    from audit import __version__
+
+    return __version__
 
 
 def __getattr__(name: str) -> Any:
@@ -61,7 +62,7 @@ def environment(device, threads: tuple[int, str] | None = None) -> dict[str, Any
     from audit.threads import wait_policy
 
     packages = {}
-    for name in ("torch", "numpy", "scipy", "scikit-learn", "opacus", "typer", "rich", TOOL):
+    for name in ("torch", "numpy", "scipy", "scikit-learn", "opacus", "typer", "rich"):  # the tool: report.tool
         try:
             packages[name] = version(name)
         except PackageNotFoundError:

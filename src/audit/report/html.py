@@ -354,7 +354,10 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "knob": (tradeoff or {}).get("knob") or {}, "no_theorem": no_theorem, "certified": certified,
         "method": method, "dataset": report.get("dataset") or {}, "seeds": report.get("seeds") or {},
         "model": report.get("model") or {},
-        "environment": env, "packages": env.get("packages") or {},
+        "environment": env,
+        # the tool's version is the report's tool block; earlier reports also list the tool among the
+        # packages (from the installed metadata, which may lag the code): shown once
+        "packages": {k: v for k, v in (env.get("packages") or {}).items() if k != (report.get("tool") or {}).get("name")},
         "tool": report.get("tool") or {}, "timings": report.get("timings") or {},
         "parameters": report.get("parameters") or {},
         "deletion": report.get("deletion_request") or {},
