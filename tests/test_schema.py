@@ -365,7 +365,7 @@ def test_versions_and_vocabularies_match_the_producer():
     from certify.mechanisms import MECHANISMS
 
     assert S.SCHEMA_VERSION == report.SCHEMA_VERSION
-    assert get_args(ReportModel.model_fields["schema_version"].annotation) == (report.SCHEMA_VERSION,)
+    assert ReportModel.model_json_schema()["properties"]["schema_version"]["const"] == report.SCHEMA_VERSION
     assert get_args(S.Tool.model_fields["name"].annotation) == (report.TOOL,)
     assert set(get_args(S.Constant.model_fields["provenance"].annotation)) == set(PROVENANCES)
     assert set(get_args(S.Certificate.model_fields["mechanism"].annotation)) == set(MECHANISMS)
@@ -414,3 +414,69 @@ def test_a_fresh_audit_report_validates(validator):
     out = model.to_json_dict()
     assert list(validator.iter_errors(out)) == []
     assert ReportModel.from_report_dict(out).to_json_dict() == out
+
+
+# ----------------------------------------------------------------------------------------------
+# The versioning rule (module docstring, "Versions"): a new optional key is a minor version, a
+# reader accepts unknown keys of a newer minor version of its major, a breaking change is a major.
+
+
+def _minor_after(version: str) -> str:
+    major, minor = version.split(".")
+    return f"{major}.{int(minor) + 1}"
+
+
+def _newer_writer():
+    """The next minor version as its writer would declare it: this version's models plus one
+    optional key at the top and one in a section (the recipe for adding a report key)."""
+    from pydantic import create_model
+
+    newer = _minor_after(S.SCHEMA_VERSION)
+    realized = create_model("NewerRealized", __base__=S.Realized, spread=(float | None, S.Absent()))
+    return newer, create_model("NewerReport", __base__=ReportModel,
+                               schema_version=(S.schema_version_field(newer), ...),
+                               realized=(realized, ...), provenance_note=(str | None, S.Absent()))
+
+
+def test_a_new_optional_key_is_a_minor_version_that_older_readers_accept():
+    newer, Newer = _newer_writer()
+    ours = _stringify_seeds(_load("sample-report.json"))
+    # the newer version reads this version's reports: the key is optional
+    assert Newer.model_validate(ours, context={}).schema_version == S.SCHEMA_VERSION
+    # the newer writer writes the keys; this version's reader reads the report without them
+    written = Newer.model_validate({**ours, "schema_version": newer, "provenance_note": "by hand",
+                                    "realized": {**ours["realized"], "spread": 0.5}}).to_json_dict()
+    assert written["provenance_note"] == "by hand" and written["realized"]["spread"] == 0.5
+    read = validate_report(copy.deepcopy(written))
+    assert read.schema_version == newer
+    assert read.to_json_dict() == {**ours, "schema_version": newer}  # everything it knows, as written
+    # the same unknown keys in a document of this version (or an older one) are errors: a typo
+    for version in (S.SCHEMA_VERSION, f"{S.SCHEMA_VERSION.split('.')[0]}.0"):
+        with pytest.raises(InvalidInput) as exc:
+            validate_report({**written, "schema_version": version})
+        assert exc.value.field in ("provenance_note", "realized.spread")
+
+
+def test_another_major_version_is_refused_and_a_writer_writes_its_own_version():
+    d = _stringify_seeds(_load("sample-report.json"))
+    major = int(S.SCHEMA_VERSION.split(".")[0])
+    for version in (f"{major + 1}.0", f"{major - 1}.9", "2", "two"):
+        with pytest.raises(InvalidInput) as exc:
+            validate_report({**d, "schema_version": version})
+        assert exc.value.field == "schema_version", version
+    with pytest.raises(ValueError, match="schema_version"):
+        ReportModel(**{**ReportModel.model_validate(d, context={}).__dict__, "schema_version": _minor_after(
+            S.SCHEMA_VERSION)})
+
+
+def test_the_comparison_reads_by_the_same_rule_and_declares_its_version():
+    from audit.report.comparison import COMPARISON_SCHEMA_VERSION, ComparisonModel
+    from audit.report.schema import read_context
+
+    newer = _minor_after(COMPARISON_SCHEMA_VERSION)
+    assert read_context({"schema_version": newer}, COMPARISON_SCHEMA_VERSION) == {S.NEWER_MINOR: True}
+    assert read_context({"schema_version": COMPARISON_SCHEMA_VERSION}, COMPARISON_SCHEMA_VERSION) == {
+        S.NEWER_MINOR: False}
+    field = ComparisonModel.model_fields["schema_version"]
+    assert ComparisonModel.model_json_schema()["properties"]["schema_version"]["const"] == COMPARISON_SCHEMA_VERSION
+    assert field.is_required()

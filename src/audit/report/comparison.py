@@ -57,7 +57,9 @@ from audit.report.schema import (
     _invalid_input,
     _Section,
     _utc,
+    read_context,
     schema_file,
+    schema_version_field,
 )
 from certify.errors import InvalidInput
 
@@ -178,7 +180,7 @@ class Recommendation(_Section):
 class ComparisonModel(_Section):
     """An unlearn-audit comparison (``report.json`` of ``audit compare``), schema version 1.0."""
 
-    schema_version: Literal[COMPARISON_SCHEMA_VERSION]  # type: ignore[valid-type]
+    schema_version: schema_version_field(COMPARISON_SCHEMA_VERSION)  # type: ignore[valid-type]
     kind: Literal["comparison"]
     tool: Tool
     created_at: Timestamp
@@ -244,7 +246,7 @@ def validate_comparison(d: Any) -> ComparisonModel:
     if not isinstance(d, dict):
         raise InvalidInput("report", "a JSON object (an unlearn-audit comparison report.json)", type(d).__name__)
     try:
-        return ComparisonModel.model_validate(d)
+        return ComparisonModel.model_validate(d, context=read_context(d, COMPARISON_SCHEMA_VERSION))
     except ValidationError as exc:
         raise _invalid_input(exc, d) from None
 

@@ -77,6 +77,22 @@ severity with its code; ``certificate.conditional`` agrees with the constants' p
 ``started_at <= created_at``; ROC curves have as many FPR as TPR points; every loss histogram
 has ``len(edges) - 1`` bins; the four ``noisy_*`` utility fields come all or none; a tradeoff
 row has ``test_accuracy_released`` and ``realized_epsilon`` exactly when its σ is finite.
+
+Versions: the rule (report ``schema_version`` and the comparison's, ``MAJOR.MINOR``)
+---------------------------------------------------------------------------------
+* A new optional key (declared with ``Absent()`` or a default, so a document without it still
+  validates) is a **minor** version: 2.2 → 2.3. Every document of an older minor version of the
+  same major still validates against the newer models.
+* A **reader** (:meth:`ReportModel.from_report_dict`, :func:`validate_report`, :func:`load_report`,
+  ``audit report``, ``audit compare`` reading its methods' reports) accepts a document of its own
+  major version: when the document's minor version is newer than the reader's, keys the reader does
+  not know are ignored (:func:`read_context`); when it is the reader's own or older, an unknown key
+  is an error as before (a typo, an injected field). Another major version is refused.
+* A **writer** (the pipeline, ``audit compare``: the models built directly) stays strict: it writes
+  its own version exactly and refuses unknown keys.
+* Anything else (a key removed or renamed, a type, unit or meaning changed, an optional key made
+  required) is a breaking change: a **major** version, 2.x → 3.0. The JSON Schema shipped for a
+  version describes that version exactly (``additionalProperties: false``).
 """
 
 from __future__ import annotations
@@ -101,6 +117,7 @@ from pydantic import (
     PrivateAttr,
     Strict,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
@@ -322,9 +339,52 @@ def Absent(**kwargs: Any) -> Any:  # noqa: N802 (reads like a type in the field 
     return Field(default=None, json_schema_extra=_absent_ok, **kwargs)
 
 
+#: The validation context's key under which a reader marks a document of a newer minor version.
+NEWER_MINOR = "newer_minor"
+
+
+def _version(text: Any) -> tuple[int, int] | None:
+    major, dot, minor = str(text).partition(".")
+    return (int(major), int(minor)) if dot and major.isdigit() and minor.isdigit() else None
+
+
+def read_context(document: Any, ours: str) -> dict[str, bool]:
+    """The validation context a reader of version ``ours`` uses for ``document`` (module docstring,
+    "Versions"): ``{NEWER_MINOR: True}`` when the document is a newer minor version of our major,
+    so that its sections' unknown keys are ignored; else strict."""
+    theirs = _version(document.get("schema_version")) if isinstance(document, dict) else None
+    mine = _version(ours)
+    assert mine is not None, ours
+    newer = theirs is not None and theirs[0] == mine[0] and theirs[1] > mine[1]
+    return {NEWER_MINOR: newer}
+
+
+def schema_version_field(ours: str) -> Any:
+    """``schema_version``: exactly ``ours`` for a writer; any minor version of its major for a
+    reader (:func:`read_context`; the JSON Schema keeps the const of this version)."""
+    major = ours.split(".")[0]
+
+    def check(v: str, info: ValidationInfo) -> str:
+        theirs = _version(v)
+        if v == ours or (info.context is not None and theirs is not None and str(theirs[0]) == major):
+            return v
+        raise PydanticCustomError("schema_version", "'{ours}' (a reader also reads {major}.x)",
+                                  {"ours": ours, "major": major})
+
+    return Annotated[str, AfterValidator(check), WithJsonSchema({"const": ours, "type": "string"})]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
                               frozen=False, validate_default=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _newer_minor_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        """A reader of a newer minor version's document drops the keys this version does not know."""
+        if isinstance(data, dict) and (info.context or {}).get(NEWER_MINOR):
+            return {k: v for k, v in data.items() if k in cls.model_fields}
+        return data
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1262,7 +1322,7 @@ class ReportModel(_Section):
         title="unlearn-audit report",
     )
 
-    schema_version: Literal[SCHEMA_VERSION]  # type: ignore[valid-type]
+    schema_version: schema_version_field(SCHEMA_VERSION)  # type: ignore[valid-type]
     """Version of this schema; a major version change breaks readers."""
     tool: Tool
     created_at: Timestamp
@@ -1359,8 +1419,10 @@ class ReportModel(_Section):
         """Validate a dict as loaded from ``report.json``; raises :class:`pydantic.ValidationError`.
 
         Use :func:`validate_report` for one :class:`~certify.errors.InvalidInput` naming the field.
+        A report of a newer minor version of this major is read without the keys this version
+        does not know (module docstring, "Versions").
         """
-        return cls.model_validate(d)
+        return cls.model_validate(d, context=read_context(d, SCHEMA_VERSION))
 
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON-ready dict: seeds as strings, non-finite floats as ``"inf"``/``"nan"``.
