@@ -35,6 +35,25 @@ def test_readme_openssl_recipe_is_the_tested_script():
     assert readme_openssl_script() == OPENSSL_VERIFY_SCRIPT
 
 
+def printed_script() -> str:
+    """What `audit verify --print-script` prints: the script shipped in the package."""
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    result = CliRunner().invoke(app, ["verify", "--print-script"])  # no REPORT_DIR, no --key needed
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_verifier_script_ships_in_the_package_and_is_printed():
+    from audit.report.signing import VERIFY_SCRIPT_FILE
+
+    assert VERIFY_SCRIPT_FILE.parent == ROOT / "src" / "audit" / "report"  # inside a package: the wheel has it
+    assert printed_script() == VERIFY_SCRIPT_FILE.read_text() == OPENSSL_VERIFY_SCRIPT
+    assert printed_script().startswith("#!/usr/bin/env bash\n")
+
+
 def _openssl_ok() -> bool:
     if not all(shutil.which(tool) for tool in ("bash", "base64", "sha256sum", "openssl")):
         return False
@@ -122,7 +141,7 @@ def test_readme_openssl_script_agrees_with_verify_report(case, tmp_path):
     rdir = _make_case(case, tmp_path, keys, other_keys)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    (scratch / "verify-report.sh").write_text(readme_openssl_script())
+    (scratch / "verify-report.sh").write_text(printed_script())
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DIR": str(rdir), "PUB": str(keys[1])}
     script = subprocess.run(["bash", "verify-report.sh"], cwd=scratch, env=env, capture_output=True, text=True,
                             timeout=60)

@@ -109,11 +109,23 @@ def sign(
     typer.echo(f"signed: {sign_report(report_dir, key)}")
 
 
+def _print_script(value: bool) -> None:
+    if value:  # eager, like --version: REPORT_DIR and --key are not needed to print it
+        from audit.report.signing import OPENSSL_VERIFY_SCRIPT
+
+        sys.stdout.write(OPENSSL_VERIFY_SCRIPT)
+        raise typer.Exit(0)
+
+
 @command("verify", renames={"public_key_path": "--key", "report_dir": "REPORT_DIR"})
 def verify(
     report_dir: Annotated[Path, typer.Argument(help="Directory holding report.dsse.json and the signed files.")],
     key: Annotated[Path, typer.Option(help="The signer's Ed25519 public key (PEM).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was verified as JSON.")] = False,
+    print_script: Annotated[bool, typer.Option(
+        "--print-script", callback=_print_script, is_eager=True, expose_value=False,
+        help="Print a bash script that verifies the same without this toolkit (bash, base64, sha256sum, "
+             "OpenSSL >= 3) and exit: DIR=<report dir> PUB=<public.pem> bash verify-report.sh.")] = False,
 ) -> None:
     """Check the signature, every signed file's SHA-256 and that nothing unsigned sits in the
     directory (the commitment salt aside); exit 3 on any failure."""
