@@ -78,7 +78,7 @@ def test_every_section_is_present(page):
     for section in SECTIONS:
         assert f'<section id="{section}"' in page, section
     assert page.count('<svg class="plot"') == 6  # ε chart, ROC, trade-off (f-DP), losses, relearn, tradeoff
-    for heading in ("ROC curves (log–log)", "Loss distributions", "Relearn time", "K–σ–ε tradeoff",
+    for heading in ("ROC curves (log–log)", "Loss distributions", "Relearn time", "K–σ–ε knob sweep",
                     "Utility", "Constants", "How to reproduce", "Seeds", "Versions", "Hashes"):
         assert heading in page, heading
 
@@ -330,7 +330,7 @@ def test_attacks_none_and_empty_sections(consistent):
         assert f'<section id="{section}"' in html
     assert "No attacks were run for this report" in html
     assert "<dd>not measured</dd>" in html
-    assert "No tradeoff curve" in html
+    assert "No knob sweep" in html
     assert "The relearn-time attack was not run" in html
     assert "This report holds no loss histograms" in html
     assert "Checkpoint recovery check" not in html
@@ -781,3 +781,49 @@ def test_long_tables_fold_behind_details_and_a_violation_stays_open(page, page_v
         assert value in page
     css = page[page.index("<style>"):page.index("</style>")]
     assert "details::details-content { content-visibility: visible" in css[css.index("@media print"):]
+
+
+# ----------------------------------------------------------------------------------------------
+# The page's vocabulary: one name per thing, nothing shown that does not apply
+
+
+def _visible_text(html: str) -> str:
+    html = re.sub(r"<(style|script)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_the_f_dp_curve_and_the_knob_sweep_have_two_names(page):
+    text = _visible_text(page)
+    fdp = text[text.index("Trade-off (f-DP) curve"):text.index("Loss distributions")]
+    sweep = text[text.index("The K–σ–ε knob sweep"):]
+    assert "trade-off" in fdp.lower() and "knob sweep" not in fdp.lower()
+    assert "trade-off" not in sweep[:sweep.index("Utility")].lower()
+    assert not re.search(r"(?i)\btradeoff\b", text)  # the section id stays; the word is no name of either
+
+
+def test_population_rows_that_do_not_apply_are_hidden_and_named_once(page, consistent):
+    populations = consistent["attacks"]["attacks"]["mia"]["details"]["population_auroc"]
+    hidden = sorted({m for m, e in populations.items() for k in ("noiseless", "released")
+                     if e.get(k) and not e[k]["applicable"]})
+    assert hidden  # the sample has them
+    assert "not applicable" not in _visible_text(page)
+    note = page[page.index("Population membership inference does not apply"):]
+    note = note[:note.index("</p>")]
+    assert all(note.count(m) == 1 for m in hidden), note
+
+
+def test_options_that_do_not_apply_print_no_dash(consistent):
+    r = copy.deepcopy(consistent)
+    r["method"]["hyperparameters"] = {"eta": 0.12, "eta_requested": None, "constant_overrides": {}, "steps": 100}
+    dd = render_html(r).split("<dt>hyperparameters</dt><dd>")[1].split("</dd>")[0]
+    assert dd == "eta = 0.12; steps = 100"
+
+
+def test_versions_list_the_tool_once(consistent):
+    r = copy.deepcopy(consistent)  # earlier reports also recorded the tool among the packages
+    r["environment"]["packages"][r["tool"]["name"]] = "0.0.9"
+    html = render_html(r)
+    versions = html[html.index("<h3>Versions</h3>"):]
+    versions = versions[:versions.index("</table>")]
+    assert versions.count(f'<th scope="row">{r["tool"]["name"]}</th>') == 1 and r["tool"]["version"] in versions
+    assert "0.0.9" not in versions

@@ -280,7 +280,7 @@ def test_empty_charts_say_why():
     for svg, message in ((plots.roc_chart({}), "no ROC curves in this report (no attacks were run)"),
                          (plots.loss_histogram_chart(None), "no loss histograms in this report"),
                          (plots.relearn_chart(None), "no relearn-time curves in this report"),
-                         (plots.tradeoff_chart(None), "no tradeoff curve in this report"),
+                         (plots.tradeoff_chart(None), "no knob sweep in this report"),
                          (plots.fdp_chart(None), "no trade-off curve: no attack was run and no Gaussian curve "
                                                  "is promised")):
         root = parse(svg)

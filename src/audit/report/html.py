@@ -98,6 +98,7 @@ def templates() -> Environment:
     env.filters["fmt"] = fmt
     env.filters["pct"] = pct
     env.filters["kv"] = kv
+    env.filters["options"] = options
     return env
 
 
@@ -152,6 +153,14 @@ def kv(d: Any, digits: int = 4) -> str:
     if not d:
         return "none"
     return "; ".join(f"{k} = {fmt(v, digits)}" for k, v in sorted(d.items()))
+
+
+def options(d: Any) -> str:
+    """A method's options for people: those that do not apply to this run (null, an empty mapping or
+    list) are left out rather than shown as "—"."""
+    if isinstance(d, Mapping):
+        d = {k: v for k, v in d.items() if v is not None and v != {} and v != []}
+    return kv(d)
 
 
 def command_line(config: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> str:

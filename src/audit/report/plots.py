@@ -665,13 +665,13 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
 def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = None) -> str:
     """The knob–σ–ε tradeoff: for each value of the method's knob (R2D: the rewind K), the σ its
     bound needs at the certified ε, the realized ε, and the utility."""
-    name, title = "tradeoff", "Knob-sigma-epsilon tradeoff curve"
+    name, title = "tradeoff", "Knob sweep: the sigma and epsilon at each value of the knob"
     tradeoff = tradeoff or {}
     knob = tradeoff.get("knob") or {}
     points = sorted({num(r.get("value")): r for r in (tradeoff.get("rows") or [])
                      if math.isfinite(num(r.get("value")))}.items())
     if not points:
-        return _empty(name, title, "no tradeoff curve in this report")
+        return _empty(name, title, "no knob sweep in this report")
     xs = [k for k, _ in points]
     symbol = str(knob.get("symbol") or knob.get("option") or "knob")
     log_x = min(xs) > 0 and max(xs) / min(xs) >= 50
