@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, make_dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -512,7 +512,7 @@ def _checked_init(generated: Any) -> Any:
 
 def _default(f: Field) -> Any:
     if isinstance(f.default, (dict, list)):
-        return dataclass_field(default_factory=lambda v=f.default: type(v)(v))
+        return dataclass_field(default_factory=lambda v=f.default: type(v)(v))  # type: ignore[misc]
     return dataclass_field(default=f.default)
 
 
@@ -524,7 +524,19 @@ def _docstring() -> str:
     return "\n".join(lines)
 
 
-AuditConfig = make_dataclass(
+if TYPE_CHECKING:
+    class AuditConfig:
+        """What a type checker sees: the fields are declared in FIELDS and made by make_dataclass below."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **fields: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        @classmethod
+        def from_dict(cls, d: dict[str, Any]) -> AuditConfig: ...
+
+
+AuditConfig = make_dataclass(  # type: ignore[misc, assignment]
     "AuditConfig",
     [(f.name, Any, _default(f)) for f in FIELDS],
     namespace={
@@ -538,7 +550,7 @@ AuditConfig = make_dataclass(
         "__module__": __name__,
     },
 )
-AuditConfig.__init__ = _checked_init(AuditConfig.__init__)
+AuditConfig.__init__ = _checked_init(AuditConfig.__init__)  # type: ignore[method-assign]
 
 
 # -- the command line that repeats an audit -----------------------------------------------------

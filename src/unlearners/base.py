@@ -37,7 +37,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import torch
 from torch import Tensor
@@ -157,6 +157,9 @@ class Unlearner(ABC):
         changed = any(name in cls.__dict__ for name in ("_fit", "_unlearn", "_retrain"))
         if cls.capabilities.batched_training and changed and "train_many" not in cls.__dict__:
             cls.capabilities = replace(cls.capabilities, batched_training=False)
+
+    if TYPE_CHECKING:  # each declared option becomes an attribute (below): self.steps, self.l2 ...
+        def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, objective: Objective, **options: Any):
         self.objective = objective

@@ -23,7 +23,7 @@ try:  # Typer >= 0.2x vendors Click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - Typer releases that depend on Click itself
-    from click.exceptions import Abort, ClickException, NoArgsIsHelpError  # type: ignore[no-redef]
+    from click.exceptions import Abort, ClickException, NoArgsIsHelpError  # type: ignore[assignment]
 
 
 def fail(message: str, code: ExitCode = ExitCode.USAGE) -> None:
@@ -48,7 +48,7 @@ class AuditCommand(_Flagless, TyperCommand):
 
 
 class AuditGroup(_Flagless, TyperGroup):
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,  # type: ignore[override]
              standalone_mode: bool = True, **extra: Any) -> Any:
         try:
             code = super().main(args=args, prog_name=prog_name or "audit", complete_var=complete_var,

@@ -67,7 +67,7 @@ def _field_parameters() -> list[inspect.Parameter]:
         shown = _shown_default(f)
         text = escape(f.help + (f" [default: {shown}]" if shown is not None else ""))
         if f.spelling == "keys":
-            for key in f.constraint.keys:
+            for key in f.constraint.keys:  # type: ignore[attr-defined]  # spelling "keys": a MappingOf
                 params.append(_option(f"{f.name}__{key}", Optional[float], None, f"--{key}", rich_help_panel=panel,
                                       help=escape(f"{f.help} ({key}; a finite number > 0) [default: computed]")))
         elif f.spelling == "pairs":

@@ -61,7 +61,7 @@ def environment(device, threads: tuple[int, str] | None = None) -> dict[str, Any
 
     from audit.threads import wait_policy
 
-    packages = {}
+    packages: dict[str, str | None] = {}
     for name in ("torch", "numpy", "scipy", "scikit-learn", "opacus", "typer", "rich"):  # the tool: report.tool
         try:
             packages[name] = version(name)
