@@ -273,6 +273,25 @@ def test_the_document_validates_against_its_schema_file(written):
         validate_comparison({**doc, "recommendation": {**doc["recommendation"], "method": "dpsgd"}})
 
 
+@pytest.mark.slow  # the module's comparison of five methods
+def test_a_newer_minor_comparison_is_read_without_the_keys_it_adds(written):
+    """The versioning rule (audit.report.schema, "Versions") for the comparison's reader."""
+    from audit.report.comparison import COMPARISON_SCHEMA_VERSION
+
+    out, _ = written
+    doc = json.loads((out / "report.json").read_text())
+    major, minor = COMPARISON_SCHEMA_VERSION.split(".")
+    newer = {**doc, "schema_version": f"{major}.{int(minor) + 1}", "added_later": 1,
+             "recommendation": {**doc["recommendation"], "added_later": 2}}
+    read = validate_comparison(newer)
+    assert read.schema_version == newer["schema_version"]
+    assert read.recommendation.method == doc["recommendation"]["method"]
+    with pytest.raises(InvalidInput, match="added_later"):  # the same keys in this version: an error
+        validate_comparison({**newer, "schema_version": doc["schema_version"]})
+    with pytest.raises(InvalidInput, match="schema_version"):
+        validate_comparison({**doc, "schema_version": f"{int(major) + 1}.0"})
+
+
 def test_the_schema_file_is_current():
     assert schema_path().read_text(encoding="utf-8") == schema_text(), "run python -m audit.report.comparison"
 
