@@ -9,6 +9,9 @@ A fenced block is preceded (on the line just above its fence) by at most one mar
   pages' examples) run once.
 * ``<!-- test: loader -->``: a dataset loader module, written to a file in a loaders directory
   and loaded by name (the extension recipe).
+* ``<!-- test: patch FILE before|replace "LINE" -->`` (and ``<!-- test: patch-command -->``): one
+  edit of a recipe that changes the package (the report section), applied in page order to a copy
+  of ``src/`` at the line named (inserted before it, or replacing it); the command then runs there.
 * ``<!-- ci: REASON -->``: every line of the block is a line of ``.ci/run``.
 * ``<!-- illustrative: REASON -->``: not run; the reason says why (an install, a diagram, a
   run too long for the suite and where it is measured instead).
@@ -54,7 +57,7 @@ def _runnable() -> list:
     seen: set[str] = set()
     params = []
     for b in BLOCKS:
-        if b["kind"] != "test" or b["text"] in seen:
+        if b["kind"] != "test" or b["note"].startswith("patch") or b["text"] in seen:
             continue
         seen.add(b["text"])
         marks = [pytest.mark.slow] if b["note"] == "slow" else []
@@ -72,6 +75,8 @@ def test_every_block_is_run_or_says_why_not():
             ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
             assert all(line in ci for line in b["text"].splitlines()), f"{where}: not a line of .ci/run"
         else:
+            if b["note"].startswith("patch"):
+                continue  # test_report_section_recipe
             assert b["note"] in ("", "slow", "loader"), f"{where}: unknown test marker {b['note']!r}"
             assert b["language"] in ("python", "bash"), f"{where}: a {b['language'] or 'plain'} block is run " \
                                                         "only as python or bash: mark it illustrative with a reason"
@@ -129,6 +134,56 @@ def _load_as_dataset(text: str, tmp_path: Path, monkeypatch) -> None:
     assert name in available_datasets()
     data = load_dataset(name, seed=0, max_train=300)
     assert len(data.y_train) == 300 and data.X_train.shape[1] == 5
+
+
+def _patches() -> list[tuple[str, str, str, str]]:
+    """(file, before|replace, line, text) of every edit in the report-section recipe, in order."""
+    out = []
+    for b in code_blocks(ROOT / "docs" / "extending.md"):
+        if b["note"].startswith("patch "):
+            _, file, how, line = shlex.split(b["note"])
+            out.append((file, how, line, b["text"]))
+    return out
+
+
+def test_the_report_section_recipe_names_lines_that_exist_once():
+    """The fast lane's check of the recipe: every line it edits is in the package, once."""
+    patches = _patches()
+    assert len(patches) == 5
+    for file, how, line, _ in patches:
+        assert how in ("before", "replace")
+        assert (ROOT / file).read_text(encoding="utf-8").splitlines().count(line) == 1, (file, line)
+
+
+@pytest.mark.slow  # a copy of src/, the schema regenerated and a small audit in a subprocess: about 8 s
+def test_report_section_recipe_runs_as_written(tmp_path):
+    import json
+    import shutil
+    import subprocess
+
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "src", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for file, how, line, text in _patches():
+        path = tmp_path / file
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = [i for i, x in enumerate(lines) if x.rstrip("\n") == line][0]
+        lines[at:at + (how == "replace")] = [text]
+        path.write_text("".join(lines), encoding="utf-8")
+    env = {**__import__("os").environ, "PYTHONPATH": str(copy)}
+    commands = [b for b in code_blocks(ROOT / "docs" / "extending.md") if b["note"] == "patch-command"]
+    for command in _commands(commands[0]["text"]):
+        subprocess.run([sys.executable, *command[1:]], cwd=tmp_path, env=env, check=True, timeout=300)
+    assert "ForgetClasses" in (copy / "audit" / "report" / "schemas").joinpath(
+        next(p.name for p in (copy / "audit" / "report" / "schemas").glob("report-*.json"))).read_text()
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "audit", "run", "--max-train", "300", "--steps", "20", "--trials", "100",
+                          "--curve-points", "2", "--noise-draws", "2", "--attacks", "mia", "--forget-count", "3",
+                          "--frontier", "none", "-q", "--out", str(out)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode in (0, 4, 5), run.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert sum(report["forget_classes"]["counts"].values()) == 3
+    assert "Deleted records by label" in (out / "report.html").read_text()
 
 
 def test_the_readme_stays_a_first_page():
