@@ -32,8 +32,12 @@ MARKER = "<!-- generated: {} -->"
 
 
 def _cell(text: Any) -> str:
-    """One Markdown table cell: no line breaks, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One Markdown table cell: one line, pipes escaped, and outside code spans asterisks and angle
+    brackets escaped (``eta*L*T`` is not emphasis, ``<function>`` is not a tag)."""
+    parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
+    for i in range(0, len(parts), 2):  # the even parts are outside code spans
+        parts[i] = parts[i].replace("*", "\\*").replace("<", "&lt;")
+    return "`".join(parts)
 
 
 def _code(value: Any) -> str:
@@ -173,14 +177,6 @@ def cli_commands() -> str:
     return "\n".join(rows)
 
 
-def exit_codes() -> str:
-    from audit.cli.exits import EXIT_MEANING, ExitCode
-
-    rows = ["| code | meaning |", "|---|---|"]
-    rows += [f"| `{int(code)}` | {_cell(EXIT_MEANING.get(code, code.name))} |" for code in ExitCode]
-    return "\n".join(rows)
-
-
 def finding_codes() -> str:
     from audit.findings import CODES
 
@@ -235,10 +231,9 @@ def report_schema() -> str:
 # -- benchmarks -------------------------------------------------------------------------------------------
 
 def _script_summary(script: Path) -> str:
-    if not script.exists():
-        return ""
+    """The first paragraph of a benchmark script's docstring (Markdown already)."""
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
-    return _cell(doc.split("\n\n")[0])
+    return " ".join(doc.split("\n\n")[0].split())
 
 
 def benchmark_files() -> str:
@@ -271,7 +266,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "estimators": estimator_docs,
     "cli-commands": cli_commands,
     "cli-options": cli_options,
-    "exit-codes": exit_codes,
     "finding-codes": finding_codes,
     "report-schema": report_schema,
     "benchmark-files": benchmark_files,
