@@ -11,7 +11,8 @@ A fenced block is preceded (on the line just above its fence) by at most one mar
   and loaded by name (the extension recipe).
 * ``<!-- test: patch FILE before|replace "LINE" -->`` (and ``<!-- test: patch-command -->``): one
   edit of a recipe that changes the package (the report section), applied in page order to a copy
-  of ``src/`` at the line named (inserted before it, or replacing it); the command then runs there.
+  of ``src/`` at the line named (inserted before it, or replacing it); the command then runs there
+  (tests/test_docs_site.py).
 * ``<!-- ci: REASON -->``: every line of the block is a line of ``.ci/run``.
 * ``<!-- illustrative: REASON -->``: not run; the reason says why (an install, a diagram, a
   run too long for the suite and where it is measured instead).
@@ -26,30 +27,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from docblocks import ROOT, code_blocks, commands
+
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-MARKER = re.compile(r"<!-- (test|ci|illustrative)(?::\s*(.*?))? -->")
-FENCE = re.compile(r"^```([\w-]*)\s*$")
-
-
-def code_blocks(path: Path) -> list[dict]:
-    """The fenced blocks of one page: language, text, line, and the marker above the fence."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        marker = MARKER.fullmatch(lines[i - 1].strip()) if i else None
-        blocks.append({"page": path.relative_to(ROOT).as_posix(), "line": i + 1, "language": opening.group(1),
-                       "text": "\n".join(lines[i + 1:end]) + "\n",
-                       "kind": marker.group(1) if marker else "test", "note": (marker.group(2) or "") if marker else ""})
-        i = end + 1
-    return blocks
-
-
 BLOCKS = [b for page in PAGES for b in code_blocks(page)]
 
 
@@ -76,17 +56,13 @@ def test_every_block_is_run_or_says_why_not():
             assert all(line in ci for line in b["text"].splitlines()), f"{where}: not a line of .ci/run"
         else:
             if b["note"].startswith("patch"):
-                continue  # test_report_section_recipe
+                continue  # tests/test_docs_site.py applies the recipe
             assert b["note"] in ("", "slow", "loader"), f"{where}: unknown test marker {b['note']!r}"
             assert b["language"] in ("python", "bash"), f"{where}: a {b['language'] or 'plain'} block is run " \
                                                         "only as python or bash: mark it illustrative with a reason"
             if b["language"] == "bash":
-                for line in _commands(b["text"]):
+                for line in commands(b["text"]):
                     assert line[0] == "audit", f"{where}: a run bash block holds audit commands only: {line}"
-
-
-def _commands(text: str) -> list[list[str]]:
-    return [shlex.split(line, comments=True) for line in text.splitlines() if shlex.split(line, comments=True)]
 
 
 @pytest.fixture
@@ -115,7 +91,7 @@ def test_block_runs_as_printed(block, tmp_path, monkeypatch, registries):
 
         from audit.cli import app
 
-        for command in _commands(block["text"]):
+        for command in commands(block["text"]):
             result = CliRunner().invoke(app, command[1:])
             assert result.exit_code == 0, f"{shlex.join(command)}: exit {result.exit_code}\n{result.output}"
 
@@ -136,80 +112,12 @@ def _load_as_dataset(text: str, tmp_path: Path, monkeypatch) -> None:
     assert len(data.y_train) == 300 and data.X_train.shape[1] == 5
 
 
-def _patches() -> list[tuple[str, str, str, str]]:
-    """(file, before|replace, line, text) of every edit in the report-section recipe, in order."""
-    out = []
-    for b in code_blocks(ROOT / "docs" / "extending.md"):
-        if b["note"].startswith("patch "):
-            _, file, how, line = shlex.split(b["note"])
-            out.append((file, how, line, b["text"]))
-    return out
-
-
-def test_the_report_section_recipe_names_lines_that_exist_once():
-    """The fast lane's check of the recipe: every line it edits is in the package, once."""
-    patches = _patches()
-    assert len(patches) == 5
-    for file, how, line, _ in patches:
-        assert how in ("before", "replace")
-        assert (ROOT / file).read_text(encoding="utf-8").splitlines().count(line) == 1, (file, line)
-
-
-@pytest.mark.slow  # a copy of src/, the schema regenerated and a small audit in a subprocess: about 8 s
-def test_report_section_recipe_runs_as_written(tmp_path):
-    import json
-    import shutil
-    import subprocess
-
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "src", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    for file, how, line, text in _patches():
-        path = tmp_path / file
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = [i for i, x in enumerate(lines) if x.rstrip("\n") == line][0]
-        lines[at:at + (how == "replace")] = [text]
-        path.write_text("".join(lines), encoding="utf-8")
-    env = {**__import__("os").environ, "PYTHONPATH": str(copy)}
-    commands = [b for b in code_blocks(ROOT / "docs" / "extending.md") if b["note"] == "patch-command"]
-    for command in _commands(commands[0]["text"]):
-        subprocess.run([sys.executable, *command[1:]], cwd=tmp_path, env=env, check=True, timeout=300)
-    assert "ForgetClasses" in (copy / "audit" / "report" / "schemas").joinpath(
-        next(p.name for p in (copy / "audit" / "report" / "schemas").glob("report-*.json"))).read_text()
-    out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "audit", "run", "--max-train", "300", "--steps", "20", "--trials", "100",
-                          "--curve-points", "2", "--noise-draws", "2", "--attacks", "mia", "--forget-count", "3",
-                          "--frontier", "none", "-q", "--out", str(out)], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode in (0, 4, 5), run.stderr
-    report = json.loads((out / "report.json").read_text())
-    assert sum(report["forget_classes"]["counts"].values()) == 3
-    assert "Deleted records by label" in (out / "report.html").read_text()
-
-
 def test_the_readme_stays_a_first_page():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 300
     assert not re.search(r"\bissue \d+|\b20\d\d-\d\d-\d\d\b", readme), "nothing dated, no issue numbers"
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).exists(), f"the README links to {link}, which does not exist"
-
-
-@pytest.mark.slow  # about 20 s: it imports every method and attack and renders every page
-def test_the_documentation_site_builds_strictly(tmp_path):
-    import importlib.util
-    import os
-    import subprocess
-
-    missing = [m for m in ("mkdocs", "material", "mkdocstrings") if importlib.util.find_spec(m) is None]
-    if missing:  # .[test] installs them, so CI (.ci/run sets CI) builds the site; elsewhere a skip says why
-        message = f"the site needs {', '.join(missing)}: pip install '.[docs]'"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
-
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    page = (tmp_path / "site" / "methods" / "r2d" / "index.html").read_text(encoding="utf-8")
-    assert "Theorem 3.1" in page and "Deviations from the paper" in page
 
 
 def test_generated_references_name_every_method_attack_and_flag():
