@@ -3,7 +3,11 @@ as written (apart from tests/test_docs.py, whose blocks run on one worker: --dis
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -32,10 +36,6 @@ def test_the_report_section_recipe_names_lines_that_exist_once():
 
 @pytest.mark.slow  # a copy of src/, the schema regenerated and a small audit in a subprocess: about 8 s
 def test_report_section_recipe_runs_as_written(tmp_path):
-    import json
-    import shutil
-    import subprocess
-
     copy = tmp_path / "src"
     shutil.copytree(ROOT / "src", copy, ignore=shutil.ignore_patterns("__pycache__"))
     for file, how, line, text in _patches():
@@ -44,9 +44,9 @@ def test_report_section_recipe_runs_as_written(tmp_path):
         at = [i for i, x in enumerate(lines) if x.rstrip("\n") == line][0]
         lines[at:at + (how == "replace")] = [text]
         path.write_text("".join(lines), encoding="utf-8")
-    env = {**__import__("os").environ, "PYTHONPATH": str(copy)}
-    commands = [b for b in code_blocks(ROOT / "docs" / "extending.md") if b["note"] == "patch-command"]
-    for command in commands(commands[0]["text"]):
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    regenerate = [b for b in code_blocks(ROOT / "docs" / "extending.md") if b["note"] == "patch-command"]
+    for command in commands(regenerate[0]["text"]):
         subprocess.run([sys.executable, *command[1:]], cwd=tmp_path, env=env, check=True, timeout=300)
     assert "ForgetClasses" in (copy / "audit" / "report" / "schemas").joinpath(
         next(p.name for p in (copy / "audit" / "report" / "schemas").glob("report-*.json"))).read_text()
@@ -64,8 +64,6 @@ def test_report_section_recipe_runs_as_written(tmp_path):
 @pytest.mark.slow  # about 20 s: it imports every method and attack and renders every page
 def test_the_documentation_site_builds_strictly(tmp_path):
     import importlib.util
-    import os
-    import subprocess
 
     missing = [m for m in ("mkdocs", "material", "mkdocstrings") if importlib.util.find_spec(m) is None]
     if missing:  # .[test] installs them, so CI (.ci/run sets CI) builds the site; elsewhere a skip says why
