@@ -94,6 +94,27 @@ def test_block_runs_as_printed(block, tmp_path, monkeypatch, registries):
         for command in commands(block["text"]):
             result = CliRunner().invoke(app, command[1:])
             assert result.exit_code == 0, f"{shlex.join(command)}: exit {result.exit_code}\n{result.output}"
+    if block["text"] == "audit run --method r2d --epsilon 1 --out runs/adult\n" and block["page"] == "README.md":
+        _readme_numbers_are_this_run(tmp_path / "runs" / "adult")
+
+
+def _readme_numbers_are_this_run(out: Path) -> None:
+    """"One run, explained" quotes the numbers of the run it shows: they are this run's."""
+    from audit.findings import headline
+    from audit.report.schema import load_report
+
+    report = load_report(out / "report.json")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme[readme.index("## One run, explained"):readme.index("## Which method?")].split())
+    ceilings = {a.bound.ceiling for a in report.attacks.attacks.values()}
+    quoted = [f"Δ = {report.certificate.sensitivity:.3g}", f"σ = {report.certificate.sigma:.3g}",
+              f"is {report.realized.distance_unlearned_retrained:.2g}".replace("e-06", " × 10⁻⁶"),
+              f"ε = {report.realized.epsilon:.2g}".replace("e-05", " × 10⁻⁵"),
+              f"only ε = {report.realized.no_op_epsilon:.2g}", f"the {ceilings.pop():.3g} that 1,000 trials",
+              headline(report.verdict, report.findings).text()]
+    for fact in quoted:
+        assert fact in section, f"the README says otherwise than this run: {fact!r}"
+    assert not ceilings and all(a.bound.epsilon_lower == 0 for a in report.attacks.attacks.values())
 
 
 def _load_as_dataset(text: str, tmp_path: Path, monkeypatch) -> None:
