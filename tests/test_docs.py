@@ -96,6 +96,24 @@ def test_block_runs_as_printed(block, tmp_path, monkeypatch, registries):
             assert result.exit_code == 0, f"{shlex.join(command)}: exit {result.exit_code}\n{result.output}"
     if block["text"] == "audit run --method r2d --epsilon 1 --out runs/adult\n" and block["page"] == "README.md":
         _readme_numbers_are_this_run(tmp_path / "runs" / "adult")
+    if block["text"].startswith("audit compare --methods r2d,newton,retrain") and block["page"] == "README.md":
+        _readme_comparison_is_this_comparison(tmp_path / "runs" / "which-method")
+
+
+def _readme_comparison_is_this_comparison(out: Path) -> None:
+    """The README's comparison quotes σ and the accuracy loss of R2D and Newton removal, and says
+    what the rule recommends: Newton removal, or retraining when Newton's step is within its spread."""
+    import json
+
+    document = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    rows = {row["name"]: row for row in document["methods"]}
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    r2d, newton = rows["r2d"], rows["newton"]
+    for fact in (f"R2D's certified noise on 2,000 records (σ = {r2d['sigma']:.3g}) puts its released model "
+                 f"{r2d['loss_vs_retrained_points']:.1f} points below",
+                 f"Newton removal's (σ = {newton['sigma']:.2g}) costs {newton['loss_vs_retrained_points']:.2f} points"):
+        assert fact in readme, f"the README says otherwise than this comparison: {fact!r}"
+    assert document["recommendation"]["method"] in ("newton", "retrain") and "r2d" in document["recommendation"]["excluded"]
 
 
 def _readme_numbers_are_this_run(out: Path) -> None:
