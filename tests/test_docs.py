@@ -178,3 +178,5 @@ def test_generated_references_name_every_method_attack_and_flag():
     for field in FIELDS:
         assert all(f"`{flag}`" in options for flag in reference._flags(field)), field.name
     assert reference.openssl_script().count("```") == 2
+    used = {name for page in PAGES for name in re.findall(r"<!-- generated: ([\w-]+) -->", page.read_text())}
+    assert used == set(reference.GENERATORS), "every generator is used on a page, every marker has a generator"

@@ -1,13 +1,15 @@
 """The documentation's generated pages: what the code declares, rendered at build time.
 
-mkdocs loads this file as a hook (``hooks:`` in mkdocs.yml). Nothing here is copied by hand:
+mkdocs loads this file as a hook (``hooks:`` in mkdocs.yml). What the code declares is read from it:
 
 * ``methods/<name>.md`` for every registered method, from its declaration (``paper``,
   ``certified``, ``assumptions``, ``deviations``, ``hyperparameters``, ``capabilities``,
-  ``model_requirements``) and its module's docstring;
+  ``model_requirements``) and its module's and class's docstrings, followed by the measurements
+  and longer remarks written for that page in ``hooks/method-notes/<name>.md`` (optional: a new
+  method's page is complete without one);
 * the markers ``<!-- generated: NAME -->`` in a hand-written page are replaced by
   :data:`GENERATORS` ``[NAME]()``: the method and attack tables, the CLI reference (from
-  ``audit.config.FIELDS`` and the Typer app), the report schema (from the shipped JSON Schema),
+  ``audit.config.FIELDS``), the report schema (from the shipped JSON Schema),
   the benchmark result files (from ``bench/results``) and the plain-openssl verifier script.
 
 Each generator is a plain function returning Markdown, so a test can call it without mkdocs.
@@ -158,25 +160,6 @@ def cli_options() -> str:
     return "\n".join(parts)
 
 
-def cli_commands() -> str:
-    import typer.main
-
-    from audit.cli import app
-
-    group = typer.main.get_command(app)
-    rows = ["| command | what it does |", "|---|---|"]
-
-    def walk(command: Any, prefix: str) -> None:
-        for name, sub in sorted(getattr(command, "commands", {}).items()):
-            if getattr(sub, "commands", None):
-                walk(sub, f"{prefix} {name}")
-            else:
-                rows.append(f"| `{prefix} {name}` | {_cell((sub.help or '').split(chr(10) + chr(10))[0])} |")
-
-    walk(group, "audit")
-    return "\n".join(rows)
-
-
 def finding_codes() -> str:
     from audit.findings import CODES
 
@@ -264,7 +247,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "method-table": method_table,
     "attack-table": attack_table,
     "estimators": estimator_docs,
-    "cli-commands": cli_commands,
     "cli-options": cli_options,
     "finding-codes": finding_codes,
     "report-schema": report_schema,
