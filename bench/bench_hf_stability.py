@@ -1,6 +1,6 @@
 """Benchmark: why HF's recollected statistics blow up at the paper's step size on some image data.
 
-MNIST logistic regression as in the README's HF command, scaled to the issue's setting: 300
+MNIST logistic regression as in docs/benchmarks.md's HF command, scaled to the issue's setting: 300
 training images, 30 % deleted, full batch, 50 epochs, η = 0.05, q = 0.995, C = 10, L2 1e-6,
 float64. The pixels are normalised four ways, from MNIST's own statistics to brighter inputs (a
 larger normalised mean and spread, as an image set brighter than MNIST gets under MNIST's

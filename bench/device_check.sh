@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CUDA check, run on a lent GPU machine (the device tool) from the repository root:
-#   carry .whl (the wheels its image lacks: README "Benchmarks") and .gpudata/mnist (the IDX files),
+#   carry .whl (the wheels its image lacks: docs/benchmarks.md) and .gpudata/mnist (the IDX files),
 #   command: bash bench/device_check.sh
 # It installs nothing into the system: the wheels go to /tmp/site, the package runs from src/.
 # Writes $OUT/times.tsv (name, wall seconds, exit code) and $OUT/device.tgz (every log and report).

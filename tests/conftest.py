@@ -12,7 +12,7 @@ for _var in ("COLUMNS", "LINES"):
     os.environ.pop(_var, None)
 
 #: A test not marked slow whose run (setup, call, teardown) takes longer than this is named at the end of
-#: the session: the fast lane (`-m "not slow"`, README) must stay under a minute on 2 cores.
+#: the session: the fast lane (`-m "not slow"`, docs/install.md) must stay under a minute on 2 cores.
 FAST_LANE_LIMIT_S = 5.0
 
 import pytest
@@ -53,6 +53,6 @@ def pytest_terminal_summary(terminalreporter):
     if slow:
         terminalreporter.section("fast lane")
         terminalreporter.write_line(f"{len(slow)} test(s) not marked slow took over {FAST_LANE_LIMIT_S:g} s: make them "
-                                    "cheaper or mark them @pytest.mark.slow (README, running the tests)")
+                                    "cheaper or mark them @pytest.mark.slow (docs/install.md, running the tests)")
         for t, nodeid in slow:
             terminalreporter.write_line(f"{t:8.1f} s  {nodeid}")

@@ -95,7 +95,7 @@ def test_every_verdict_has_its_own_exit_code():
 
 
 def test_readme_exit_code_table_matches_the_enum():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "cli.md").read_text()
     rows = dict(re.findall(r"^\| `(\d+)` \| (.+?) \|$", readme, flags=re.M))
     assert {int(k) for k in rows} == {int(c) for c in ExitCode}
     for code, meaning in EXIT_MEANING.items():

@@ -68,7 +68,7 @@ def _cli(*args: str, **options) -> subprocess.CompletedProcess:
 
 
 def test_an_existing_two_cpu_ray_cluster_runs_the_audit_of_the_command_line():
-    """The README's lines: ray start --head, audit run --executor ray --ray-address."""
+    """docs/scale-out.md's lines: ray start --head, audit run --executor ray --ray-address."""
     pytest.importorskip("ray", reason="Ray is the optional extra unlearn-audit[ray]")
     ray_cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
     port = _free_port()

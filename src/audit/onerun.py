@@ -113,7 +113,7 @@ calibrated for |C₊| ≈ m deletions, so each canary's own signal is roughly 1/
 covers. It refutes gross failures on a model that memorises single records: an unlearning step
 that does nothing, a sensitivity bound off by a large factor, a noise bug. On a model that cannot
 memorise one record (the default 3-parameter Adult model) it refuted neither a no-op nor a σ
-10⁷ times too small, even with 1,000 pairs (README); its positive control (step 5), the same
+10⁷ times too small, even with 1,000 pairs (docs/attacks.md); its positive control (step 5), the same
 game's original model, is not caught either, so the result says ``one-run-no-power`` instead of a
 bare ε ≥ 0. It cannot confirm that a certificate is tight; the multi-run audit is for that.
 

@@ -28,7 +28,7 @@ class Param:
     constraint:
         The allowed values (:mod:`certify.errors`).
     help:
-        One sentence for ``--help``, ``audit methods`` and the README.
+        One sentence for ``--help``, ``audit methods`` and the documentation's references.
     section:
         Where the parameter belongs (configuration fields: ``data``, ``forget``, ``method``,
         ``certificate``, ``trials``, ``attacks``, ``run``; method options: empty).

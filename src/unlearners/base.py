@@ -123,7 +123,7 @@ class Capabilities:
 class Unlearner(ABC):
     """Base class of a learning/unlearning algorithm pair.
 
-    Class attributes describe the method for ``audit methods``, the README's method table and
+    Class attributes describe the method for ``audit methods``, the documentation's method pages and
     the audit (see the module docstring). Subclasses implement ``_fit``, ``_unlearn``,
     ``_retrain`` and ``_certify``; the capability methods only when they declare them.
     """
@@ -375,7 +375,7 @@ class Unlearner(ABC):
         """Publish θ + ξ with ξ ~ N(0, σ² I_d), drawn from ``generator``.
 
         The sampler is torch's ordinary Gaussian generator, not a floating-point-hardened one
-        (see the README's security notes).
+        (see docs/security.md).
         """
         if sigma == 0:
             return theta.clone()

@@ -13,7 +13,7 @@ Mu & Klabjan, "Rewind-to-Delete: Certified Machine Unlearning for Nonconvex Func
   with the same η and T (the retrained reference). Gaussian noise calibrated to Δ(K) makes the
   two releases (ε, δ)-indistinguishable.
 
-Deviations from the paper (also in the README's method table):
+Deviations from the paper (also declared in ``deviations`` and shown on the method's page):
 
 * T and K count gradient steps, and η is constant, exactly as the theorem assumes; the paper's
   experiments used minibatch SGD with a decaying step (digest decisions 1 and 2).

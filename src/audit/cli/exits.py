@@ -14,7 +14,7 @@ from typing import Any
 
 
 class ExitCode(IntEnum):
-    """``audit`` exit codes (the README's table is checked against this enum)."""
+    """``audit`` exit codes (docs/cli.md's table is checked against this enum)."""
 
     CONSISTENT = 0      #: certified, and nothing measured contradicts the certificate
     VIOLATED = 1        #: a bound, the realized epsilon or an attack refuted the certificate

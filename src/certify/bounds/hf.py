@@ -20,7 +20,7 @@ Taking norms gives the recursions below: ||e_{t+1}|| ≤ ρ_t ||e_t|| + η_t κ_
 ρ_t ≥ ||I − η_t H̄_t|| (Lemma 2) and κ_t ≥ ||Ā_t − H̄_t|| (a Lipschitz constant), and ||δ_t|| is
 bounded by Lemma 1 (any model) or by a contraction (convex, unclipped).
 
-Deviation from the paper (documented in the README). Theorem 2 as printed,
+Deviation from the paper (documented on the method's page, docs/methods/). Theorem 2 as printed,
 ||e_T|| ≤ (2η²C/(1−q)) ζ_T, is dimensionally inconsistent: η²C has units of w³/loss, not of w.
 Its proof bounds the per-step linearisation error by η_t ||δ_t|| where the derivation above gives
 η_t κ_t ||δ_t||; the missing factor is the curvature κ (≈ the smoothness M). Restoring it gives

@@ -354,7 +354,7 @@ def load(*, group_column: str | None = None, **common: Any) -> AuditData:
         # per-sample L = (||x||^2+1)/4, while GD progresses at the *average* curvature, about
         # L/k per whitened direction. With k = 2, full-batch GD reaches the converged logistic-
         # regression accuracy (81-82 %, vs 83 % with 20 components) within eta*L*T = 6, which
-        # keeps R2D's noise small (README, "Choosing the defaults").
+        # keeps R2D's noise small (docs/methods/index.md, "Choosing the defaults").
         default_feature_map={
             "standardize": True, "pca_components": 2, "whiten": True, "row_norm": "unit"
         },
