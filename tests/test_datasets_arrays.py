@@ -66,3 +66,20 @@ def test_from_arrays_validation() -> None:
     with pytest.raises(InvalidInput) as info:
         from_arrays(X, y, groups=np.arange(5))
     assert info.value.field == "groups"
+
+
+def test_split_names_a_loaders_bad_feature_names() -> None:
+    """A plug-in loader that passes no column names gets one sentence naming the argument (it was a
+    TypeError, exit 70); empty names stay allowed for records without columns."""
+    import numpy as np
+    import pytest
+
+    from audit.datasets.split import _check_feature_names
+    from certify.errors import InvalidInput
+
+    for bad in (None, "ab", ["a"], ["a", 2]):
+        with pytest.raises(InvalidInput, match="feature_names_in must be a sequence of 2 column names"):
+            _check_feature_names(bad, np.zeros((3, 2)))
+    _check_feature_names([], np.zeros((3, 2)))
+    _check_feature_names(["a", "b"], np.zeros((3, 2)))
+    _check_feature_names([f"p{i}" for i in range(12)], np.zeros((3, 3, 4)))

@@ -37,6 +37,17 @@ def round_count(fraction: float, n: int) -> int:
     return int(math.floor(fraction * n + 0.5))
 
 
+def _check_feature_names(names: object, X: np.ndarray) -> None:
+    """A loader's ``feature_names_in`` is one name per raw column, or empty for records without column
+    names (CIFAR-10's images); a plug-in author's mistake here would otherwise surface as a TypeError
+    deep in the split."""
+    width = int(np.prod(X.shape[1:])) if X.ndim > 1 else 1
+    if (isinstance(names, (str, bytes)) or not isinstance(names, Sequence)
+            or not all(isinstance(x, str) for x in names) or len(names) not in (0, width)):
+        got = f"{len(names)} names" if isinstance(names, (list, tuple)) else names
+        raise InvalidInput("feature_names_in", f"a sequence of {width} column names (one str per feature) or empty", got)
+
+
 def build(
     *,
     name: str,
@@ -80,6 +91,7 @@ def build(
     seed_i = _SEED.check("seed", seed)
     fm = resolve_feature_map(feature_map, default_feature_map)
     n = int(X.shape[0])
+    _check_feature_names(feature_names_in, X)
     explicit_test = X_test is not None
     user_split = train_rows is not None
     defaults = HELD_OUT_FRACTIONS if user_split else DEFAULT_FRACTIONS
