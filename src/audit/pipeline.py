@@ -530,8 +530,9 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
 
 # ----------------------------------------------------------------------------------------
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
-    """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
-    return init_parameters(objective, generator, dtype).to(device)
+    """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) in float64, then
+    rounded to the run's dtype on its device: a float32 run starts from the float64 run's θ_0."""
+    return init_parameters(objective, generator, torch.float64).to(device=device, dtype=dtype)
 
 
 def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:

@@ -399,12 +399,13 @@ class Unlearner(ABC):
         """Publish θ + ξ with ξ ~ N(0, σ² I_d), drawn from ``generator``.
 
         The sampler is torch's ordinary Gaussian generator, not a floating-point-hardened one
-        (see the README's security notes).
+        (see the README's security notes). ξ is drawn in float64 and scaled there, then rounded
+        to θ's dtype: a float32 run releases the float64 run's draws, rounded.
         """
         if sigma == 0:
             return theta.clone()
-        noise = torch.randn(theta.shape, generator=generator, dtype=theta.dtype, device="cpu")
-        return theta + sigma * noise.to(theta.device)
+        noise = torch.randn(theta.shape, generator=generator, dtype=torch.float64, device="cpu")
+        return theta + (sigma * noise).to(device=theta.device, dtype=theta.dtype)
 
 
 def record_indices(value: object, n: int, field: str, device: torch.device | str | None = None) -> Tensor:
