@@ -9,6 +9,7 @@ import torch
 from audit import AuditConfig
 from audit.methods import run_dtype
 from audit.pipeline import run
+from audit.report.html import render_html
 from unlearners.base import Unlearner
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
@@ -81,12 +82,23 @@ def _comparable(report):
     return out
 
 
-def test_same_seed_and_dtype_give_the_same_report():
-    """The environment records the dtype auto chose; two float32 runs of one seed are identical."""
+@pytest.fixture(scope="module")
+def float32_reports():
+    """Two runs of one seed under dtype = auto, which trains retrain in float32."""
     config = AuditConfig(method="retrain", dtype="auto", steps=5, attacks=(), curve_points=2, noise_draws=1,
                          frontier=())
     X, y = synthetic(n=300, d=4, seed=1)
-    first, second = (run(config, data=(X.numpy(), y.numpy()), salt=b"s" * 32) for _ in range(2))
+    return [run(config, data=(X.numpy(), y.numpy()), salt=b"s" * 32) for _ in range(2)]
+
+
+def test_same_seed_and_dtype_give_the_same_report(float32_reports):
+    """The environment records the dtype auto chose; two float32 runs of one seed are identical."""
+    first, second = float32_reports
     assert first.environment.dtype == "float32" and first.environment.dtype_reason.startswith("auto: float32")
     assert first.config.dtype == "auto"
     assert _comparable(first) == _comparable(second)
+
+
+def test_the_page_shows_the_dtype_and_why(float32_reports):
+    page = render_html(float32_reports[0])
+    assert "float32</span>: auto: float32, because the certificate of retrain reads no trained quantity" in page
