@@ -97,9 +97,8 @@ class DPSGD(Unlearner):
              "group privacy: Vadhan 2017, Lemma 2.2, and Mironov 2017, 'Renyi Differential Privacy', Proposition 2")
     certified = True
     precision = Precision(True, "the accountant alone: the noise multiplier z, the sampling rate q = 1/ceil(n/B),"
-                                " the step count T and the clipping norm C, all Python floats; per-sample "
-                                "clipping in float32 keeps each clipped norm within C(1 + 1e-7), as in Opacus's "
-                                "own float32 training")
+                                " the step count T and the clipping norm C, all Python floats (float32 clipping "
+                                "and noise carry the floating-point caveat of Opacus's own float32 training)")
     model_requirements = frozenset({STATELESS})
     assumptions = (
         "add/remove adjacency: D \\ Z is D with the m deleted records removed",
