@@ -62,7 +62,7 @@ def test_a_residual_certificate_changes_at_float32(logistic):
     """Why Newton removal stays float64: its data-dependent β is a gradient residual at the
     unlearned model, and float32 moves it by far more than float64's rounding."""
     c32, c64 = (_certificate("newton", *logistic, dtype) for dtype in (torch.float32, torch.float64))
-    assert c32.sigma != pytest.approx(c64.sigma, rel=1e-12)  # float64's own error: about 1e-16
+    assert c32.sigma != pytest.approx(c64.sigma, rel=1e-6)  # measured: 1e-5 relative; float64's error: about 1e-16
 
 
 def test_auto_reads_the_precision_audit():

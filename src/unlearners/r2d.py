@@ -68,7 +68,7 @@ class RewindToDelete(Unlearner):
     certified = True
     precision = Precision(False, "Theorem 3.1's bound from L and G (estimated on the trained trajectory for non-"
                                  "linear models) and eta; the theorem bounds exact gradient descent, and float32 "
-                                 "rounding (about 6e-8 per step, compounded over T steps) is not in it")
+                                 "rounding (unit roundoff 6e-8 per operation, accumulated over T steps) is not in it")
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss f_z is L-smooth and ||grad f_z(theta)|| < G for every theta",
