@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from audit import AuditConfig
+from audit.attacking import precheck_run
 from audit.methods import run_dtype
 from audit.pipeline import run
 from audit.report.html import render_html
@@ -73,6 +74,17 @@ def test_auto_reads_the_precision_audit():
     assert run_dtype(AuditConfig())[0] == "float64"  # the default stays float64
     dtype, reason = run_dtype(dataclasses.replace(config, dtype="float32", method="newton"))
     assert dtype == "float32" and "its precision audit does not cover" in reason
+
+
+def test_the_memory_precheck_sizes_trials_in_the_dtype_auto_resolves_to(monkeypatch):
+    """Float32 trials take half the memory: the check before training sizes them in the run's dtype."""
+    import audit.attacking
+
+    checked = []
+    monkeypatch.setattr(audit.attacking, "check_trial_memory", lambda **kw: checked.append(str(kw["dtype"])))
+    for method in ("retrain", "r2d"):
+        precheck_run(AuditConfig(dtype="auto", method=method, attacks=("whitebox",)), n_params=3)
+    assert checked == ["float32", "float64"]
 
 
 def _comparable(report):

@@ -380,11 +380,15 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
     certificate turns out to need infinite noise, where the attacks are skipped). Shadow models
     count when a selected attack needs them. ``forget_size``, ``width`` and ``train_records`` size
     the per-record values and the activations (:func:`audit.memory.trial_bytes`); ``dtype`` is the
-    run's (``dtype = auto`` resolved; default: ``config.dtype``). Nothing is checked when no attack runs.
+    run's (default: ``config.dtype``, ``auto`` resolved by :func:`audit.methods.run_dtype`). Nothing is
+    checked when no attack runs.
     """
     if not config.attacks:
         return
-    dtype = config.dtype if dtype is None else dtype
+    if dtype is None:
+        from audit.methods import run_dtype
+
+        dtype = run_dtype(config)[0]
     from audit.config import NOISE_TRIALS, RETRAIN_TRIALS
 
     field, fixed = "trials", None
