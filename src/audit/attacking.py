@@ -369,7 +369,7 @@ def smoothness_of(certificate, objective: Objective, X: Tensor, y: Tensor, theta
 
 
 def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu", *, forget_size: int = 1,
-                 width: int = 1, train_records: int = 0) -> None:
+                 width: int = 1, train_records: int = 0, dtype: torch.dtype | str | None = None) -> None:
     """The trial-memory check of a run, before training: as soon as the parameter count is known.
 
     The trial count is the one the attack stage will use (``trials``, or the count that reaches
@@ -378,11 +378,16 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
     this refuses only runs the exact check at the attack stage would refuse too, or whose
     certificate turns out to need infinite noise, where the attacks are skipped). Shadow models
     count when a selected attack needs them. ``forget_size``, ``width`` and ``train_records`` size
-    the per-record values and the activations (:func:`audit.memory.trial_bytes`). Nothing is
+    the per-record values and the activations (:func:`audit.memory.trial_bytes`); ``dtype`` is the
+    run's (default: ``config.dtype``, ``auto`` resolved by :func:`audit.methods.run_dtype`). Nothing is
     checked when no attack runs.
     """
     if not config.attacks:
         return
+    if dtype is None:
+        from audit.methods import run_dtype
+
+        dtype = run_dtype(config)[0]
     from audit.config import NOISE_TRIALS, RETRAIN_TRIALS
 
     field, fixed = "trials", None
@@ -399,12 +404,12 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
 
     def total(mode: str) -> int:
         n = fixed if fixed is not None else defaults[mode]
-        return sum(trial_bytes(n + shadows, n_params, config.dtype, mode, forget_size=forget_size, width=width,
+        return sum(trial_bytes(n + shadows, n_params, dtype, mode, forget_size=forget_size, width=width,
                                train_records=train_records, device=device))
 
     mode = min(modes, key=total)  # "auto": the cheaper of the modes the certificate may choose
     check_trial_memory(trials=fixed if fixed is not None else defaults[mode], n_params=n_params,
-                       dtype=config.dtype, mode=mode, shadow_models=shadows, device=device,
+                       dtype=dtype, mode=mode, shadow_models=shadows, device=device,
                        forget_size=forget_size, width=width, train_records=train_records,
                        trials_field=field, ceiling=config.target_ceiling)
 

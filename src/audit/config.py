@@ -293,7 +293,10 @@ FIELDS: tuple[Field, ...] = (
           "Smallest knob value (R2D: K) whose noise fits this sigma.", "training"),
     Field("seed", 0, Integer(0, 2**63 - 1), "Root seed (all derived seeds are reported).", "run"),
     Field("device", "auto", Choice(("auto", "cpu", "cuda")), "Where parameters live.", "run"),
-    Field("dtype", "float64", Choice(("float64", "float32")), "Precision of the parameters.", "run"),
+    Field("dtype", "float64", Choice(("float64", "float32", "auto")),
+          "Precision of training, noise draws and attacks: float64, float32, or auto (float32 for the methods "
+          "whose certificate reads no trained quantity: dpsgd, retrain and the uncertified gradient baselines; "
+          "float64 for the others). The environment records the dtype used and why.", "run"),
     Field("threads", "auto", ThreadCount(), "CPU threads for torch: auto (1 for small problems, else every "
           "available CPU) or a count.", "run"),
     Field("executor", "local", Choice(("local", "processes", "ray")),

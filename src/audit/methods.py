@@ -52,6 +52,25 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
     return CallerMethod(objective, train=train, unlearn=unlearn, seed=child_seed(seeds["init"], CALLER_CODE))
 
 
+def run_dtype(config: Any) -> tuple[str, str]:
+    """The dtype the run trains and attacks in, and why (for the report's environment).
+
+    ``auto`` reads the method's precision audit (:class:`unlearners.base.Precision`): float32
+    only where the certificate reads no trained quantity, so that it stays the same float64 /
+    Python-float computation; the caller's own code keeps float64 (what it assumes is unknown)."""
+    from audit.config import CALLER_CODE
+    from unlearners.caller import CallerMethod
+
+    precision = (CallerMethod if config.method == CALLER_CODE else get_method(config.method)).precision
+    if config.dtype != "auto":
+        reads = "" if precision.float32 or config.dtype == "float64" else (
+            f"; the certificate of {config.method} is then computed from float32 quantities, which its precision "
+            f"audit does not cover ({precision.reads})")
+        return config.dtype, f"{config.dtype} as configured (dtype = {config.dtype}){reads}"
+    why = "reads no trained quantity" if precision.float32 else "reads quantities float32 would change"
+    return precision.auto, f"auto: {precision.auto}, because the certificate of {config.method} {why}: {precision.reads}"
+
+
 def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[Any, Any]:
     """The caller's ``train`` and ``unlearn`` functions: those passed in memory, else imported from
     ``config.train``/``config.unlearn`` (``module:...``, as ``--model module:`` is); (None, None)

@@ -57,7 +57,7 @@ from audit.measurements import (
     unlearned_vs_retrained,
 )
 from audit.memory import activation_width
-from audit.methods import build_method, caller_code
+from audit.methods import build_method, caller_code, run_dtype
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.seeds import child_seed
 from audit.trials import choose_mode
@@ -274,13 +274,13 @@ def _data(config: AuditConfig, model: Any, data: Any, forget_ids: Any, original:
     from audit.threads import choose, use_threads
     from unlearners.caller import load_original
 
-    dtype = getattr(torch, config.dtype)
+    dtype = getattr(torch, run_dtype(config)[0])  # auto: the method's precision audit
     tick("data", 0, 1)
     data, forget_np, X, y, model_source, objective = load_inputs(config, model, data, forget_ids, seeds, dtype, device)
     production = (None if config.original is None
                   else load_original(config.original if original is None else original, objective))
-    precheck_run(config, objective.dim, device, forget_size=len(forget_np), width=activation_width(objective, X),
-                 train_records=int(X.shape[0]))
+    precheck_run(config, objective.dim, device, dtype=dtype, forget_size=len(forget_np),
+                 width=activation_width(objective, X), train_records=int(X.shape[0]))
     threads = choose(config.threads, int(X.shape[0]), objective.dim)
     use_threads(threads[0])  # restored by run()
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
@@ -498,7 +498,7 @@ def _report(config: AuditConfig, method: Unlearner, inputs: Inputs, worlds: Worl
         **{name: sections[name] for name in _OPTIONAL if sections[name] is not None},
         timings=timings,
         seeds={"root": config.seed, **seeds},
-        environment=environment(inputs.device, inputs.threads),
+        environment=environment(inputs.device, inputs.threads, run_dtype(config)),
     ).with_salt(salt)
 
 
@@ -515,7 +515,7 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
     """
     first = with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
     seeds = first.seeds()
-    device, dtype = resolve_device(first.device), getattr(torch, first.dtype)
+    device, dtype = resolve_device(first.device), getattr(torch, run_dtype(first)[0])
     *_, objective = load_inputs(first, model, data, forget_ids, seeds, dtype, device)
     reasons: dict[str, str | None] = {}
     for name, config in configs.items():
@@ -530,8 +530,9 @@ def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: A
 
 # ----------------------------------------------------------------------------------------
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
-    """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) on the run's device."""
-    return init_parameters(objective, generator, dtype).to(device)
+    """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) in float64, then
+    rounded to the run's dtype on its device: a float32 run starts from the float64 run's θ_0."""
+    return init_parameters(objective, generator, torch.float64).to(device=device, dtype=dtype)
 
 
 def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:

@@ -120,6 +120,30 @@ class Capabilities:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Precision:
+    """The method's precision audit: may ``--dtype auto`` train it (and run its attacks) in float32?
+
+    Parameters
+    ----------
+    float32:
+        True only when the certificate reads no quantity computed from the trained model or from
+        the data in the run's dtype (no residual, gradient norm, solve, Hessian spectrum or
+        estimated constant): it is then the same float64/Python-float computation at either
+        precision, and float32 changes only the models, their utility and the attacks' scores.
+    reads:
+        What the certificate is computed from, in words (the audit table's column).
+    """
+
+    float32: bool
+    reads: str
+
+    @property
+    def auto(self) -> str:
+        """The dtype ``--dtype auto`` trains this method in."""
+        return "float32" if self.float32 else "float64"
+
+
 class Unlearner(ABC):
     """Base class of a learning/unlearning algorithm pair.
 
@@ -148,6 +172,9 @@ class Unlearner(ABC):
     #: caller's own), so a few trials are shared by every worker and progress comes per trial. The
     #: built-in methods keep the batched path's granule (:func:`audit.trials.progress_group`).
     trials_one_per_task: ClassVar[bool] = False
+    #: The precision audit (:class:`Precision`); a method that does not declare one is trained in
+    #: float64 by ``--dtype auto``.
+    precision: ClassVar[Precision] = Precision(False, "not audited for float32")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Batched training re-implements the algorithm it batches: a subclass that changes the
@@ -375,12 +402,13 @@ class Unlearner(ABC):
         """Publish θ + ξ with ξ ~ N(0, σ² I_d), drawn from ``generator``.
 
         The sampler is torch's ordinary Gaussian generator, not a floating-point-hardened one
-        (see docs/security.md).
+        (see docs/security.md). ξ is drawn in float64 and scaled there, then rounded
+        to θ's dtype: a float32 run releases the float64 run's draws, rounded.
         """
         if sigma == 0:
             return theta.clone()
-        noise = torch.randn(theta.shape, generator=generator, dtype=theta.dtype, device="cpu")
-        return theta + sigma * noise.to(theta.device)
+        noise = torch.randn(theta.shape, generator=generator, dtype=torch.float64, device="cpu")
+        return theta + (sigma * noise).to(device=theta.device, dtype=theta.dtype)
 
 
 def record_indices(value: object, n: int, field: str, device: torch.device | str | None = None) -> Tensor:

@@ -63,7 +63,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from certify.certificate import Certificate, issue
 from certify.errors import InvalidInput
-from unlearners.base import Unlearner
+from unlearners.base import Precision, Unlearner
 from unlearners.objective import Objective
 
 TrainFn = Callable[[nn.Module, TensorDataset, torch.Generator], nn.Module]
@@ -159,6 +159,8 @@ class CallerMethod(Unlearner):
     title = "The caller's own training and unlearning code (uncertified)"
     paper = "none: the caller's code, audited empirically"
     certified = False
+    precision = Precision(False, "no theorem (kind none); float64 kept because the audit cannot know what the "
+                                 "caller's own training code assumes")
     trials_one_per_task = True
     assumptions = ("none for privacy: the caller's code has no theorem; closeness to retraining with the same "
                    "training code is measured empirically",)

@@ -39,7 +39,7 @@ from certify.certificate import Certificate, Constant, issue
 from certify.constants import estimated_constant, user_constant
 from certify.errors import Choice, Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
-from unlearners.base import Unlearner
+from unlearners.base import Precision, Unlearner
 from unlearners.linalg import (
     dense_solve,
     explicit_hessian,
@@ -191,6 +191,9 @@ class ConstrainedNewtonStep(Unlearner):
         "(Eq. 11, corrected), 4.2)"
     )
     certified = True
+    precision = Precision(False, "the Newton step's Hessian spectrum (lambda_min, ||H||), gradient residuals and "
+                                 "estimated L, M, G at the trained and unlearned models: linear solves and "
+                                 "eigenvalues whose float32 error is of the order of the conditions they check")
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss has an L-Lipschitz gradient (Assumption 3.1) and an M-Lipschitz "

@@ -44,7 +44,7 @@ from torch import Tensor
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_positive
 from certify.params import Param
-from unlearners.base import Unlearner
+from unlearners.base import Precision, Unlearner
 from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import explicit_hessian, hvp_operator
 from unlearners.objective import Objective, regularized_grad
@@ -207,6 +207,8 @@ class CureNewton(Unlearner):
     paper = ("Bui, Lu, Sim, Ng & Low, 'On Newton's Method to Unlearn Neural Networks' "
              "(Sec. 5, Eqs. 4-5; Appendix B, Algorithm 1 (CureNewton); Appendix C, Algorithm 2 (SCureNewton))")
     certified = False
+    precision = Precision(False, "no theorem (kind none, sigma given); float64 kept because its cubic-regularized"
+                                 " Newton solves stop at a tolerance float32 may not reach")
     assumptions = (
         "none for privacy: the paper has no certification theorem; the target is closeness to the "
         "retrained parameters, measured empirically",

@@ -36,7 +36,7 @@ from certify.bounds.group import dpsgd_group_epsilon, dpsgd_rdp_epsilon
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real, require_probability
 from certify.params import Param
-from unlearners.base import Unlearner
+from unlearners.base import Precision, Unlearner
 from unlearners.modelcheck import STATELESS
 from unlearners.objective import Objective
 
@@ -96,6 +96,9 @@ class DPSGD(Unlearner):
     paper = ("Abadi et al., 'Deep Learning with Differential Privacy' (CCS 2016), Algorithm 1, via Opacus; "
              "group privacy: Vadhan 2017, Lemma 2.2, and Mironov 2017, 'Renyi Differential Privacy', Proposition 2")
     certified = True
+    precision = Precision(True, "the accountant alone: the noise multiplier z, the sampling rate q = 1/ceil(n/B),"
+                                " the step count T and the clipping norm C, all Python floats (float32 clipping "
+                                "and noise carry the floating-point caveat of Opacus's own float32 training)")
     model_requirements = frozenset({STATELESS})
     assumptions = (
         "add/remove adjacency: D \\ Z is D with the m deleted records removed",

@@ -22,7 +22,7 @@ from torch import Tensor
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Integer, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Worlds
+from unlearners.base import Capabilities, Precision, Worlds
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 from unlearners.training import gradient_descent
 
@@ -42,6 +42,7 @@ class GradientDescentBaseline(Retrain):
     """
 
     certified = False
+    precision = Precision(True, "nothing: no theorem (kind none); T and eta are reported")
     assumptions = ("none for privacy: the method has no theorem; closeness to retraining is measured "
                    "empirically",)
 

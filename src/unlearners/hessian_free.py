@@ -67,7 +67,7 @@ from certify.certificate import Bound, Certificate, Constant, issue
 from certify.constants import estimated_constant
 from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optional, Real, require_integer
 from certify.params import Param
-from unlearners.base import Capabilities, Knob, Unlearner, record_indices
+from unlearners.base import Capabilities, Knob, Precision, Unlearner, record_indices
 from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import dense_solve, power_iteration
 from unlearners.modelcheck import SMOOTH, STATELESS
@@ -121,6 +121,9 @@ class HessianFree(Unlearner):
     paper = ("Qiao, Zhang, Tang & Wei, 'Efficient Online Unlearning via Hessian-Free Recollection of "
              "Individual Data Statistics', arXiv:2404.01712 (2024): Eqs. 3-10, Lemmas 1-2, Theorems 1-2")
     certified = True
+    precision = Precision(False, "the corrected Theorem 2 bound from the stored Hessian-vector products of the "
+                                 "trained trajectory and its clipping check: per-step second-order quantities "
+                                 "computed in the run's dtype")
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "A is mini-batch SGD with per-sample clipping and eta_t = eta q^t; the reference is the "

@@ -66,7 +66,7 @@ from certify.bounds.ngd import ngd_bound, ngd_logistic_constants
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Boolean, Choice, Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Knob, Unlearner
+from unlearners.base import Capabilities, Knob, Precision, Unlearner
 from unlearners.linalg import (
     conjugate_gradient,
     dense_solve,
@@ -159,6 +159,9 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
     paper = ("Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
              "(arXiv 2407.08169; Algorithm 1, eq. 10, Lemma 1, App. E eq. 56)")
     certified = True
+    precision = Precision(False, "gamma from the trained and retrained models' gradient norms and the solver's "
+                                 "residual (train_tol, solver_tol); the method computes in float64 internally, so"
+                                 " float32 buys nothing")
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "binary logistic regression with the regulariser (l2/2)||theta||^2, l2 > 0: the loss is an "
@@ -407,6 +410,8 @@ class MinMaxNGD(_RetrainsWithTrain):
     paper = ("Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
              "(arXiv 2407.08169; Algorithm 2, eqs. 13-16)")
     certified = False
+    precision = Precision(False, "no theorem (kind none, sigma given); float64 kept because the method computes "
+                                 "in float64 internally (float32 buys nothing)")
     assumptions = ("none: Algorithm 2 is a heuristic without a privacy theorem",)
     deviations = (
         "NGD preconditioner = damped Gauss-Newton (true Fisher) of a retained batch by CG, rescaled "

@@ -39,7 +39,7 @@ from certify.bounds import r2d_bound, r2d_rewind_for_sigma, r2d_sensitivity
 from certify.certificate import Certificate, issue
 from certify.errors import Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Knob, Unlearner, Worlds
+from unlearners.base import Capabilities, Knob, Precision, Unlearner, Worlds
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.smoothness import ConstantSampler, step_size
 from unlearners.training import batched_gradient_descent, full_batch_condition, gradient_descent, minibatches
@@ -66,6 +66,9 @@ class RewindToDelete(Unlearner):
         "Functions' (Algorithms 1-3, Theorem 3.1, Eq. 3, Corollary 3.2)"
     )
     certified = True
+    precision = Precision(False, "Theorem 3.1's bound from L and G (estimated on the trained trajectory for non-"
+                                 "linear models) and eta; the theorem bounds exact gradient descent, and float32 "
+                                 "rounding (unit roundoff 6e-8 per operation, accumulated over T steps) is not in it")
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss f_z is L-smooth and ||grad f_z(theta)|| < G for every theta",

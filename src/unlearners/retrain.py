@@ -10,7 +10,7 @@ from torch import Tensor
 from certify.certificate import Certificate, Constant, issue
 from certify.errors import Integer, Optional, Real
 from certify.params import Param
-from unlearners.base import Capabilities, Unlearner, Worlds
+from unlearners.base import Capabilities, Precision, Unlearner, Worlds
 from unlearners.smoothness import step_size
 from unlearners.training import batched_gradient_descent, gradient_descent
 
@@ -34,6 +34,9 @@ class Retrain(Unlearner):
     title = "Retrain from scratch"
     paper = "exact unlearning baseline (e.g. Bourtoule et al. 2021, 'Machine Unlearning', S&P)"
     certified = True
+    precision = Precision(True, "nothing numerical: exact unlearning (epsilon = 0) holds because the unlearned "
+                                "and retrained models are the same computation at either precision; T and eta are"
+                                " reported")
     assumptions = ("the released model is exactly A(D \\ Z): nothing to certify beyond that",)
     deviations = ()
     hyperparameters = GRADIENT_DESCENT_OPTIONS

@@ -122,7 +122,8 @@ class ConstantSampler:
         wanted = [name for name in ("G", "L") if name in set(which)]
         found: dict[str, Constant] = {}
         if self.objective.is_linear:
-            R = float(torch.linalg.vector_norm(self.X.reshape(self.X.shape[0], -1), dim=1).max())
+            # in float64 at any run dtype (a float32 norm may round a row of norm 1 above 1)
+            R = float(torch.linalg.vector_norm(self.X.reshape(self.X.shape[0], -1).to(torch.float64), dim=1).max())
             n_classes = 2 if self.objective.n_outputs == 1 else self.objective.n_outputs
             G, L = logistic_regression_constants(R, n_classes)
             found = {name: {"G": G, "L": L}[name] for name in wanted}
@@ -218,10 +219,15 @@ def step_size(
     First-order certificates grow like exp(η·L·T), so the default fixes the product η·L·T
     (the *horizon*) rather than η itself. Only L is sampled (at key 0); pass the fit's
     ``sampler`` so that the certificate's constants reuse these samples at θ_0.
+
+    Without a sampler, L is estimated in float64 whatever the run's dtype (X and θ_0 cast up
+    here): η is a constant of the certificate, and a float32 run (``dtype = auto``) computes it
+    as a float64 run does.
     """
     if eta is not None:
         return float(eta)
     if sampler is None:
+        X, theta0 = X.to(torch.float64), theta0.to(torch.float64)
         sampler = ConstantSampler(objective, X, y, generator=generator)
     L = sampler.constants({0: theta0}, which=("L",), overrides=overrides)["L"].value
     return horizon / (L * steps)

@@ -54,9 +54,11 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def environment(device, threads: tuple[int, str] | None = None) -> dict[str, Any]:
-    """Versions of Python and every numerical dependency, the device used, and the CPU threads
-    (the count torch used, why, and the OpenMP wait policy: :mod:`audit.threads`)."""
+def environment(device, threads: tuple[int, str] | None = None,
+                dtype: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Versions of Python and every numerical dependency, the device used, the CPU threads
+    (the count torch used, why, and the OpenMP wait policy: :mod:`audit.threads`) and, for an
+    audit, the dtype it trained and attacked in and why (:func:`audit.methods.run_dtype`)."""
     import torch
 
     from audit.threads import wait_policy
@@ -71,6 +73,8 @@ def environment(device, threads: tuple[int, str] | None = None) -> dict[str, Any
            "packages": packages, "device": str(device), "threads": torch.get_num_threads(),
            "threads_reason": threads[1] if threads else "torch's setting in this process (not chosen by the audit)",
            "omp_wait_policy": wait_policy()}
+    if dtype is not None:
+        env["dtype"], env["dtype_reason"] = dtype
     if str(device).startswith("cuda"):
         env["cuda_device"] = torch.cuda.get_device_name(device)
         env["cuda_version"] = torch.version.cuda

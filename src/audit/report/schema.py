@@ -1029,6 +1029,11 @@ class Environment(_Section):
     """Why that many: ``auto``'s rule with the problem's size, or the configured count."""
     omp_wait_policy: Str | None
     """``OMP_WAIT_POLICY`` of the process (the CLI sets ``PASSIVE``; null: the runtime's default)."""
+    dtype: Literal["float64", "float32"] = Absent()
+    """The dtype the audit trained, drew noise and attacked in (``dtype = auto`` resolved); absent from a
+    comparison's environment and from reports written before it was recorded."""
+    dtype_reason: Text = Absent()
+    """Why that dtype: as configured, or ``auto``'s reading of the method's precision audit."""
     cuda_device: Text = Absent()
     """Present on CUDA only."""
     cuda_version: Str | None = Absent()
