@@ -35,6 +35,7 @@ FAST = {
     "ngd-minmax": {},
     "dpsgd": {"epochs": 1, "batch_size": 40},
     "hf": {"epochs": 2},
+    "noisy-ft": {"steps": 20, "noisy_steps": 5},
 }
 METHODS = sorted(available_methods())
 #: The same, with the methods whose every fit costs seconds (DP-SGD: Opacus and its accountant) marked

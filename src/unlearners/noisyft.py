@@ -1,0 +1,215 @@
+"""Certified noisy fine-tuning (Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning
+for Neural Networks", ICML 2025, arXiv:2506.06985; code: stair-lab/certified-unlearning-neural-
+networks-icml-2025): no assumption on the loss, only radii the user chooses.
+
+U(A(D), D, Z) starts from the trained model and runs T noisy steps on the retain set D \\ Z only:
+
+* ``gradient-clip``: x_0 = Π_{C0}(A(D)); x_{t+1} = x_t − γ(Π_{C1}(g_t) + λ x_t) + N(0, σ² I);
+* ``model-clip``: x_0 = A(D) (Π_{C0} and + N(0, σ0² I) when σ0 > 0);
+  x_{t+1} = Π_{C2}(x_t − γ(g_t + λ x_t)) + N(0, σ² I);
+
+then, optionally, ``post_steps`` noise-free gradient steps on D \\ Z (post-processing: the
+guarantee is unchanged). g_t is the mean gradient over a batch of the retain set (a fresh
+permutation of D \\ Z per epoch from the noise generator, or the full retain set). Π_C is the
+projection onto the Euclidean ball of radius C (of the whole parameter vector, as the authors'
+``clip_params``). σ is solved from (target_epsilon, target_delta) by
+:mod:`certify.bounds.noisyft`; the certificate is of kind ``training-noise`` (the randomness is
+the whole noisy run; no output noise is added).
+
+The certifying algorithm Ā(D \\ Z) is the same noisy fine-tuning started from A(D \\ Z): the
+guarantee holds for any two starts in the C0-ball (gradient clipping) or any starts at all
+(model clipping), so it does not depend on how A trained. ``_retrain`` returns Ā(D \\ Z).
+
+The noise of a run is drawn from a generator seeded by (seed, role, start point), so a given
+run is reproducible and the unlearned and the reference runs draw independent noise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model_clip_sigma
+from certify.certificate import Certificate, Condition, Constant, issue
+from certify.errors import Choice, Integer, InvalidInput, Optional, Real
+from certify.params import Param
+from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
+
+
+def project(theta: Tensor, radius: float) -> Tensor:
+    """Π_C(θ): θ scaled onto the Euclidean ball of radius C when it lies outside."""
+    norm = float(torch.linalg.vector_norm(theta))
+    return theta * (radius / norm) if norm > radius else theta
+
+
+def noise_generator(seed: int, role: str, start: Tensor) -> torch.Generator:
+    """The run's noise source: a function of (seed, role, start), so reruns are reproducible and
+    the unlearned run and the reference run never share noise."""
+    digest = hashlib.sha256(f"{int(seed)}:{role}:".encode() + start.detach().cpu().contiguous().numpy().tobytes())
+    return torch.Generator().manual_seed(int.from_bytes(digest.digest()[:8], "little") >> 1)
+
+
+class NoisyFineTune(Retrain):
+    """Noisy fine-tuning on the retain set from the trained model, certified with no assumption on
+    the loss (see the module docstring). A is Retrain's full-batch gradient descent."""
+
+    name = "noisy-ft"
+    title = "Certified noisy fine-tuning (gradient clipping or model clipping)"
+    paper = ("Koloskova, Allouah, Jha, Guerraoui & Koyejo, 'Certified Unlearning for Neural Networks', ICML 2025 "
+             "(arXiv:2506.06985), Section 3: gradient clipping (privacy amplification by iteration) and model "
+             "clipping (contraction of the projected Gaussian kernel); accounting as in the authors' code "
+             "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)")
+    certified = True
+    assumptions = (
+        "none on the loss: no smoothness, convexity or Lipschitz constant; the radii C0, C1, C2 are enforced "
+        "by projection and clipping",
+        "add/remove adjacency: the reference is the same noisy fine-tuning started from A(D \\ Z) on D \\ Z",
+        "the noise comes from a seeded torch generator, not a floating-point-hardened sampler",
+        "the retain-set batches are drawn without looking at the forgotten records",
+    )
+    deviations = (
+        "the gradient-clipping epsilon converts the Renyi curve alpha*rho (every order), where the authors' "
+        "renyi2dp holds the Renyi epsilon fixed over alpha: a larger, valid epsilon for the same sigma",
+        "sigma is solved from (epsilon, delta) for the given T (the model-clipping code fixes sigma and stops "
+        "when delta_t <= delta)",
+        "constant step size gamma and plain SGD steps (no momentum) in the noisy phase, as the theorems assume",
+    )
+    hyperparameters = GRADIENT_DESCENT_OPTIONS + (
+        Param("variant", "gradient-clip", Choice(VARIANTS), "gradient clipping (C0, C1, lam) or model clipping (C2)"),
+        Param("C0", 10.0, Real(gt=0), "radius of the ball the start A(D) is projected onto"),
+        Param("C1", 1.0, Real(gt=0), "gradient clipping norm (gradient-clip)"),
+        Param("lam", 0.0, Real(ge=0), "weight of the lambda*x term in each noisy step"),
+        Param("C2", 10.0, Real(gt=0), "radius of the ball the model is projected onto after each step (model-clip)"),
+        Param("sigma0", 0.0, Real(ge=0), "noise on the projected start (model-clip; 0: none)"),
+        Param("gamma", 0.05, Real(gt=0), "step size of the noisy steps"),
+        Param("noisy_steps", 20, Integer(1, 1_000_000), "T: noisy steps on the retain set"),
+        Param("batch_size", None, Optional(Integer(1), "for the full retain set"), "records per noisy step"),
+        Param("post_steps", 0, Integer(0, 1_000_000), "noise-free gradient steps on the retain set afterwards"),
+        Param("post_eta", None, Optional(Real(gt=0), "for gamma"), "step size of the noise-free steps"),
+        Param("target_epsilon", 1.0, Real(gt=0), "epsilon sigma is solved for", audit="epsilon"),
+        Param("target_delta", 1e-5, Real(gt=0, lt=1), "delta sigma is solved for", audit="delta"),
+        Param("seed", 0, Integer(0), "seed of the noise and the batches (mixed with the start)", audit="seed"),
+    )
+
+    def _check_options(self) -> None:
+        if self.gamma * self.lam >= 1.0:
+            raise InvalidInput("lam", "a value with gamma * lam < 1", self.gamma * self.lam)
+        self.sigma_ = self._solve_sigma(self.target_epsilon, self.target_delta)
+
+    def _solve_sigma(self, epsilon: float, delta: float) -> float:
+        if self.variant == "gradient-clip":
+            return gradient_clip_sigma(epsilon, delta, self.C0, self.C1, self.gamma, self.lam, self.noisy_steps)
+        return model_clip_sigma(epsilon, delta, self.C2, self.noisy_steps, C0=self.C0, sigma0=self.sigma0)
+
+    # -- U and the reference ---------------------------------------------------------------------
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        self.theta_ = super()._fit(X, y, theta0)
+        return self.theta_
+
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        """Noisy fine-tuning of A(D) on D \\ Z."""
+        return self.noisy_finetune(self.theta_, *self.retained(forget), role="unlearn")
+
+    def _retrain(self, forget: Tensor) -> Tensor:
+        """Ā(D \\ Z): the same noisy fine-tuning started from A(D \\ Z)."""
+        return self.noisy_finetune(super()._retrain(forget), *self.retained(forget), role="reference")
+
+    def noisy_finetune(self, start: Tensor, X_r: Tensor, y_r: Tensor, *, role: str,
+                       generator: torch.Generator | None = None) -> Tensor:
+        """The noisy phase from ``start`` on (X_r, y_r), then ``post_steps`` noise-free steps."""
+        gen = generator if generator is not None else noise_generator(self.seed, role, start)
+        sigma, gamma, lam = self.sigma_, self.gamma, self.lam
+        x = self._initial(start, gen)
+        for batch in self._batches(int(X_r.shape[0]), self.noisy_steps, gen):
+            g = self.objective.grad(x, X_r[batch], y_r[batch])
+            if self.variant == "gradient-clip":
+                x = x - gamma * (project(g, self.C1) + lam * x)
+            else:
+                x = project(x - gamma * (g + lam * x), self.C2)
+            x = x + sigma * _gaussian(x, gen)
+        eta = self.gamma if self.post_eta is None else self.post_eta
+        for batch in self._batches(int(X_r.shape[0]), self.post_steps, gen):
+            x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
+        return x
+
+    def _initial(self, start: Tensor, gen: torch.Generator) -> Tensor:
+        if self.variant == "gradient-clip":
+            return project(start, self.C0)
+        if self.sigma0 > 0:
+            return project(start, self.C0) + self.sigma0 * _gaussian(start, gen)
+        return start.clone()
+
+    def _batches(self, n: int, steps: int, gen: torch.Generator) -> list[Tensor]:
+        """Index sets of the retain set, one per step: full batches, or per-epoch permutations
+        cut into ``batch_size`` pieces (drawn from the run's generator, never from Z)."""
+        if self.batch_size is None or self.batch_size >= n:
+            return [slice(None)] * steps
+        out: list[Tensor] = []
+        while len(out) < steps:
+            out += list(torch.randperm(n, generator=gen).split(int(self.batch_size)))
+        return out[:steps]
+
+    # -- the guarantee --------------------------------------------------------------------------
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``)."""
+        acc = account(self.variant, delta=delta, sigma=self.sigma_, steps=self.noisy_steps, gamma=self.gamma,
+                      lam=self.lam, C0=self.C0, C1=self.C1, C2=self.C2, sigma0=self.sigma0)
+        warnings = []
+        if acc.epsilon > epsilon * (1 + 1e-9):
+            warnings.append(f"the run's sigma = {self.sigma_:.6g} was solved for (target_epsilon, target_delta) = "
+                            f"({self.target_epsilon:g}, {self.target_delta:g}); at delta = {delta:g} it certifies "
+                            f"epsilon = {acc.epsilon:.6g} > the requested {epsilon:g}")
+        return issue(
+            self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            certified_epsilon=acc.epsilon,
+            theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): " + acc.formula
+                    + ("; then " + f"{self.post_steps} noise-free steps on D \\ Z (post-processing)" if self.post_steps else ""),
+            constants=self._constants(acc), conditions=self._conditions(),
+            assumptions=self.assumptions, warnings=warnings)
+
+    def _constants(self, acc) -> list[Constant]:
+        gc = self.variant == "gradient-clip"
+        out = [
+            Constant("sigma", self.sigma_, "enforced", f"noise std of every noisy step, solved for (target_epsilon, "
+                     f"target_delta) = ({self.target_epsilon:g}, {self.target_delta:g})"),
+            Constant("T", float(self.noisy_steps), "enforced", "noisy steps on the retain set"),
+            Constant("gamma", self.gamma, "enforced", "constant step size of the noisy steps"),
+            Constant("lambda", self.lam, "enforced", "weight of the lambda*x term"),
+            Constant("C0", self.C0, "enforced", "radius the start is projected onto" if gc or self.sigma0 > 0
+                     else "unused: model clipping without initial noise starts from A(D) itself"),
+        ]
+        if gc:
+            out += [Constant("C1", self.C1, "enforced", "gradient clipping norm"),
+                    Constant("rho", acc.rho, "analytic", "Renyi divergence per unit order (alpha*rho at order alpha)",
+                             {"best_order": acc.best_order})]
+        else:
+            out += [Constant("C2", self.C2, "enforced", "radius the model is projected onto after each step"),
+                    Constant("sigma0", self.sigma0, "enforced", "noise on the projected start"),
+                    Constant("delta_T", acc.deltas[-1] if acc.deltas else math.inf, "analytic",
+                             "delta after the T contractions at the certified epsilon")]
+        out.append(Constant("epsilon", acc.epsilon, "analytic", acc.formula))
+        return out
+
+    def _conditions(self) -> list[Condition]:
+        gc = self.variant == "gradient-clip"
+        return [
+            Condition("start in the C0-ball", True, f"the start is projected onto the ball of radius C0 = {self.C0:g}"
+                      if gc else "model clipping needs no bound on the start"),
+            Condition("bounded step" if gc else "projection after each step", True,
+                      f"gradients clipped to C1 = {self.C1:g} before the step" if gc
+                      else f"the model is projected onto the ball of radius C2 = {self.C2:g} after each step"),
+            Condition("gamma*lambda < 1", self.gamma * self.lam < 1.0, f"gamma*lambda = {self.gamma * self.lam:g}"),
+            Condition("retain set only", True, "the noisy and the noise-free steps read D \\ Z only"),
+            Condition("assumption on the loss", True, "none: no smoothness or convexity constant is used"),
+        ]
+
+    def report_hyperparameters(self) -> dict[str, Any]:
+        return {**super().report_hyperparameters(), "sigma": self.sigma_}
+
+
+def _gaussian(like: Tensor, gen: torch.Generator) -> Tensor:
+    return torch.randn(like.shape, generator=gen, dtype=like.dtype).to(like.device)
