@@ -1,0 +1,204 @@
+"""noisy-ft: the accounting against the authors' own code, and the method's certificate.
+
+The ``authors_*`` functions below re-derive, line for line, the accounting of
+stair-lab/certified-unlearning-neural-networks-icml-2025 (commit 9fdf670): ``theta_epsilon``
+(src/utils/dp.py), ``pabi_renyi`` (visualisation/viz_accountants.py), ``Trainer.unlearn_sigma_t``
+(constant noise schedule, λ > 0), the PABI step count and the model-clipping recursion of
+``Trainer.dp_accountant`` (src/training/trainer.py). They use scipy's erf, not the toolkit's
+log-space Gaussian curve, so the comparison is between two independent computations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special as scsp
+import torch
+from scipy.optimize import minimize_scalar
+
+from certify.bounds import noisyft as nft
+from certify.errors import InvalidInput
+from certify.rdp import rdp_to_epsilon
+from unlearners.models import build_model
+from unlearners.noisyft import NoisyFineTune, project
+from unlearners.objective import Objective, default_init
+
+from synthetic import synthetic
+
+# (lr γ, weight_decay λ, init_model_clip C0, grad_clip C1) of the authors' budget-curve PABI configs
+PABI_CONFIGS = [(1e-4, 750, 0.01, 10.0), (1e-4, 10, 0.01, 100.0), (1e-3, 50, 0.1, 100.0), (1e-2, 50, 1.0, 10.0)]
+# (sigma, model_clip C2) of their contractive-coefficients (model clipping) configs, δ = 1e-5, ε = 1
+CC_CONFIGS = [(0.01, 0.001), (0.5, 0.625), (0.5, 0.975), (0.2, 0.2), (0.01, 0.01)]
+
+
+def authors_theta_epsilon(epsilon, r):
+    def Q(x):
+        return (1 - scsp.erf(x / np.sqrt(2))) / 2
+    return Q(epsilon / r - r / 2) - np.exp(epsilon) * Q(epsilon / r + r / 2)
+
+
+def authors_pabi_steps(C0, C1, lr, wd):
+    steps = np.ceil(C0 / (C1 * lr))
+    smaller = np.ceil(np.log(wd * 2 * C0 / C1) / (lr * wd))
+    return int(smaller) if 0 < smaller < steps else int(steps)
+
+
+def authors_sigma(C0, C1, lr, wd, T, eps_renyi=1.0):
+    common = (1 - lr * wd) ** T
+    var = (2 * C0 * common + (2 * C1 / wd) * (1 - common)) ** 2
+    var *= lr * wd * (2 - lr * wd) / (2 * eps_renyi * (1 - common ** 2))
+    return math.sqrt(var)
+
+
+def authors_pabi_renyi(T, sigma, C, lr, C_0, l2_reg):
+    factor = 1 - lr * l2_reg
+    sum_1 = np.sum([factor ** (T - t - 1) for t in range(T)])
+    sum_2 = np.sum([factor ** (2 * (T - t - 1)) for t in range(T)])
+    return 0.5 * ((2 * C_0 * factor ** T + 2 * lr * C * sum_1) ** 2) / (sigma ** 2 * sum_2)
+
+
+def authors_deltas(epsilon, sigma, C2, T):
+    current, out = 1.0, [1.0]  # init_sigma = 0 in every config: delta starts at 1
+    for _ in range(T):
+        if current == 0.0:  # underflowed: their loop has stopped long before
+            out.append(0.0)
+            continue
+        tilde = np.log(1 + (np.exp(epsilon) - 1) / current)
+        current *= authors_theta_epsilon(tilde, 2 * C2 / sigma)
+        out.append(current)
+    return out
+
+
+def continuous_epsilon(rho, delta):
+    """min over real α > 1 of αρ − (log δ + log α)/(α − 1) + log((α − 1)/α), by scipy."""
+    h = lambda la: (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
+        + math.log(math.exp(la) / (math.exp(la) + 1))  # α = 1 + e^la
+    res = minimize_scalar(h, bounds=(-10, 15), method="bounded", options={"xatol": 1e-12})
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("lr,wd,C0,C1", PABI_CONFIGS)
+def test_gradient_clip_rho_is_the_authors_pabi_renyi_at_their_sigma(lr, wd, C0, C1):
+    T = authors_pabi_steps(C0, C1, lr, wd)
+    sigma = authors_sigma(C0, C1, lr, wd, T)
+    ours = nft.gradient_clip_rho(C0, C1, lr, wd, T, sigma)
+    assert ours == pytest.approx(authors_pabi_renyi(T, sigma, C1, lr, C0, wd), rel=1e-9)
+    assert ours == pytest.approx(1.0, rel=1e-9)  # their sigma targets Renyi epsilon 1
+
+
+@pytest.mark.parametrize("lr,wd,C0,C1", PABI_CONFIGS)
+def test_the_certificate_epsilon_matches_an_independent_computation_on_the_authors_configs(lr, wd, C0, C1):
+    T = authors_pabi_steps(C0, C1, lr, wd)
+    X, y = synthetic(n=40, d=3, seed=1)
+    obj = Objective(build_model("logreg", 3, 2).double())
+    method = NoisyFineTune(obj, steps=2, eta=0.1, C0=C0, C1=C1, gamma=lr, lam=wd, noisy_steps=T)
+    method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    cert = method.certify([1, 2], 1.0, 1e-5)
+    rho = authors_pabi_renyi(T, method.sigma_, C1, lr, C0, wd)
+    assert cert.valid and cert.kind == "training-noise"
+    assert cert.epsilon == pytest.approx(continuous_epsilon(rho, 1e-5), rel=1e-6)
+    assert cert.epsilon == pytest.approx(1.0, rel=1e-6)  # sigma was solved for epsilon = 1
+    # the deliberate deviation: the authors' conversion drops the order from alpha*rho
+    assert nft.authors_renyi2dp(rho, 1e-5) < cert.epsilon
+
+
+@pytest.mark.parametrize("sigma,C2", CC_CONFIGS)
+def test_model_clip_recursion_and_stopping_step_match_the_authors(sigma, C2):
+    ours = nft.model_clip_deltas(1.0, sigma, C2, 60)
+    theirs = authors_deltas(1.0, sigma, C2, 60)
+    stop = next(t for t, d in enumerate(theirs) if d <= 1e-5)
+    assert stop >= 1
+    assert next(t for t, d in enumerate(ours) if d <= 1e-5) == stop
+    for a, b in zip(ours[:stop + 1], theirs[:stop + 1]):
+        assert a == pytest.approx(b, rel=1e-6, abs=1e-300)
+    # the certificate's epsilon at their stopping step: the smallest epsilon their recursion accepts
+    cert_eps = nft.account("model-clip", delta=1e-5, sigma=sigma, steps=stop, gamma=0.01, lam=0.0,
+                           C0=7.0, C1=1.0, C2=C2).epsilon
+    lo, hi = 1e-12, 1.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if authors_deltas(mid, sigma, C2, stop)[-1] <= 1e-5 else (mid, hi)
+    assert cert_eps == pytest.approx(hi, rel=1e-6)
+
+
+@pytest.mark.parametrize("rho", [1e-4, 0.03, 2.0])
+def test_rho_to_epsilon_is_the_continuous_minimum(rho):
+    assert nft.rho_to_epsilon(rho, 1e-5)[0] == pytest.approx(continuous_epsilon(rho, 1e-5), rel=1e-9)
+
+
+@pytest.mark.slow  # Opacus's import alone takes seconds
+def test_rho_to_epsilon_is_never_above_the_toolkit_rdp_conversion_on_its_grid():
+    grid = np.asarray(nft.ORDERS)
+    for rho in (1e-4, 0.03, 2.0):
+        theirs = rdp_to_epsilon(grid * rho, grid, 1e-5)[0]
+        assert nft.rho_to_epsilon(rho, 1e-5)[0] <= theirs + 1e-12
+        assert nft.rho_to_epsilon(rho, 1e-5)[0] == pytest.approx(theirs, rel=1e-4)
+
+
+@pytest.mark.parametrize("variant", nft.VARIANTS)
+def test_sigma_solved_for_epsilon_certifies_that_epsilon(variant):
+    kw = dict(gamma=0.05, lam=1.0, C0=5.0, C1=1.0, C2=5.0)
+    if variant == "gradient-clip":
+        sigma = nft.gradient_clip_sigma(0.5, 1e-5, kw["C0"], kw["C1"], kw["gamma"], kw["lam"], 30)
+    else:
+        sigma = nft.model_clip_sigma(0.5, 1e-5, kw["C2"], 30)
+    eps = nft.account(variant, delta=1e-5, sigma=sigma, steps=30, **kw).epsilon
+    assert eps <= 0.5 * (1 + 1e-6) and eps == pytest.approx(0.5, rel=1e-6)
+    smaller = nft.account(variant, delta=1e-5, sigma=sigma * 0.99, steps=30, **kw).epsilon
+    assert smaller > 0.5  # less noise certifies less
+
+
+def test_lambda_and_step_size_that_do_not_shrink_are_refused():
+    with pytest.raises(InvalidInput, match="lam"):
+        nft.gradient_clip_rho(1.0, 1.0, 0.5, 2.0, 10, 1.0)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = synthetic(n=60, d=3, seed=2)
+    obj = Objective(build_model("logreg", 3, 2).double())
+    method = NoisyFineTune(obj, steps=10, eta=0.5, C0=0.5, C1=1.0, gamma=0.1, noisy_steps=8, batch_size=16,
+                           post_steps=3)
+    method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    return method
+
+
+def test_unlearning_is_reproducible_and_the_reference_draws_other_noise(fitted):
+    forget = [0, 5, 9]
+    a, b = fitted.unlearn(forget), fitted.unlearn(forget)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, fitted.retrain(forget))
+
+
+def test_the_noisy_phase_reads_only_the_retain_set(fitted):
+    """Changing the forgotten records changes nothing U computes (the start is fixed)."""
+    X_r, y_r = fitted.retained(torch.tensor([0, 5, 9]))
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    one = fitted.noisy_finetune(fitted.theta_, X_r, y_r, role="x", generator=g1)
+    fitted_X = fitted.X_.clone()
+    fitted.X_[[0, 5, 9]] += 100.0  # other forgotten records
+    try:
+        X_r2, y_r2 = fitted.retained(torch.tensor([0, 5, 9]))
+        two = fitted.noisy_finetune(fitted.theta_, X_r2, y_r2, role="x", generator=g2)
+    finally:
+        fitted.X_ = fitted_X
+    assert torch.equal(one, two)
+
+
+def test_the_certificate_shows_the_radii_sigma_and_the_conversion(fitted):
+    cert = fitted.certify([0, 5, 9], 1.0, 1e-5)
+    names = {c.name for c in cert.constants}
+    assert {"sigma", "T", "gamma", "lambda", "C0", "C1", "rho", "epsilon"} <= names
+    assert all(c.provenance in ("enforced", "analytic") for c in cert.constants)
+    assert not cert.conditional and cert.valid and cert.sigma == 0.0
+    assert any("assumption on the loss" == c.name for c in cert.conditions)
+    assert "Balle et al. 2020" in cert.theorem and cert.epsilon == pytest.approx(1.0, rel=1e-6)
+    assert fitted.certify([0, 5, 9], 1.0, 1e-7).epsilon > 1.0  # sigma was solved at delta = 1e-5
+
+
+def test_projection_is_onto_the_ball():
+    v = torch.tensor([3.0, 4.0])
+    assert torch.allclose(project(v, 1.0), torch.tensor([0.6, 0.8]))
+    assert torch.equal(project(v, 10.0), v)
