@@ -202,3 +202,71 @@ def test_projection_is_onto_the_ball():
     v = torch.tensor([3.0, 4.0])
     assert torch.allclose(project(v, 1.0), torch.tensor([0.6, 0.8]))
     assert torch.equal(project(v, 10.0), v)
+
+
+def _bn_net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 2)).double()
+
+
+def _adam(model, dataset, generator):
+    """A user training: Adam (written out: torch.optim's first step imports torch._dynamo, seconds),
+    shuffled mini-batches, BatchNorm in train mode."""
+    X, y = dataset.tensors
+    params = list(model.parameters())
+    m1, m2 = [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
+    for t, batch in enumerate(torch.randperm(len(y), generator=generator).split(16), start=1):
+        model.zero_grad()
+        torch.nn.functional.cross_entropy(model(X[batch]), y[batch]).backward()
+        with torch.no_grad():
+            for p, a, b in zip(params, m1, m2):
+                a.mul_(0.9).add_(0.1 * p.grad)
+                b.mul_(0.999).add_(0.001 * p.grad ** 2)
+                p -= 0.05 * (a / (1 - 0.9 ** t)) / ((b / (1 - 0.999 ** t)).sqrt() + 1e-8)
+    return model
+
+
+@pytest.fixture(scope="module")
+def bn_fitted():
+    X, y = synthetic(n=64, d=3, seed=4)
+    obj = Objective(_bn_net(), with_buffers=True)
+    method = NoisyFineTune.from_training(obj, train=_adam, C0=2.0, C1=1.0, gamma=0.1, noisy_steps=4,
+                                         batch_size=16, post_steps=3)
+    method.fit(X, y, torch.cat([p.detach().reshape(-1) for p in obj.model.parameters()]
+                               + [obj.model.get_buffer(n).reshape(-1) for n in obj.buffer_names]))
+    return method
+
+
+def test_a_caller_trained_batchnorm_model_gets_a_certificate(bn_fitted):
+    forget = [1, 2, 3]
+    released = bn_fitted.unlearn(forget)
+    cert = bn_fitted.certify(forget, 1.0, 1e-5)
+    assert cert.valid and cert.epsilon == pytest.approx(1.0, rel=1e-6)
+    assert any(c.name == "buffers" and "recomputed" in c.detail for c in cert.conditions)
+    assert released.shape == bn_fitted.theta_.shape and not torch.equal(released, bn_fitted.retrain(forget))
+
+
+def test_the_released_buffers_never_depend_on_the_forgotten_records(bn_fitted):
+    """The start's buffers (which A(D) computed with Z) and the forgotten records themselves can be
+    anything: the released parameters and buffers do not change."""
+    forget = torch.tensor([1, 2, 3])
+    obj = bn_fitted.objective
+    P = obj.dim - sum(n for name, n in zip(obj.names, obj.numels) if name in obj.buffer_names)
+    X_r, y_r = bn_fitted.retained(forget)
+    start = bn_fitted.theta_
+    other = start.clone()
+    other[P:] = torch.linspace(-5, 5, obj.dim - P, dtype=other.dtype)  # buffers computed on another D
+    one = bn_fitted.noisy_finetune(start, X_r, y_r, role="x", generator=torch.Generator().manual_seed(5))
+    two = bn_fitted.noisy_finetune(other, X_r, y_r, role="x", generator=torch.Generator().manual_seed(5))
+    assert torch.equal(one, two)
+    assert not torch.equal(one[P:], start[P:])  # recomputed, not the start's
+
+
+def test_production_weights_are_adopted_as_the_start(bn_fitted):
+    X, y = bn_fitted.X_, bn_fitted.y_
+    twin = bn_fitted.replica()
+    theta = twin.adopt(_adam(_bn_net().train(), torch.utils.data.TensorDataset(X, y), torch.Generator()), X, y,
+                       bn_fitted.theta0_)
+    assert theta.shape == bn_fitted.theta_.shape
+    assert twin.certify([0], 1.0, 1e-5).valid and twin.unlearn([0]).shape == theta.shape

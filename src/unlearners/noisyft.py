@@ -26,17 +26,20 @@ run is reproducible and the unlearned and the reference runs draw independent no
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 from typing import Any
 
 import torch
 from torch import Tensor
+from torch.func import functional_call
 
 from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model_clip_sigma
 from certify.certificate import Certificate, Condition, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real
 from certify.params import Param
+from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 
 
@@ -105,6 +108,13 @@ class NoisyFineTune(Retrain):
             return gradient_clip_sigma(epsilon, delta, self.C0, self.C1, self.gamma, self.lam, self.noisy_steps)
         return model_clip_sigma(epsilon, delta, self.C2, self.noisy_steps, C0=self.C0, sigma0=self.sigma0)
 
+    @classmethod
+    def from_training(cls, objective: Objective, *, train: Any, train_seed: int = 0,
+                      **options: Any) -> CallerTrainedNoisyFineTune:
+        """noisy-ft whose A is the caller's ``train(model, dataset, generator)`` (seeded from
+        ``train_seed`` as :class:`unlearners.caller.CallerMethod` seeds it)."""
+        return CallerTrainedNoisyFineTune(objective, train=train, train_seed=train_seed, **options)
+
     # -- U and the reference ---------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta_ = super()._fit(X, y, theta0)
@@ -120,21 +130,66 @@ class NoisyFineTune(Retrain):
 
     def noisy_finetune(self, start: Tensor, X_r: Tensor, y_r: Tensor, *, role: str,
                        generator: torch.Generator | None = None) -> Tensor:
-        """The noisy phase from ``start`` on (X_r, y_r), then ``post_steps`` noise-free steps."""
+        """The noisy phase from ``start`` on (X_r, y_r), then ``post_steps`` noise-free steps.
+
+        Only the parameters are projected, clipped and noised. Buffers (BatchNorm's running
+        statistics, when θ holds them) are state the theorem does not cover: the start's are
+        discarded, the noisy steps run with the module's reset statistics (a fixed map, the same in
+        both worlds), and the released ones are recomputed on D \\ Z (:func:`retain_statistics`):
+        a function of the noisy parameters and the retain set, i.e. post-processing."""
         gen = generator if generator is not None else noise_generator(self.seed, role, start)
         sigma, gamma, lam = self.sigma_, self.gamma, self.lam
-        x = self._initial(start, gen)
+        P, reset = self._layout()
+        x = self._initial(start[:P], gen)
         for batch in self._batches(int(X_r.shape[0]), self.noisy_steps, gen):
-            g = self.objective.grad(x, X_r[batch], y_r[batch])
+            g = self._grad(x, reset, X_r[batch], y_r[batch])
             if self.variant == "gradient-clip":
                 x = x - gamma * (project(g, self.C1) + lam * x)
             else:
                 x = project(x - gamma * (g + lam * x), self.C2)
             x = x + sigma * _gaussian(x, gen)
         eta = self.gamma if self.post_eta is None else self.post_eta
-        for batch in self._batches(int(X_r.shape[0]), self.post_steps, gen):
-            x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
-        return x
+        batches = self._batches(int(X_r.shape[0]), self.post_steps, gen)
+        if reset.numel() == 0:
+            for batch in batches:
+                x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
+            return x
+        return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen)
+
+    def _grad(self, x: Tensor, reset: Tensor, X: Tensor, y: Tensor) -> Tensor:
+        """∇ of the mean loss in the parameters x, the buffers held at ``reset`` (constants: BatchNorm
+        refuses a gradient through its running statistics)."""
+        if reset.numel() == 0:
+            return self.objective.grad(x, X, y)
+        obj = self.objective
+        buffers = dict(zip(obj.buffer_names, torch.split(reset, [n for name, n in zip(obj.names, obj.numels)
+                                                                 if name in obj.buffer_names])))
+        buffers = {name: value.view(obj.shapes[obj.names.index(name)]) for name, value in buffers.items()}
+        names = [name for name in obj.names if name not in buffers]
+
+        def loss(params: Tensor) -> Tensor:
+            held = dict(zip(names, (c.view(obj.shapes[obj.names.index(n)])
+                                    for n, c in zip(names, torch.split(params, [obj.numels[obj.names.index(n)]
+                                                                               for n in names])))))
+            return obj.loss_of_outputs(functional_call(obj.model, {**held, **buffers}, (X,)), y).mean()
+
+        with torch.enable_grad():  # plain autograd: torch.func's first use imports torch._dynamo (seconds)
+            params = x.detach().requires_grad_(True)
+            return torch.autograd.grad(loss(params), params)[0]
+
+    def _layout(self) -> tuple[int, Tensor]:
+        """(number of parameters P, θ's buffer part at the module's reset statistics)."""
+        reference = self.objective.model.get_parameter(self.objective.names[0])
+        buffers = set(self.objective.buffer_names)
+        P = sum(n for name, n in zip(self.objective.names, self.objective.numels) if name not in buffers)
+        if not buffers:
+            return P, reference.new_zeros(0)
+        model = copy.deepcopy(self.objective.model)
+        for module in model.modules():
+            if hasattr(module, "reset_running_stats"):
+                module.reset_running_stats()
+        held = dict(model.named_buffers())
+        return P, torch.cat([held[name].detach().reshape(-1) for name in self.objective.buffer_names]).to(reference)
 
     def _initial(self, start: Tensor, gen: torch.Generator) -> Tensor:
         if self.variant == "gradient-clip":
@@ -205,10 +260,105 @@ class NoisyFineTune(Retrain):
             Condition("gamma*lambda < 1", self.gamma * self.lam < 1.0, f"gamma*lambda = {self.gamma * self.lam:g}"),
             Condition("retain set only", True, "the noisy and the noise-free steps read D \\ Z only"),
             Condition("assumption on the loss", True, "none: no smoothness or convexity constant is used"),
+            Condition("buffers", True, "BatchNorm running statistics: the start's are discarded, the noisy steps use "
+                      "the reset statistics and the released ones are recomputed on D \\ Z (post-processing)"
+                      if self.objective.buffer_names else "the model's parameter vector holds no buffers"),
         ]
 
     def report_hyperparameters(self) -> dict[str, Any]:
         return {**super().report_hyperparameters(), "sigma": self.sigma_}
+
+
+class CallerTrainedNoisyFineTune(NoisyFineTune):
+    """noisy-ft on a model the caller's own code trains (``train``, :mod:`unlearners.caller`) or on
+    the production weights (:meth:`adopt`): the guarantee does not depend on how A trained (ReLU,
+    BatchNorm, Adam, augmentation: any A), only on the radii and σ of the noisy phase.
+
+    Build it with :meth:`NoisyFineTune.from_training`. The objective should hold the buffers
+    (``Objective(model, with_buffers=True)``): the released running statistics are recomputed on
+    D \\ Z (:func:`retain_statistics`). The reference Ā(D \\ Z) is the same noisy fine-tuning
+    started from the caller's training on D \\ Z.
+    """
+
+    trials_one_per_task = True
+
+    def __init__(self, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any):
+        from unlearners.caller import CallerMethod
+
+        super().__init__(objective, **options)
+        self.trainer_ = CallerMethod(objective, train=train, unlearn=_never, seed=train_seed)
+
+    def replica(self, **overrides: Any) -> CallerTrainedNoisyFineTune:
+        return type(self)(self.objective, train=self.trainer_.train_fn, train_seed=self.trainer_.seed,
+                          **{**self.options, **overrides})
+
+    def seed_trial(self, seed: int, trial: int) -> None:
+        self.trainer_.seed_trial(seed, trial)
+
+    def adopt(self, trained: Any, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        """The production model as A(D) (:meth:`unlearners.caller.CallerMethod.adopt`)."""
+        self.X_, self.y_, self.theta0_ = X, y, theta0
+        self.theta_ = self.trainer_.adopt(trained, X, y, theta0)
+        return self.theta_
+
+    def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        self.theta0_ = theta0
+        self.theta_ = self.trainer_.fit(X, y, theta0)
+        return self.theta_
+
+    def _retrain(self, forget: Tensor) -> Tensor:
+        start = self.trainer_.retrain(forget)
+        return self.noisy_finetune(start, *self.retained(forget), role="reference")
+
+    def code_identity(self) -> tuple[str, ...]:
+        return self.trainer_.code_identity()[:1]
+
+    def report_hyperparameters(self) -> dict[str, Any]:
+        return {**super().report_hyperparameters(), "train": self.trainer_.report_hyperparameters()["train"]}
+
+
+def _never(*_: Any) -> None:  # pragma: no cover - the caller's training only: noisy-ft is U
+    raise RuntimeError("noisy-ft runs its own unlearning")
+
+
+def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: list,
+                      eta: float, gen: torch.Generator) -> Tensor:
+    """The noise-free phase of a model with buffers, then its buffers recomputed on the retain set.
+
+    The steps run in train mode (BatchNorm on batch statistics, dropout drawing from a seed taken
+    from ``gen``), plain SGD at ``eta`` on (X_r, y_r); then every normalisation layer's running
+    statistics are reset and recomputed as the cumulative average over one pass of the retain set
+    (momentum None). Everything read is the noisy parameters and D \\ Z: post-processing."""
+    model = copy.deepcopy(objective.model)
+    with torch.no_grad():
+        for name, value in objective.unflatten(theta).items():
+            held = model.get_buffer(name) if name in objective.buffer_names else model.get_parameter(name)
+            held.copy_(value)
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=gen)))
+        for batch in batches:
+            model.zero_grad()
+            objective.loss_of_outputs(model(X_r[batch]), y_r[batch]).mean().backward()
+            with torch.no_grad():
+                for p in params:
+                    if p.grad is not None:
+                        p -= eta * p.grad
+        norms = [m for m in model.modules() if hasattr(m, "reset_running_stats")]
+        for m in norms:
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average: the statistics of the whole pass
+        with torch.no_grad():
+            for i in range(0, int(X_r.shape[0]), STATISTICS_CHUNK):
+                model(X_r[i:i + STATISTICS_CHUNK])
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    return torch.cat([state[name].detach().reshape(-1) for name in objective.names]).to(theta)
+
+
+#: Records per forward pass when recomputing the running statistics: the cumulative average gives
+#: every chunk one weight, so the statistics depend on this and on the retain set's order, never on Z.
+STATISTICS_CHUNK = 512
 
 
 def _gaussian(like: Tensor, gen: torch.Generator) -> Tensor:
