@@ -270,3 +270,66 @@ def test_production_weights_are_adopted_as_the_start(bn_fitted):
                        bn_fitted.theta0_)
     assert theta.shape == bn_fitted.theta_.shape
     assert twin.certify([0], 1.0, 1e-5).valid and twin.unlearn([0]).shape == theta.shape
+
+
+# -- the measurement game: re-run the noisy phase from the fixed starts ------------------------------
+def _game(sigma_divisor: float, seed: int, n_trials: int, fitted_method) -> tuple[float, float]:
+    """(certified ε, attack's lower bound) of one game: the two starts at opposite ends of the
+    C0-ball (the worst case the theorem covers), ``n_trials`` re-runs per world, a white-box
+    direction from the first half of the runs, Clopper–Pearson on the second half."""
+    from attacks.epsilon import clopper_pearson_epsilon
+    from audit.trials import rerun_trials
+
+    method = fitted_method
+    forget = torch.tensor([0, 5, 9])
+    cert = method.certify(forget, 1.0, 1e-5)
+    honest = method.sigma_
+    edge = torch.zeros_like(method.theta_)
+    edge[0] = method.C0
+    try:
+        method.sigma_ = honest / sigma_divisor  # a planted bug: the run uses less noise than certified
+        trials = rerun_trials(method, forget, n_trials, seed, starts=(edge, -edge))
+    finally:
+        method.sigma_ = honest
+    half = n_trials // 2
+    direction = trials.unlearned[:half].mean(0) - trials.retrained[:half].mean(0)
+    direction = direction / direction.norm()
+    su = (trials.unlearned[half:] @ direction).numpy()
+    sr = (trials.retrained[half:] @ direction).numpy()
+    return cert.epsilon, clopper_pearson_epsilon(su, sr, delta=1e-5, seed=seed).epsilon_lower
+
+
+@pytest.fixture(scope="module")
+def game_method():
+    X, y = synthetic(n=40, d=3, seed=6)
+    obj = Objective(build_model("logreg", 3, 2).double())
+    method = NoisyFineTune(obj, steps=5, eta=0.5, C0=1.0, C1=1.0, gamma=0.1, noisy_steps=5)
+    method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    return method
+
+
+def test_rerun_trials_redraw_the_noisy_run_from_fixed_starts(game_method):
+    from audit.trials import rerun_trials
+
+    trials = rerun_trials(game_method, [0, 5, 9], 4, seed=1)
+    assert trials.mode == "rerun" and trials.sigma == 0.0 and trials.unlearned.shape == (4, game_method.objective.dim)
+    assert len({tuple(r.tolist()) for r in trials.unlearned}) == 4  # every trial a fresh noisy run
+    assert torch.equal(trials.unlearned, rerun_trials(game_method, [0, 5, 9], 4, seed=1).unlearned)
+    assert torch.equal(trials.initial[1], game_method.start_reference([0, 5, 9]))
+
+
+def test_a_planted_violation_is_caught_and_the_honest_run_is_not_refuted(game_method):
+    eps, planted = _game(100.0, seed=2, n_trials=60, fitted_method=game_method)
+    assert planted > eps  # sigma / 100: the attack's lower bound exceeds the certified epsilon
+    eps, honest = _game(1.0, seed=2, n_trials=60, fitted_method=game_method)
+    assert honest <= eps
+
+
+@pytest.mark.slow
+def test_validity_by_simulation_over_200_games(game_method):
+    """The honest game's lower bound exceeds the certified ε in at most 5 % of 200 games (each with
+    fresh noise), while the planted violation is caught in most of them."""
+    honest = [_game(1.0, seed=s, n_trials=60, fitted_method=game_method) for s in range(200)]
+    assert sum(bound > eps for eps, bound in honest) <= 10
+    planted = [_game(100.0, seed=s, n_trials=60, fitted_method=game_method) for s in range(20)]
+    assert sum(bound > eps for eps, bound in planted) >= 18

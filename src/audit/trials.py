@@ -432,3 +432,36 @@ def make_trials(
         return retrain_trials(method, forget, n_trials, seed, init=init, sigma=sigma,
                               batched=batched, chunk=chunk, progress=progress, first=first)
     raise InvalidInput("mode", "one of " + ", ".join(repr(m) for m in MODES), mode)
+
+
+def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *, first: int = 0,
+                 starts: tuple[Tensor, Tensor] | None = None) -> TrialSet:
+    """N re-runs of a method whose release *is* a noisy run (noisy-ft, mode ``"rerun"``).
+
+    The certificate of noisy fine-tuning is about the randomness of the whole noisy run from a
+    given start: U's from A(D), the reference's from A(D \\ Z). So the two starts are fixed (the
+    audit's own A(D) and A(D \\ Z); ``starts`` overrides them) and trial i re-runs the noisy phase
+    and the noise-free steps from each, with the generators of streams 1 (unlearned) and 2
+    (reference) of trial i (:func:`trial_generator`); nothing is added on output (σ = 0). The
+    original world is A(D) itself, the positive control. Each trial is a pure function of
+    (seed, i). The method must be fitted and expose ``noisy_finetune(start, X_r, y_r, role=...,
+    generator=...)`` and ``start_reference(forget)``.
+    """
+    seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
+    first = require_integer("first", first, 0)
+    if not hasattr(method, "noisy_finetune") or getattr(method, "theta_", None) is None:
+        raise InvalidInput("method", "a fitted method whose release is a noisy run (noisy-ft)", type(method).__name__)
+    forget = method.forget_indices(forget)
+    start_u, start_r = starts if starts is not None else (method.theta_, method.start_reference(forget))
+    X_r, y_r = method.retained(forget)
+    rows_u, rows_r = [], []
+    for i in range(first, first + n_trials):
+        rows_u.append(method.noisy_finetune(start_u, X_r, y_r, role="unlearn",
+                                            generator=trial_generator(seed, i, STREAM_UNLEARNED)))
+        rows_r.append(method.noisy_finetune(start_r, X_r, y_r, role="reference",
+                                            generator=trial_generator(seed, i, STREAM_RETRAINED)))
+    unlearned, retrained = torch.stack(rows_u), torch.stack(rows_r)
+    original = start_u.expand(n_trials, -1).clone()
+    return TrialSet(unlearned=unlearned, retrained=retrained, original=original, mode="rerun", n_trials=n_trials,
+                    seed=seed, sigma=0.0, theta_unlearned=unlearned, theta_retrained=retrained,
+                    theta_original=original, initial=torch.stack([start_u, start_r]), path="loop")

@@ -117,6 +117,7 @@ class NoisyFineTune(Retrain):
 
     # -- U and the reference ---------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
+        self._reference_start = (None, None)  # A(D \\ Z) of an earlier fit is not this fit's
         self.theta_ = super()._fit(X, y, theta0)
         return self.theta_
 
@@ -126,7 +127,19 @@ class NoisyFineTune(Retrain):
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """Ā(D \\ Z): the same noisy fine-tuning started from A(D \\ Z)."""
-        return self.noisy_finetune(super()._retrain(forget), *self.retained(forget), role="reference")
+        return self.noisy_finetune(self.start_reference(forget), *self.retained(forget), role="reference")
+
+    def start_reference(self, forget: Tensor | list) -> Tensor:
+        """A(D \\ Z): the reference run's start (computed once per forget set; the rerun trials
+        re-run the noisy phase from it, :func:`audit.trials.rerun_trials`)."""
+        idx = self.forget_indices(forget)
+        key = tuple(idx.tolist())
+        if getattr(self, "_reference_start", (None,))[0] != key:
+            self._reference_start = (key, self._train_reference(idx))
+        return self._reference_start[1]
+
+    def _train_reference(self, forget: Tensor) -> Tensor:
+        return Retrain._retrain(self, forget)
 
     def noisy_finetune(self, start: Tensor, X_r: Tensor, y_r: Tensor, *, role: str,
                        generator: torch.Generator | None = None) -> Tensor:
@@ -298,17 +311,17 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def adopt(self, trained: Any, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """The production model as A(D) (:meth:`unlearners.caller.CallerMethod.adopt`)."""
         self.X_, self.y_, self.theta0_ = X, y, theta0
+        self._reference_start = (None, None)
         self.theta_ = self.trainer_.adopt(trained, X, y, theta0)
         return self.theta_
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self.theta0_ = theta0
+        self.theta0_, self._reference_start = theta0, (None, None)
         self.theta_ = self.trainer_.fit(X, y, theta0)
         return self.theta_
 
-    def _retrain(self, forget: Tensor) -> Tensor:
-        start = self.trainer_.retrain(forget)
-        return self.noisy_finetune(start, *self.retained(forget), role="reference")
+    def _train_reference(self, forget: Tensor) -> Tensor:
+        return self.trainer_.retrain(forget)
 
     def code_identity(self) -> tuple[str, ...]:
         return self.trainer_.code_identity()[:1]
