@@ -82,17 +82,19 @@ class NoisyFineTune(Retrain):
         "constant step size gamma and plain SGD steps (no momentum) in the noisy phase, as the theorems assume",
     )
     hyperparameters = GRADIENT_DESCENT_OPTIONS + (
-        Param("variant", "gradient-clip", Choice(VARIANTS), "gradient clipping (C0, C1, lam) or model clipping (C2)"),
-        Param("C0", 10.0, Real(gt=0), "radius of the ball the start A(D) is projected onto"),
+        Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
+        Param("C0", 0.01, Real(gt=0), "radius of the ball the start A(D) is projected onto (gradient-clip; "
+              "model-clip with sigma0 > 0)"),
         Param("C1", 1.0, Real(gt=0), "gradient clipping norm (gradient-clip)"),
         Param("lam", 0.0, Real(ge=0), "weight of the lambda*x term in each noisy step"),
-        Param("C2", 10.0, Real(gt=0), "radius of the ball the model is projected onto after each step (model-clip)"),
+        Param("C2", 0.01, Real(gt=0), "radius of the ball the model is projected onto after each step (model-clip)"),
         Param("sigma0", 0.0, Real(ge=0), "noise on the projected start (model-clip; 0: none)"),
-        Param("gamma", 0.05, Real(gt=0), "step size of the noisy steps"),
-        Param("noisy_steps", 20, Integer(1, 1_000_000), "T: noisy steps on the retain set"),
+        Param("gamma", 0.01, Real(gt=0), "step size of the noisy steps"),
+        Param("noisy_steps", 1, Integer(1, 1_000_000), "T: noisy steps on the retain set"),
         Param("batch_size", None, Optional(Integer(1), "for the full retain set"), "records per noisy step"),
-        Param("post_steps", 0, Integer(0, 1_000_000), "noise-free gradient steps on the retain set afterwards"),
-        Param("post_eta", None, Optional(Real(gt=0), "for gamma"), "step size of the noise-free steps"),
+        Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
+              "noise-free gradient steps on the retain set afterwards"),
+        Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
         Param("target_epsilon", 1.0, Real(gt=0), "epsilon sigma is solved for", audit="epsilon"),
         Param("target_delta", 1e-5, Real(gt=0, lt=1), "delta sigma is solved for", audit="delta"),
         Param("seed", 0, Integer(0), "seed of the noise and the batches (mixed with the start)", audit="seed"),
@@ -161,8 +163,8 @@ class NoisyFineTune(Retrain):
             else:
                 x = project(x - gamma * (g + lam * x), self.C2)
             x = x + sigma * _gaussian(x, gen)
-        eta = self.gamma if self.post_eta is None else self.post_eta
-        batches = self._batches(int(X_r.shape[0]), self.post_steps, gen)
+        eta = self.eta_ if self.post_eta is None else self.post_eta
+        batches = self._batches(int(X_r.shape[0]), self._post_steps(), gen)
         if reset.numel() == 0:
             for batch in batches:
                 x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
@@ -189,6 +191,11 @@ class NoisyFineTune(Retrain):
         with torch.enable_grad():  # plain autograd: torch.func's first use imports torch._dynamo (seconds)
             params = x.detach().requires_grad_(True)
             return torch.autograd.grad(loss(params), params)[0]
+
+    def _post_steps(self) -> int:
+        """The noise-free steps: ``post_steps``, or A's own step count (the release is then trained
+        as long as A(D) was: at small epsilon the noisy phase wipes most of the start)."""
+        return self.steps if self.post_steps is None else self.post_steps
 
     def _layout(self) -> tuple[int, Tensor]:
         """(number of parameters P, θ's buffer part at the module's reset statistics)."""
@@ -235,7 +242,8 @@ class NoisyFineTune(Retrain):
             self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
             certified_epsilon=acc.epsilon,
             theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): " + acc.formula
-                    + ("; then " + f"{self.post_steps} noise-free steps on D \\ Z (post-processing)" if self.post_steps else ""),
+                    + (f"; then {self._post_steps()} noise-free steps on D \\ Z (post-processing)"
+                       if self._post_steps() else ""),
             constants=self._constants(acc), conditions=self._conditions(),
             assumptions=self.assumptions, warnings=warnings)
 
@@ -311,17 +319,22 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def adopt(self, trained: Any, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """The production model as A(D) (:meth:`unlearners.caller.CallerMethod.adopt`)."""
         self.X_, self.y_, self.theta0_ = X, y, theta0
-        self._reference_start = (None, None)
+        self._reference_start, self.eta_ = (None, None), self._caller_eta()
         self.theta_ = self.trainer_.adopt(trained, X, y, theta0)
         return self.theta_
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self.theta0_, self._reference_start = theta0, (None, None)
+        self.theta0_, self._reference_start, self.eta_ = theta0, (None, None), self._caller_eta()
         self.theta_ = self.trainer_.fit(X, y, theta0)
         return self.theta_
 
     def _train_reference(self, forget: Tensor) -> Tensor:
         return self.trainer_.retrain(forget)
+
+    def _caller_eta(self) -> float:
+        """The noise-free steps' default step size: ``eta``, else gamma (the caller's A has no
+        step size the toolkit knows)."""
+        return self.gamma if self.eta is None else self.eta
 
     def code_identity(self) -> tuple[str, ...]:
         return self.trainer_.code_identity()[:1]
