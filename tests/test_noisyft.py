@@ -288,7 +288,7 @@ def _game(sigma_divisor: float, seed: int, n_trials: int, fitted_method) -> tupl
     edge[0] = method.C0
     try:
         method.sigma_ = honest / sigma_divisor  # a planted bug: the run uses less noise than certified
-        trials = rerun_trials(method, forget, n_trials, seed, starts=(edge, -edge))
+        trials = rerun_trials(method, forget, n_trials, seed, starts=(edge, -edge), batched=False)
     finally:
         method.sigma_ = honest
     half = n_trials // 2
@@ -311,11 +311,25 @@ def game_method():
 def test_rerun_trials_redraw_the_noisy_run_from_fixed_starts(game_method):
     from audit.trials import rerun_trials
 
-    trials = rerun_trials(game_method, [0, 5, 9], 4, seed=1)
+    trials = rerun_trials(game_method, [0, 5, 9], 4, seed=1, batched=False)
     assert trials.mode == "rerun" and trials.sigma == 0.0 and trials.unlearned.shape == (4, game_method.objective.dim)
     assert len({tuple(r.tolist()) for r in trials.unlearned}) == 4  # every trial a fresh noisy run
-    assert torch.equal(trials.unlearned, rerun_trials(game_method, [0, 5, 9], 4, seed=1).unlearned)
+    assert torch.equal(trials.unlearned, rerun_trials(game_method, [0, 5, 9], 4, seed=1, batched=False).unlearned)
     assert torch.equal(trials.initial[1], game_method.start_reference([0, 5, 9]))
+
+
+@pytest.mark.slow  # torch.func's first vmap imports torch._dynamo: seconds in a fresh process
+@pytest.mark.parametrize("variant", nft.VARIANTS)
+def test_batched_reruns_are_the_loop_runs(game_method, variant):
+    from audit.trials import rerun_trials
+
+    method = game_method.replica(variant=variant)
+    method.fit(game_method.X_, game_method.y_, game_method.theta0_)
+    loop = rerun_trials(method, [0, 5, 9], 5, seed=3, batched=False)
+    batch = rerun_trials(method, [0, 5, 9], 5, seed=3)
+    assert batch.path == "vmap" and loop.path == "loop"
+    assert torch.allclose(batch.unlearned, loop.unlearned, atol=1e-10)
+    assert torch.allclose(batch.retrained, loop.retrained, atol=1e-10)
 
 
 def test_a_planted_violation_is_caught_and_the_honest_run_is_not_refuted(game_method):
@@ -326,8 +340,9 @@ def test_a_planted_violation_is_caught_and_the_honest_run_is_not_refuted(game_me
 
 
 def test_compare_runs_noisy_ft_by_default_on_networks_only():
-    from audit import AuditConfig
+    from types import SimpleNamespace
+
     from audit.comparing import DEFAULT_METHODS, default_methods
 
-    assert default_methods(AuditConfig(model="mlp")) == (*DEFAULT_METHODS, "noisy-ft")
-    assert default_methods(AuditConfig()) == DEFAULT_METHODS  # logreg: the linear methods' certificates suffice
+    assert default_methods(SimpleNamespace(model="mlp")) == (*DEFAULT_METHODS, "noisy-ft")
+    assert default_methods(SimpleNamespace(model="logreg")) == DEFAULT_METHODS  # the linear methods' suffice

@@ -435,7 +435,7 @@ def make_trials(
 
 
 def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *, first: int = 0,
-                 starts: tuple[Tensor, Tensor] | None = None) -> TrialSet:
+                 starts: tuple[Tensor, Tensor] | None = None, batched: bool | None = None) -> TrialSet:
     """N re-runs of a method whose release *is* a noisy run (noisy-ft, mode ``"rerun"``).
 
     The certificate of noisy fine-tuning is about the randomness of the whole noisy run from a
@@ -446,6 +446,10 @@ def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *,
     original world is A(D) itself, the positive control. Each trial is a pure function of
     (seed, i). The method must be fitted and expose ``noisy_finetune(start, X_r, y_r, role=...,
     generator=...)`` and ``start_reference(forget)``.
+
+    ``batched`` (None: whenever the method can): every world's runs at once through the method's
+    ``rerun_many`` (full-batch noisy steps on a model without buffers), the same runs up to the
+    rounding of a vmapped gradient; False: one run at a time (path ``"loop"``).
     """
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
     first = require_integer("first", first, 0)
@@ -454,14 +458,19 @@ def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *,
     forget = method.forget_indices(forget)
     start_u, start_r = starts if starts is not None else (method.theta_, method.start_reference(forget))
     X_r, y_r = method.retained(forget)
-    rows_u, rows_r = [], []
-    for i in range(first, first + n_trials):
-        rows_u.append(method.noisy_finetune(start_u, X_r, y_r, role="unlearn",
-                                            generator=trial_generator(seed, i, STREAM_UNLEARNED)))
-        rows_r.append(method.noisy_finetune(start_r, X_r, y_r, role="reference",
-                                            generator=trial_generator(seed, i, STREAM_RETRAINED)))
-    unlearned, retrained = torch.stack(rows_u), torch.stack(rows_r)
+    can_batch = getattr(method, "can_rerun_many", lambda: False)()
+    if batched and not can_batch:
+        raise InvalidInput("batched", "False or None: this method's runs cannot be batched (mini-batches or buffers)",
+                           batched)
+    use_batch = can_batch and batched is not False
+    worlds = []
+    for start, stream, role in ((start_u, STREAM_UNLEARNED, "unlearn"), (start_r, STREAM_RETRAINED, "reference")):
+        generators = [trial_generator(seed, i, stream) for i in range(first, first + n_trials)]
+        worlds.append(method.rerun_many(start, X_r, y_r, generators) if use_batch else torch.stack(
+            [method.noisy_finetune(start, X_r, y_r, role=role, generator=g) for g in generators]))
+    unlearned, retrained = worlds
     original = start_u.expand(n_trials, -1).clone()
     return TrialSet(unlearned=unlearned, retrained=retrained, original=original, mode="rerun", n_trials=n_trials,
                     seed=seed, sigma=0.0, theta_unlearned=unlearned, theta_retrained=retrained,
-                    theta_original=original, initial=torch.stack([start_u, start_r]), path="loop")
+                    theta_original=original, initial=torch.stack([start_u, start_r]),
+                    path="vmap" if use_batch else "loop")

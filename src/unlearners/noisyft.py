@@ -49,6 +49,12 @@ def project(theta: Tensor, radius: float) -> Tensor:
     return theta * (radius / norm) if norm > radius else theta
 
 
+def _project_rows(rows: Tensor, radius: float) -> Tensor:
+    """Π_C of every row of a stack (N, d) (:func:`project` row by row)."""
+    norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)
+    return torch.where(norms > radius, rows * (radius / norms), rows)
+
+
 def noise_generator(seed: int, role: str, start: Tensor) -> torch.Generator:
     """The run's noise source: a function of (seed, role, start), so reruns are reproducible and
     the unlearned run and the reference run never share noise."""
@@ -170,6 +176,36 @@ class NoisyFineTune(Retrain):
                 x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
             return x
         return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen)
+
+    def can_rerun_many(self) -> bool:
+        """Whether :meth:`rerun_many` can batch the runs: full-batch steps (every run reads the
+        same records) and no buffers (the noise-free phase of a model with buffers runs a module)."""
+        return self.batch_size is None and not self.objective.buffer_names
+
+    def rerun_many(self, start: Tensor, X_r: Tensor, y_r: Tensor, generators: list[torch.Generator]) -> Tensor:
+        """N noisy fine-tunings from one ``start``, all at once (one vmapped gradient per step), row
+        i drawing its noise from ``generators[i]`` in the order :meth:`noisy_finetune` draws it, so
+        row i equals ``noisy_finetune(start, X_r, y_r, generator=generators[i])`` up to the
+        rounding of the batched gradient. Needs :meth:`can_rerun_many`."""
+        from torch.func import vmap
+
+        if not self.can_rerun_many():
+            raise InvalidInput("batch_size", "None (full-batch noisy steps) and a model without buffers for batched "
+                               "re-runs", self.batch_size)
+        grads = vmap(self.objective.grad, in_dims=(0, None, None))
+        sigma, gamma, lam = self.sigma_, self.gamma, self.lam
+        x = torch.stack([self._initial(start, gen) for gen in generators])
+        for _ in range(self.noisy_steps):
+            g = grads(x, X_r, y_r)
+            if self.variant == "gradient-clip":
+                x = x - gamma * (_project_rows(g, self.C1) + lam * x)
+            else:
+                x = _project_rows(x - gamma * (g + lam * x), self.C2)
+            x = x + sigma * torch.stack([_gaussian(start, gen) for gen in generators])
+        eta = self.eta_ if self.post_eta is None else self.post_eta
+        for _ in range(self._post_steps()):
+            x = x - eta * grads(x, X_r, y_r)
+        return x
 
     def _grad(self, x: Tensor, reset: Tensor, X: Tensor, y: Tensor) -> Tensor:
         """∇ of the mean loss in the parameters x, the buffers held at ``reset`` (constants: BatchNorm
