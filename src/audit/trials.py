@@ -436,41 +436,33 @@ def make_trials(
 
 def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *, first: int = 0,
                  starts: tuple[Tensor, Tensor] | None = None, batched: bool | None = None) -> TrialSet:
-    """N re-runs of a method whose release *is* a noisy run (noisy-ft, mode ``"rerun"``).
+    """N re-runs of a method whose release *is* a noisy run (noisy-ft; mode ``"rerun"``).
 
     The certificate of noisy fine-tuning is about the randomness of the whole noisy run from a
-    given start: U's from A(D), the reference's from A(D \\ Z). So the two starts are fixed (the
-    audit's own A(D) and A(D \\ Z); ``starts`` overrides them) and trial i re-runs the noisy phase
-    and the noise-free steps from each, with the generators of streams 1 (unlearned) and 2
-    (reference) of trial i (:func:`trial_generator`); nothing is added on output (σ = 0). The
-    original world is A(D) itself, the positive control. Each trial is a pure function of
-    (seed, i). The method must be fitted and expose ``noisy_finetune(start, X_r, y_r, role=...,
-    generator=...)`` and ``start_reference(forget)``.
-
-    ``batched`` (None: whenever the method can): every world's runs at once through the method's
-    ``rerun_many`` (full-batch noisy steps on a model without buffers), the same runs up to the
-    rounding of a vmapped gradient; False: one run at a time (path ``"loop"``).
+    given start: U's from A(D), the reference's from A(D \\ Z). So the two starts are fixed
+    (:meth:`~unlearners.base.Unlearner.rerun_starts`; ``starts`` overrides them) and trial i
+    re-runs the noisy phase and the noise-free steps from each, with the generators of streams 1
+    (unlearned) and 2 (reference) of trial i (:func:`trial_generator`); nothing is added on output
+    (σ = 0). The original world is A(D) itself, the positive control. Each trial is a pure function
+    of (seed, i). ``batched`` (None: whenever the method can): each world's runs at once (path
+    ``"vmap"``), the same runs up to the rounding of a batched gradient; False: one at a time.
+    The method must be fitted and declare ``Capabilities.reruns``.
     """
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
     first = require_integer("first", first, 0)
-    if not hasattr(method, "noisy_finetune") or getattr(method, "theta_", None) is None:
-        raise InvalidInput("method", "a fitted method whose release is a noisy run (noisy-ft)", type(method).__name__)
+    if not type(method).capabilities.reruns or method.X_ is None:
+        raise InvalidInput("method", "a fitted method whose release is a noisy run (Capabilities.reruns: noisy-ft)",
+                           type(method).__name__)
     forget = method.forget_indices(forget)
-    start_u, start_r = starts if starts is not None else (method.theta_, method.start_reference(forget))
-    X_r, y_r = method.retained(forget)
-    can_batch = getattr(method, "can_rerun_many", lambda: False)()
-    if batched and not can_batch:
-        raise InvalidInput("batched", "False or None: this method's runs cannot be batched (mini-batches or buffers)",
-                           batched)
-    use_batch = can_batch and batched is not False
-    worlds = []
-    for start, stream, role in ((start_u, STREAM_UNLEARNED, "unlearn"), (start_r, STREAM_RETRAINED, "reference")):
-        generators = [trial_generator(seed, i, stream) for i in range(first, first + n_trials)]
-        worlds.append(method.rerun_many(start, X_r, y_r, generators) if use_batch else torch.stack(
-            [method.noisy_finetune(start, X_r, y_r, role=role, generator=g) for g in generators]))
+    start_u, start_r = starts if starts is not None else method.rerun_starts(forget)
+    worlds, paths = [], set()
+    for start, stream in ((start_u, STREAM_UNLEARNED), (start_r, STREAM_RETRAINED)):
+        rows, path = method.rerun(start, forget, [trial_generator(seed, i, stream)
+                                                  for i in range(first, first + n_trials)], batched=batched)
+        worlds.append(rows)
+        paths.add(path)
     unlearned, retrained = worlds
     original = start_u.expand(n_trials, -1).clone()
     return TrialSet(unlearned=unlearned, retrained=retrained, original=original, mode="rerun", n_trials=n_trials,
                     seed=seed, sigma=0.0, theta_unlearned=unlearned, theta_retrained=retrained,
-                    theta_original=original, initial=torch.stack([start_u, start_r]),
-                    path="vmap" if use_batch else "loop")
+                    theta_original=original, initial=torch.stack([start_u, start_r]), path=paths.pop())

@@ -39,6 +39,7 @@ from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model
 from certify.certificate import Certificate, Condition, Constant, issue
 from certify.errors import Choice, Integer, InvalidInput, Optional, Real
 from certify.params import Param
+from unlearners.base import Capabilities
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 
@@ -73,6 +74,7 @@ class NoisyFineTune(Retrain):
              "clipping (contraction of the projected Gaussian kernel); accounting as in the authors' code "
              "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)")
     certified = True
+    capabilities = Capabilities(reruns=True)
     assumptions = (
         "none on the loss: no smoothness, convexity or Lipschitz constant; the radii C0, C1, C2 are enforced "
         "by projection and clipping",
@@ -176,6 +178,20 @@ class NoisyFineTune(Retrain):
                 x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
             return x
         return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen)
+
+    def rerun_starts(self, forget: Tensor | list) -> tuple[Tensor, Tensor]:
+        return self.theta_, self.start_reference(forget)
+
+    def rerun(self, start: Tensor, forget: Tensor | list, generators: list[torch.Generator], *,
+              batched: bool | None = None) -> tuple[Tensor, str]:
+        if batched and not self.can_rerun_many():
+            raise InvalidInput("batched", "False or None: these runs cannot be batched (mini-batches or buffers)",
+                               batched)
+        X_r, y_r = self.retained(self.forget_indices(forget))
+        if self.can_rerun_many() and batched is not False:
+            return self.rerun_many(start, X_r, y_r, generators), "vmap"
+        return torch.stack([self.noisy_finetune(start, X_r, y_r, role="rerun", generator=g)
+                            for g in generators]), "loop"
 
     def can_rerun_many(self) -> bool:
         """Whether :meth:`rerun_many` can batch the runs: full-batch steps (every run reads the
