@@ -328,9 +328,10 @@ FIELDS: tuple[Field, ...] = (
           "Released models per world scored by the attacks.", "trials"),
     Field("target_ceiling", None, Optional(Real(gt=0, le=15)),
           "Size the trials so a perfect attack could prove this epsilon (decides the trial count).", "trials"),
-    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain")),
-          "auto (noise if the release adds output noise, else retrain), noise (fresh noise per trial) or "
-          "retrain (training randomness redrawn per trial).", "trials"),
+    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain", "rerun")),
+          "auto (noise if the release adds output noise, rerun for noisy-ft, else retrain), noise (fresh noise per "
+          "trial), retrain (training randomness redrawn per trial) or rerun (noisy-ft's noisy run redrawn from the "
+          "fixed A(D) and A(D \\ Z)).", "trials"),
     Field("shadow_models", 16, Integer(2, 4096),
           "Shadow models (an independent trial set of the same game) for attacks that need them.", "attacks"),
     Field("confidence", 0.95, Real(gt=0, lt=1), "Confidence of the epsilon lower bounds.", "trials"),
