@@ -346,3 +346,26 @@ def test_compare_runs_noisy_ft_by_default_on_networks_only():
 
     assert default_methods(SimpleNamespace(model="mlp")) == (*DEFAULT_METHODS, "noisy-ft")
     assert default_methods(SimpleNamespace(model="logreg")) == DEFAULT_METHODS  # the linear methods' suffice
+
+
+def test_auto_trial_mode_is_rerun_for_a_method_that_reruns_and_rerun_is_refused_elsewhere():
+    from audit.trials import choose_mode
+
+    assert choose_mode("auto", 0.0, "training-noise", reruns=True)[0] == "rerun"
+    assert choose_mode("auto", 0.0, "training-noise")[0] == "retrain"
+    with pytest.raises(InvalidInput, match="trial_mode"):
+        choose_mode("rerun", 0.0, "training-noise")
+
+
+def test_the_frontier_reruns_the_noisy_run_at_each_epsilon(fitted):
+    from audit.measurements import frontier
+
+    forget = torch.tensor([0, 5, 9])
+    cert = fitted.certify(forget, 1.0, 1e-5)
+    sigma = fitted.sigma_
+    front = frontier(fitted, cert, forget, fitted.unlearn(forget), epsilons=(0.5, 2.0), delta=1e-5,
+                     mechanism="analytic", objective=fitted.objective, test=(fitted.X_, fitted.y_), draws=2,
+                     gen=torch.Generator().manual_seed(0))
+    assert front.applicable and [p.epsilon for p in front.points] == [0.5, 2.0]
+    assert front.points[0].sigma > sigma > front.points[1].sigma  # each epsilon its own sigma
+    assert fitted.sigma_ == sigma and fitted.target_epsilon == 1.0  # the run's own option is restored
