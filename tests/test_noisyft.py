@@ -369,3 +369,22 @@ def test_the_frontier_reruns_the_noisy_run_at_each_epsilon(fitted):
     assert front.applicable and [p.epsilon for p in front.points] == [0.5, 2.0]
     assert front.points[0].sigma > sigma > front.points[1].sigma  # each epsilon its own sigma
     assert fitted.sigma_ == sigma and fitted.target_epsilon == 1.0  # the run's own option is restored
+
+
+def test_a_public_backbone_is_not_noised_and_the_certificate_says_it_is_assumed():
+    X, y = synthetic(n=40, d=3, seed=7)
+    obj = Objective(build_model("logreg", 3, 2).double())
+    public, private = obj.names[0], obj.names[1]  # the weights declared public: a frozen "backbone"
+    method = NoisyFineTune(obj, variant="gradient-clip", steps=3, eta=0.5, C0=1.0, gamma=0.1, noisy_steps=3,
+                           public=[public])
+    method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
+    released = obj.unflatten(method.unlearn([0, 1]))
+    start = obj.unflatten(method.theta_)
+    assert torch.equal(released[public], start[public]) and not torch.equal(released[private], start[private])
+    cert = method.certify([0, 1], 1.0, 1e-5)
+    assert cert.conditional and any(c.name == "public parameters" for c in cert.conditions)
+    assert any("never trained on the private data" in a for a in cert.assumptions)
+    with pytest.raises(InvalidInput, match="public"):
+        method.set_option("public", ("nonexistent",))
+    with pytest.raises(InvalidInput, match="public"):
+        method.set_option("public", tuple(obj.names))  # nothing left to fine-tune

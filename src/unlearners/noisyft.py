@@ -37,7 +37,7 @@ from torch.func import functional_call
 
 from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model_clip_sigma
 from certify.certificate import Certificate, Condition, Constant, issue
-from certify.errors import Choice, Integer, InvalidInput, Optional, Real
+from certify.errors import Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
 from certify.params import Param
 from unlearners.base import Capabilities
 from unlearners.objective import Objective
@@ -103,6 +103,9 @@ class NoisyFineTune(Retrain):
         Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
               "noise-free gradient steps on the retain set afterwards"),
         Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
+        Param("public", (), ListOf(Text(), min_len=0, distinct=True),
+              "names (or name prefixes) of parameters you declare public, never trained on the private data: "
+              "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)"),
         Param("target_epsilon", 1.0, Real(gt=0), "epsilon sigma is solved for", audit="epsilon"),
         Param("target_delta", 1e-5, Real(gt=0, lt=1), "delta sigma is solved for", audit="delta"),
         Param("seed", 0, Integer(0), "seed of the noise and the batches (mixed with the start)", audit="seed"),
@@ -111,6 +114,11 @@ class NoisyFineTune(Retrain):
     def _check_options(self) -> None:
         if self.gamma * self.lam >= 1.0:
             raise InvalidInput("lam", "a value with gamma * lam < 1", self.gamma * self.lam)
+        params = [n for n in self.objective.names if n not in set(self.objective.buffer_names)]
+        unknown = [p for p in self.public if not any(n == p or n.startswith(p + ".") for n in params)]
+        if unknown or (self.public and all(any(n == p or n.startswith(p + ".") for p in self.public) for n in params)):
+            raise InvalidInput("public", "names or prefixes of some, not all, of the model's parameters (" +
+                               ", ".join(params[:6]) + (", ..." if len(params) > 6 else "") + ")", self.public)
         self.sigma_ = self._solve_sigma(self.target_epsilon, self.target_delta)
 
     def _solve_sigma(self, epsilon: float, delta: float) -> float:
@@ -163,21 +171,35 @@ class NoisyFineTune(Retrain):
         gen = generator if generator is not None else noise_generator(self.seed, role, start)
         sigma, gamma, lam = self.sigma_, self.gamma, self.lam
         P, reset = self._layout()
-        x = self._initial(start[:P], gen)
+        private = self._private(P, start.device)  # every coordinate unless a backbone is declared public
+        frame = start[:P].clone()  # the public coordinates stay as in the start
+        h = self._initial(start[:P][private], gen)
         for batch in self._batches(int(X_r.shape[0]), self.noisy_steps, gen):
-            g = self._grad(x, reset, X_r[batch], y_r[batch])
+            g = self._grad(_placed(frame, private, h), reset, X_r[batch], y_r[batch])[private]
             if self.variant == "gradient-clip":
-                x = x - gamma * (project(g, self.C1) + lam * x)
+                h = h - gamma * (project(g, self.C1) + lam * h)
             else:
-                x = project(x - gamma * (g + lam * x), self.C2)
-            x = x + sigma * _gaussian(x, gen)
+                h = project(h - gamma * (g + lam * h), self.C2)
+            h = h + sigma * _gaussian(h, gen)
+        x = _placed(frame, private, h)
         eta = self.eta_ if self.post_eta is None else self.post_eta
         batches = self._batches(int(X_r.shape[0]), self._post_steps(), gen)
         if reset.numel() == 0:
             for batch in batches:
-                x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch])
+                x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch]) * private
             return x
-        return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen)
+        return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen,
+                                 frozen=self._public_names())
+
+    def _public_names(self) -> set[str]:
+        return {n for n in self.objective.names if any(n == p or n.startswith(p + ".") for p in self.public)}
+
+    def _private(self, P: int, device) -> Tensor:
+        """The coordinates of θ's parameter part the noisy phase moves (not the declared public ones)."""
+        public = self._public_names()
+        params = [(n, k) for n, k in zip(self.objective.names, self.objective.numels)
+                  if n not in set(self.objective.buffer_names)]
+        return torch.cat([torch.full((k,), n not in public, dtype=torch.bool, device=device) for n, k in params])
 
     def rerun_starts(self, forget: Tensor | list) -> tuple[Tensor, Tensor]:
         return self.theta_, self.start_reference(forget)
@@ -196,7 +218,7 @@ class NoisyFineTune(Retrain):
     def can_rerun_many(self) -> bool:
         """Whether :meth:`rerun_many` can batch the runs: full-batch steps (every run reads the
         same records) and no buffers (the noise-free phase of a model with buffers runs a module)."""
-        return self.batch_size is None and not self.objective.buffer_names
+        return self.batch_size is None and not self.objective.buffer_names and not self.public
 
     def rerun_many(self, start: Tensor, X_r: Tensor, y_r: Tensor, generators: list[torch.Generator]) -> Tensor:
         """N noisy fine-tunings from one ``start``, all at once (one vmapped gradient per step), row
@@ -297,7 +319,11 @@ class NoisyFineTune(Retrain):
                     + (f"; then {self._post_steps()} noise-free steps on D \\ Z (post-processing)"
                        if self._post_steps() else ""),
             constants=self._constants(acc), conditions=self._conditions(),
-            assumptions=self.assumptions, warnings=warnings)
+            assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()), warnings=warnings)
+
+    def _public_assumption(self) -> str:
+        return (f"the parameters declared public ({', '.join(self.public)}) were never trained on the private data "
+                "(D): the caller's word, not checked; they are not noised, and the guarantee covers the rest")
 
     def _constants(self, acc) -> list[Constant]:
         gc = self.variant == "gradient-clip"
@@ -319,12 +345,17 @@ class NoisyFineTune(Retrain):
                     Constant("sigma0", self.sigma0, "enforced", "noise on the projected start"),
                     Constant("delta_T", acc.deltas[-1] if acc.deltas else math.inf, "analytic",
                              "delta after the T contractions at the certified epsilon")]
+        if self.public:
+            frozen = sum(k for n, k in zip(self.objective.names, self.objective.numels) if n in self._public_names())
+            out.append(Constant("public_parameters", float(frozen), "assumed", self._public_assumption()))
         out.append(Constant("epsilon", acc.epsilon, "analytic", acc.formula))
         return out
 
     def _conditions(self) -> list[Condition]:
         gc = self.variant == "gradient-clip"
-        return [
+        public = [Condition("public parameters", True, "frozen backbone: " + self._public_assumption())] \
+            if self.public else []
+        return public + [
             Condition("start in the C0-ball", True, f"the start is projected onto the ball of radius C0 = {self.C0:g}"
                       if gc else "model clipping needs no bound on the start"),
             Condition("bounded step" if gc else "projection after each step", True,
@@ -400,7 +431,7 @@ def _never(*_: Any) -> None:  # pragma: no cover - the caller's training only: n
 
 
 def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: list,
-                      eta: float, gen: torch.Generator) -> Tensor:
+                      eta: float, gen: torch.Generator, frozen: set[str] = frozenset()) -> Tensor:
     """The noise-free phase of a model with buffers, then its buffers recomputed on the retain set.
 
     The steps run in train mode (BatchNorm on batch statistics, dropout drawing from a seed taken
@@ -413,7 +444,7 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
             held = model.get_buffer(name) if name in objective.buffer_names else model.get_parameter(name)
             held.copy_(value)
     model.train()
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = [p for name, p in model.named_parameters() if p.requires_grad and name not in frozen]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=gen)))
         for batch in batches:
@@ -437,6 +468,13 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
 #: Records per forward pass when recomputing the running statistics: the cumulative average gives
 #: every chunk one weight, so the statistics depend on this and on the retain set's order, never on Z.
 STATISTICS_CHUNK = 512
+
+
+def _placed(frame: Tensor, private: Tensor, values: Tensor) -> Tensor:
+    """``frame`` with its ``private`` coordinates replaced by ``values``."""
+    out = frame.clone()
+    out[private] = values
+    return out
 
 
 def _gaussian(like: Tensor, gen: torch.Generator) -> Tensor:
