@@ -22,6 +22,12 @@ guarantee holds for any two starts in the C0-ball (gradient clipping) or any sta
 
 The noise of a run is drawn from a generator seeded by (seed, role, start point), so a given
 run is reproducible and the unlearned and the reference runs draw independent noise.
+
+Also here: any A (:meth:`NoisyFineTune.from_training`, the caller's ``train``; ``adopt`` for
+production weights), BatchNorm statistics recomputed on D \\ Z (:func:`retain_statistics`), a
+frozen public backbone (option ``public``: not noised, the assumption stated in the certificate),
+and re-runs from fixed starts (``Capabilities.reruns``: the audit's ``rerun`` trial mode and the
+frontier's per-ε runs). Not here: the block-wise schedule of Dolgova & Stich (arXiv:2601.05134).
 """
 
 from __future__ import annotations
