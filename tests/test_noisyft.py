@@ -388,3 +388,34 @@ def test_a_public_backbone_is_not_noised_and_the_certificate_says_it_is_assumed(
         method.set_option("public", ("nonexistent",))
     with pytest.raises(InvalidInput, match="public"):
         method.set_option("public", tuple(obj.names))  # nothing left to fine-tune
+
+
+def test_the_configuration_takes_the_callers_training_only_for_a_method_that_takes_any_training():
+    from audit import AuditConfig
+
+    config = AuditConfig(method="noisy-ft", train="module:mymod:train", original="weights.pt")
+    assert config.train == "module:mymod:train" and config.method == "noisy-ft"
+    with pytest.raises(InvalidInput, match="unlearn"):
+        AuditConfig(method="r2d", train="module:mymod:train")
+    with pytest.raises(InvalidInput, match="original"):
+        AuditConfig(method="noisy-ft", original="weights.pt")  # the reference needs the training too
+
+
+@pytest.mark.slow
+def test_an_audit_of_noisy_ft_on_the_callers_relu_batchnorm_adam_training():
+    import audit
+    from audit import AuditConfig
+
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2, 8), torch.nn.BatchNorm1d(8),
+                                   torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+    report = audit.run(AuditConfig(method="noisy-ft", max_train=300, trials=20, attacks=("mia",), curve_points=2,
+                                   noise_draws=2, frontier=(1.0,),
+                                   method_options={"variant": "gradient-clip", "noisy_steps": 3, "post_steps": 5}),
+                       model=net(), train=_adam)
+    assert report.certificate.kind == "training-noise" and report.certificate.valid
+    assert report.certificate.epsilon == pytest.approx(1.0, rel=1e-6)
+    assert report.attacks.trials.mode == "rerun" and report.verdict == "consistent"
+    assert any(c.name == "buffers" and "recomputed" in c.detail for c in report.certificate.conditions)

@@ -420,7 +420,11 @@ def _caller_code(self: Any) -> bool:
     """Whether the caller's own code is audited (``train`` and ``unlearn``, method ``caller``);
     refuses the half-given or contradictory combinations. ``unlearn`` alone is refused rather
     than paired with a built-in training: the routine is audited on the model its own pipeline
-    trains, and the retrained world must be trained the same way."""
+    trains, and the retrained world must be trained the same way. A method whose guarantee does not
+    depend on A (``Capabilities.any_training``: noisy-ft) takes ``train`` (and ``original``)
+    without ``unlearn``: the method's own unlearning on the caller's training."""
+    if self.unlearn is None and self.train is not None and _takes_any_training(self.method):
+        return False
     if self.original is not None and self.unlearn is None:
         raise InvalidInput("original", "used with train and unlearn (a registered method's theorem is about the "
                            "model its own training makes, so it cannot adopt another)", self.original)
@@ -442,6 +446,15 @@ def _caller_code(self: Any) -> bool:
     if self.sigma_budget is not None:
         raise InvalidInput("sigma_budget", "unset with unlearn (your code has no knob)", self.sigma_budget)
     return True
+
+
+def _takes_any_training(method: str) -> bool:
+    from unlearners.registry import get_method
+
+    try:
+        return get_method(method).capabilities.any_training
+    except InvalidInput:  # an unknown method: refused where the method is checked
+        return False
 
 
 def _one_source(self: Any) -> None:

@@ -108,6 +108,9 @@ class Capabilities:
         (:meth:`Unlearner.declare_deletable`); the audit declares its forget set.
     data_dependent_certificate:
         The certificate depends on *which* records are deleted, not only on how many.
+    any_training:
+        The guarantee does not depend on how A trained, so A may be the caller's own training
+        (:meth:`Unlearner.with_training`) and A(D) the production weights (``adopt``).
     reruns:
         The release is itself a noisy run from a start (noisy fine-tuning): the method re-runs it
         from fixed starts with given generators (:meth:`Unlearner.rerun_starts`,
@@ -119,6 +122,7 @@ class Capabilities:
     batched_training: bool = False
     deletable_before_training: bool = False
     data_dependent_certificate: bool = False
+    any_training: bool = False
     reruns: bool = False
 
     def describe(self) -> dict[str, Any]:
@@ -336,6 +340,12 @@ class Unlearner(ABC):
         ``thetas0`` (N, d), on the fitted data, all at once (``Capabilities.batched_training``);
         row i equals ``fit``/``unlearn``/``retrain`` of a replica fitted from ``thetas0[i]``."""
         raise NotImplementedError(f"{self.name} declares no batched training")
+
+    @classmethod
+    def with_training(cls, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any) -> Unlearner:
+        """The method with the caller's ``train(model, dataset, generator)`` as A
+        (``Capabilities.any_training``; :mod:`unlearners.caller` for the signature and the seeds)."""
+        raise NotImplementedError(f"{cls.name} takes no training of the caller's")
 
     def rerun_starts(self, forget: Tensor | Sequence[int]) -> tuple[Tensor, Tensor]:
         """The two fixed starts of the re-run trials: (A(D), A(D \\ Z)) (``Capabilities.reruns``)."""

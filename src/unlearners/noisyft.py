@@ -80,7 +80,7 @@ class NoisyFineTune(Retrain):
              "clipping (contraction of the projected Gaussian kernel); accounting as in the authors' code "
              "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)")
     certified = True
-    capabilities = Capabilities(reruns=True)
+    capabilities = Capabilities(reruns=True, any_training=True)
     assumptions = (
         "none on the loss: no smoothness, convexity or Lipschitz constant; the radii C0, C1, C2 are enforced "
         "by projection and clipping",
@@ -131,6 +131,11 @@ class NoisyFineTune(Retrain):
         if self.variant == "gradient-clip":
             return gradient_clip_sigma(epsilon, delta, self.C0, self.C1, self.gamma, self.lam, self.noisy_steps)
         return model_clip_sigma(epsilon, delta, self.C2, self.noisy_steps, C0=self.C0, sigma0=self.sigma0)
+
+    @classmethod
+    def with_training(cls, objective: Objective, *, train: Any, train_seed: int = 0,
+                      **options: Any) -> CallerTrainedNoisyFineTune:
+        return cls.from_training(objective, train=train, train_seed=train_seed, **options)
 
     @classmethod
     def from_training(cls, objective: Objective, *, train: Any, train_seed: int = 0,

@@ -906,6 +906,8 @@ class Capabilities(_Section):
     batched_training: Bool
     deletable_before_training: Bool
     data_dependent_certificate: Bool
+    any_training: Bool = False
+    """The guarantee does not depend on how A trained: A may be the caller's training or weights (noisy-ft)."""
     reruns: Bool = False
     """The release is a noisy run the method re-runs from fixed starts (noisy-ft; trial mode ``rerun``)."""
 
