@@ -419,3 +419,17 @@ def test_an_audit_of_noisy_ft_on_the_callers_relu_batchnorm_adam_training():
     assert report.certificate.epsilon == pytest.approx(1.0, rel=1e-6)
     assert report.attacks.trials.mode == "rerun" and report.verdict == "consistent"
     assert any(c.name == "buffers" and "recomputed" in c.detail for c in report.certificate.conditions)
+
+
+def test_the_noise_free_phase_can_be_the_callers_own_training(bn_fitted):
+    forget = torch.tensor([1, 2, 3])
+    twin = bn_fitted.replica(post_train=True)
+    twin.fit(bn_fitted.X_, bn_fitted.y_, bn_fitted.theta0_)
+    X_r, y_r = twin.retained(forget)
+    one = twin.noisy_finetune(twin.theta_, X_r, y_r, role="x", generator=torch.Generator().manual_seed(1))
+    other = twin.theta_.clone()
+    P = bn_fitted.objective.dim - sum(n for name, n in zip(bn_fitted.objective.names, bn_fitted.objective.numels)
+                                      if name in bn_fitted.objective.buffer_names)
+    other[P:] = 3.0  # the start's buffers do not reach the release
+    two = twin.noisy_finetune(other, X_r, y_r, role="x", generator=torch.Generator().manual_seed(1))
+    assert torch.equal(one, two) and twin.certify(forget, 1.0, 1e-5).valid

@@ -43,7 +43,7 @@ from torch.func import functional_call
 
 from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model_clip_sigma
 from certify.certificate import Certificate, Condition, Constant, issue
-from certify.errors import Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
+from certify.errors import Boolean, Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
 from certify.params import Param
 from unlearners.base import Capabilities
 from unlearners.objective import Objective
@@ -192,7 +192,12 @@ class NoisyFineTune(Retrain):
             else:
                 h = project(h - gamma * (g + lam * h), self.C2)
             h = h + sigma * _gaussian(h, gen)
-        x = _placed(frame, private, h)
+        return self._noise_free(_placed(frame, private, h), reset, private, X_r, y_r, gen)
+
+    def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
+                    gen: torch.Generator) -> Tensor:
+        """The noise-free phase (post-processing): ``post_steps`` SGD steps on D \\ Z at ``post_eta``
+        (in train mode, and the statistics recomputed, when θ holds buffers)."""
         eta = self.eta_ if self.post_eta is None else self.post_eta
         batches = self._batches(int(X_r.shape[0]), self._post_steps(), gen)
         if reset.numel() == 0:
@@ -396,6 +401,10 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     """
 
     trials_one_per_task = True
+    hyperparameters = NoisyFineTune.hyperparameters + (
+        Param("post_train", False, Boolean(), "the noise-free phase is your own train function on D \\ Z, started "
+              "from the noisy model (post_steps and post_eta then unused)"),
+    )
 
     def __init__(self, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any):
         from unlearners.caller import CallerMethod
@@ -425,6 +434,24 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def _train_reference(self, forget: Tensor) -> Tensor:
         return self.trainer_.retrain(forget)
 
+    def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
+                    gen: torch.Generator) -> Tensor:
+        """With ``post_train``: the caller's own training on D \\ Z from the noisy model (seeded from
+        the run's generator), then the statistics recomputed on D \\ Z; post-processing either way."""
+        if not self.post_train:
+            return super()._noise_free(x, reset, private, X_r, y_r, gen)
+        from torch.utils.data import TensorDataset
+
+        from unlearners.caller import seeded
+
+        model = _holding(self.objective, torch.cat([x, reset]))
+        with seeded(int(torch.randint(2 ** 62, (1,), generator=gen))) as generator:
+            trained = self.trainer_.train_fn(model.train(), TensorDataset(X_r, y_r), generator)
+        theta = self.trainer_.trained_theta(trained)
+        if reset.numel() == 0:
+            return theta
+        return retain_statistics(self.objective, theta, X_r, y_r, [], 0.0, gen)
+
     def _caller_eta(self) -> float:
         """The noise-free steps' default step size: ``eta``, else gamma (the caller's A has no
         step size the toolkit knows)."""
@@ -449,12 +476,7 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
     from ``gen``), plain SGD at ``eta`` on (X_r, y_r); then every normalisation layer's running
     statistics are reset and recomputed as the cumulative average over one pass of the retain set
     (momentum None). Everything read is the noisy parameters and D \\ Z: post-processing."""
-    model = copy.deepcopy(objective.model)
-    with torch.no_grad():
-        for name, value in objective.unflatten(theta).items():
-            held = model.get_buffer(name) if name in objective.buffer_names else model.get_parameter(name)
-            held.copy_(value)
-    model.train()
+    model = _holding(objective, theta).train()
     params = [p for name, p in model.named_parameters() if p.requires_grad and name not in frozen]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=gen)))
@@ -479,6 +501,16 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
 #: Records per forward pass when recomputing the running statistics: the cumulative average gives
 #: every chunk one weight, so the statistics depend on this and on the retain set's order, never on Z.
 STATISTICS_CHUNK = 512
+
+
+def _holding(objective: Objective, theta: Tensor) -> torch.nn.Module:
+    """A copy of the objective's module holding θ (parameters and buffers)."""
+    model = copy.deepcopy(objective.model)
+    with torch.no_grad():
+        for name, value in objective.unflatten(theta).items():
+            held = model.get_buffer(name) if name in objective.buffer_names else model.get_parameter(name)
+            held.copy_(value)
+    return model
 
 
 def _placed(frame: Tensor, private: Tensor, values: Tensor) -> Tensor:
