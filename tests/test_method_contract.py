@@ -35,6 +35,7 @@ FAST = {
     "ngd-minmax": {},
     "dpsgd": {"epochs": 1, "batch_size": 40},
     "hf": {"epochs": 2},
+    "noisy-ft": {"steps": 20, "noisy_steps": 5},
 }
 METHODS = sorted(available_methods())
 #: The same, with the methods whose every fit costs seconds (DP-SGD: Opacus and its accountant) marked
@@ -168,6 +169,11 @@ def test_declared_capabilities_are_honoured(name, fitted):
             torch.testing.assert_close(original[i], one.fit(method.X_, method.y_, thetas0[i]), rtol=0, atol=1e-9)
             torch.testing.assert_close(unlearned[i], one.unlearn(FORGET), rtol=0, atol=1e-9)
             torch.testing.assert_close(retrained[i], one.retrain(FORGET), rtol=0, atol=1e-9)
+    if caps.reruns:  # re-runs from the fixed starts: the same runs as unlearn and retrain draw, given their noise
+        start_u, start_r = method.rerun_starts(FORGET)
+        rows, path = method.rerun(start_u, FORGET, [torch.Generator().manual_seed(s) for s in (1, 2)], batched=False)
+        assert path == "loop" and rows.shape == (2, method.objective.dim) and not torch.equal(rows[0], rows[1])
+        assert torch.equal(start_r, method.rerun_starts(FORGET)[1])
     if caps.checkpoint_recovery:
         assert "applicable" in method.checkpoint_recovery(method.unlearn(torch.tensor([0]), **(
             {caps.knob.option: 0} if caps.knob and not caps.knob.refits else {})))

@@ -397,7 +397,7 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
         field = "target_ceiling"
     elif config.trials is not None:
         fixed = int(config.trials)
-    defaults = {"noise": NOISE_TRIALS, "retrain": RETRAIN_TRIALS}
+    defaults = {"noise": NOISE_TRIALS, "retrain": RETRAIN_TRIALS, "rerun": RETRAIN_TRIALS}
     modes = [config.trial_mode] if config.trial_mode in STACKS else list(STACKS)
     needs_shadows = any("shadows" in get_attack(name).needs for name in config.attacks)
     shadows = config.shadow_models if needs_shadows else 0

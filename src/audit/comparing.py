@@ -50,6 +50,15 @@ from certify.errors import InvalidInput
 #: DP-SGD, and the two baselines every comparison needs (fine-tuning, and exact retraining, the
 #: reference for speed and for what an attack achieves against a perfect deletion).
 DEFAULT_METHODS = ("r2d", "cns", "hf", "newton", "ngd", "dpsgd", "finetune", "retrain")
+#: Added to the default where the model is a network (not ``logreg``): certified noisy fine-tuning
+#: needs no constant of the loss, the only certified method that stays useful on a deep model.
+NETWORK_METHODS = ("noisy-ft",)
+
+
+def default_methods(config: Any) -> tuple[str, ...]:
+    """The methods ``audit compare`` runs when none are named: :data:`DEFAULT_METHODS`, and
+    :data:`NETWORK_METHODS` too unless the model is logistic regression."""
+    return DEFAULT_METHODS + (NETWORK_METHODS if getattr(config, "model", "logreg") != "logreg" else ())
 #: The exact baseline: what an attack achieves against it is what a perfect deletion leaks.
 REFERENCE = "retrain"
 #: Fields that choose one method (or its knob, or the caller's unlearning): a comparison cannot share them.
@@ -221,7 +230,7 @@ class Comparison:
         return Path(out_dir).absolute() / "report.json"
 
 
-def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, rule: FastestWithin = FastestWithin(),
+def compare(config: AuditConfig, methods: Sequence[str] | None = None, *, rule: FastestWithin = FastestWithin(),
             progress: Progress | None = None, salt: bytes | None = None, model: Any = None, data: Any = None,
             forget_ids: Any = None, candidates: Mapping[str, Any] | None = None, train: Any = None) -> Comparison:
     """Run every applicable method of ``methods`` (and every candidate) with the settings of ``config``
@@ -266,7 +275,7 @@ def compare(config: AuditConfig, methods: Sequence[str] = DEFAULT_METHODS, *, ru
     if not isinstance(rule, FastestWithin):
         raise InvalidInput("rule", "a recommendation rule: audit.comparing.FastestWithin(max_accuracy_loss=points)",
                            rule)
-    names = _method_names(methods, candidates_given=bool(candidates))
+    names = _method_names(default_methods(config) if methods is None else methods, candidates_given=bool(candidates))
     if config.sigma_budget is not None:  # config.method is replaced by each compared method
         raise InvalidInput("sigma_budget", "unset in a comparison (it tunes one method's knob; use audit run for it)",
                            config.sigma_budget)

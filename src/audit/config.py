@@ -331,9 +331,10 @@ FIELDS: tuple[Field, ...] = (
           "Released models per world scored by the attacks.", "trials"),
     Field("target_ceiling", None, Optional(Real(gt=0, le=15)),
           "Size the trials so a perfect attack could prove this epsilon (decides the trial count).", "trials"),
-    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain")),
-          "auto (noise if the release adds output noise, else retrain), noise (fresh noise per trial) or "
-          "retrain (training randomness redrawn per trial).", "trials"),
+    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain", "rerun")),
+          "auto (noise if the release adds output noise, rerun for noisy-ft, else retrain), noise (fresh noise per "
+          "trial), retrain (training randomness redrawn per trial) or rerun (noisy-ft's noisy run redrawn from the "
+          "fixed A(D) and A(D \\ Z)).", "trials"),
     Field("shadow_models", 16, Integer(2, 4096),
           "Shadow models (an independent trial set of the same game) for attacks that need them.", "attacks"),
     Field("confidence", 0.95, Real(gt=0, lt=1), "Confidence of the epsilon lower bounds.", "trials"),
@@ -422,7 +423,11 @@ def _caller_code(self: Any) -> bool:
     """Whether the caller's own code is audited (``train`` and ``unlearn``, method ``caller``);
     refuses the half-given or contradictory combinations. ``unlearn`` alone is refused rather
     than paired with a built-in training: the routine is audited on the model its own pipeline
-    trains, and the retrained world must be trained the same way."""
+    trains, and the retrained world must be trained the same way. A method whose guarantee does not
+    depend on A (``Capabilities.any_training``: noisy-ft) takes ``train`` (and ``original``)
+    without ``unlearn``: the method's own unlearning on the caller's training."""
+    if self.unlearn is None and self.train is not None and _takes_any_training(self.method):
+        return False
     if self.original is not None and self.unlearn is None:
         raise InvalidInput("original", "used with train and unlearn (a registered method's theorem is about the "
                            "model its own training makes, so it cannot adopt another)", self.original)
@@ -444,6 +449,15 @@ def _caller_code(self: Any) -> bool:
     if self.sigma_budget is not None:
         raise InvalidInput("sigma_budget", "unset with unlearn (your code has no knob)", self.sigma_budget)
     return True
+
+
+def _takes_any_training(method: str) -> bool:
+    from unlearners.registry import get_method
+
+    try:
+        return get_method(method).capabilities.any_training
+    except InvalidInput:  # an unknown method: refused where the method is checked
+        return False
 
 
 def _one_source(self: Any) -> None:

@@ -31,7 +31,7 @@ def trial_cost(method: Unlearner, mode: str, models: int, workers: int, timings:
         if budget is not None:
             log.info("time_budget %g s not checked: no estimate for %s trials (only trials that are trainings "
                      "run one at a time are estimated)", budget,
-                     "batched" if mode == "retrain" else "noise-mode")
+                     "batched" if mode == "retrain" else f"{mode}-mode")
         return None
     # the slower of the audit's own two trainings: with production weights (original=) nothing learned on D,
     # learn_s is about 0, and a mean would halve the estimate

@@ -67,7 +67,7 @@ def load_inputs(config: AuditConfig, model: Any, data: Any, forget_ids: Any, see
               if config.forget_strategy == "mislabelled" else data.y_train)
     X, y = to_tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
-    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.unlearn is not None)
+    objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.train is not None)
     gradient_attacks(config.attacks, objective)
     return data, forget_np, X, y, model_source, objective
 

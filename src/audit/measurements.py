@@ -158,6 +158,9 @@ def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, e
     report's σ. A release without output noise has no such curve: training noise (DP-SGD) needs
     one training per ε, and a method without a valid certificate has no σ to scale.
     """
+    if certificate.kind == "training-noise" and type(method).capabilities.reruns and certificate.valid:
+        return _rerun_frontier(method, forget, epsilons=epsilons, delta=delta, mechanism=mechanism,
+                               objective=objective, test=test, draws=draws, gen=gen)
     if certificate.kind == "training-noise":
         return schema.FrontierNotApplicable(applicable=False, reason=(
             "the noise is added in training (DP-SGD): every epsilon needs a training of its own, not one "
@@ -190,6 +193,40 @@ def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, e
         note += "; left out: epsilon " + ", ".join(f"{e:g}" for e in left_out) + " (classic mechanism: epsilon <= 1)"
     return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
                            test_accuracy_noiseless=float(objective.accuracy(theta, X, y)), points=points, note=note)
+
+
+def _rerun_frontier(method: Unlearner, forget: Tensor, *, epsilons: tuple[float, ...], delta: float, mechanism: str,
+                    objective: Objective, test: tuple[Tensor, Tensor], draws: int,
+                    gen: torch.Generator) -> schema.Frontier | schema.FrontierNotApplicable:
+    """The frontier of a method whose release is a noisy run (``Capabilities.reruns``): at each ε
+    the option the audit's ε feeds (``Param.audit == "epsilon"``) is set to it, so the method
+    solves its own σ there, and ``draws`` runs from the same A(D) are released; the option is
+    restored after. σ of a point is the certificate's constant ``sigma`` (the noise inside the
+    run); the release itself adds none."""
+    option = next((p.name for p in type(method).hyperparameters if p.audit == "epsilon"), None)
+    if option is None:
+        return schema.FrontierNotApplicable(applicable=False, reason=(
+            "the method's noisy run is calibrated by no option the audit's epsilon feeds"))
+    X, y = test
+    start = method.rerun_starts(forget)[0]
+    before, points = method.options[option], []
+    try:
+        for eps in sorted(epsilons):
+            method.set_option(option, float(eps))
+            cert = method.certify(forget, eps, delta, mechanism)
+            seeds = torch.randint(2 ** 62, (draws,), generator=gen).tolist()
+            runs, _ = method.rerun(start, forget, [torch.Generator().manual_seed(int(s)) for s in seeds])
+            accs = torch.stack([objective.accuracy(theta, X, y) for theta in runs])
+            sigma = next((c.value for c in cert.constants if c.name == "sigma"), 0.0)
+            points.append(schema.FrontierPoint(epsilon=float(eps), sigma=float(sigma),
+                                               test_accuracy_mean=float(accs.mean()),
+                                               test_accuracy_std=float(accs.std()) if draws > 1 else 0.0))
+    finally:
+        method.set_option(option, before)
+    note = (f"test accuracy of {draws} noisy runs from A(D) at each epsilon, each run's sigma solved by the method for "
+            f"that epsilon and delta = {delta:g} (the noise is inside the run; the release adds none)")
+    return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
+                           test_accuracy_noiseless=float(objective.accuracy(start, X, y)), points=points, note=note)
 
 
 def parameters(objective: Objective, original: Tensor, unlearned: Tensor, retrained: Tensor) -> schema.Parameters:

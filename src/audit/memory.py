@@ -73,14 +73,14 @@ from certify.errors import InvalidInput
 
 #: Parameter stacks (N, d) held through the attacks, by trial mode: the released stacks, and in
 #: retrain mode the initial points and the noiseless worlds too (see the module docstring).
-HELD_STACKS = {"noise": 3, "retrain": 7}
+HELD_STACKS = {"noise": 3, "retrain": 7, "rerun": 7}
 #: Working stacks of relearn's fine-tuning (a copy of the chunk, its gradient, the scaled
 #: gradient and the next iterate), for at most :data:`RELEARN_CHUNK` models at a time.
 RELEARN_STACKS = 4
 #: Stacks at the peak of retrain mode's batched training (see the module docstring).
 TRAINING_STACKS = 9
 #: The most parameter stacks alive at once, by trial mode (when N <= RELEARN_CHUNK).
-STACKS = {mode: max(held + RELEARN_STACKS, TRAINING_STACKS if mode == "retrain" else 0)
+STACKS = {mode: max(held + RELEARN_STACKS, TRAINING_STACKS if mode in ("retrain", "rerun") else 0)
           for mode, held in HELD_STACKS.items()}
 #: Activations of one model on one record that are alive at once (input, pre-activation,
 #: activation and their gradients when relearn differentiates), in units of the widest layer:
@@ -223,13 +223,13 @@ def trial_bytes(n_trials: int, n_params: int, dtype: torch.dtype | str, mode: st
     attacks = (HELD_STACKS[mode] * stack + transient + ACTIVATION_COPIES * attack_models * m * w * b
                + n * (DEVICE_PER_TRIAL + DEVICE_PER_RECORD * m) * b)
     device_bytes = attacks
-    if mode == "retrain":  # the batched training before the attacks
+    if mode in ("retrain", "rerun"):  # the batched training (rerun: the noisy runs) before the attacks
         records = max(1, int(train_records))
         train_models = min(n, max(1, min(ROW_BLOCK, budget // (records * w))))
         training = TRAINING_STACKS * stack + ACTIVATION_COPIES * train_models * records * w * b
         device_bytes = max(attacks, training)
     host_bytes = n * (HOST_PER_TRIAL + HOST_PER_RECORD * m) * 8 + FIXED_BYTES + (stack if on_gpu else 0)
-    if mode == "retrain":  # the white-box distinguisher's features are parameters in retrain mode
+    if mode in ("retrain", "rerun"):  # the white-box distinguisher's features are parameters in these modes
         host_bytes += SHIPPED_STACKS * n * d * 8
     return device_bytes, host_bytes
 

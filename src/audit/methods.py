@@ -43,9 +43,15 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
     Either way the audit then runs the one method it gets through the same stages."""
     from audit.config import CALLER_CODE
 
-    if config.method != CALLER_CODE:
-        return get_method(config.method)(objective, **method_options(config, seeds))
     from audit.seeds import child_seed
+
+    if config.method != CALLER_CODE:
+        cls = get_method(config.method)
+        if train is None:
+            return cls(objective, **method_options(config, seeds))
+        # a method that takes any training (the configuration checked it): A is the caller's
+        return cls.with_training(objective, train=train, train_seed=child_seed(seeds["init"], CALLER_CODE),
+                                 **method_options(config, seeds))
     from unlearners.caller import CallerMethod
 
     train, unlearn = caller_code(config, train, unlearn)
@@ -78,7 +84,9 @@ def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[An
     before any work."""
     from audit.audited_model import load_factory
 
-    if config.unlearn is None:
-        return None, None
+    if config.unlearn is None:  # a registered method, on the caller's training when train is given
+        if config.train is None:
+            return None, None
+        return (train if train is not None else load_factory(config.train, "train")), None
     return tuple(given if given is not None else load_factory(getattr(config, field), field)
                  for field, given in (("train", train), ("unlearn", unlearn)))

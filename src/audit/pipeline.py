@@ -364,7 +364,7 @@ def _certify(method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Wor
     recovery = method.checkpoint_recovery(worlds.original) if type(method).capabilities.checkpoint_recovery else None
     tick("certify", 1, 1)
     if config.attacks and math.isfinite(certificate.sigma):
-        choose_mode(config.trial_mode, certificate.sigma, certificate.kind)
+        choose_mode(config.trial_mode, certificate.sigma, certificate.kind, reruns=type(method).capabilities.reruns)
     return worlds, realized_, recovery
 
 
@@ -419,7 +419,8 @@ def _attack(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConf
         return Attacked()
     if not math.isfinite(certificate.sigma):
         return Attacked(skipped=True)
-    plan = _trial_plan(config, *choose_mode(config.trial_mode, certificate.sigma, certificate.kind))
+    plan = _trial_plan(config, *choose_mode(config.trial_mode, certificate.sigma, certificate.kind,
+                                            reruns=type(method).capabilities.reruns))
     X, y, objective = inputs.X, inputs.y, inputs.objective
     setup = AttackSetup(
         objective=objective, method=method, init=init, X=X, y=y, forget=inputs.forget,

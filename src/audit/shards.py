@@ -160,7 +160,8 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
                          init=s.init, theta_unlearned=s.theta_unlearned, theta_retrained=s.theta_retrained,
                          theta_original=s.theta_original, first=shard.start)
     retrains = trials.mode == "retrain"
-    rows = {world: ModelRows(getattr(trials, world), getattr(trials, "theta_" + world) if retrains else None)
+    per_row = trials.mode in ("retrain", "rerun")  # every trial its own noiseless model (rerun: the run itself)
+    rows = {world: ModelRows(getattr(trials, world), getattr(trials, "theta_" + world) if per_row else None)
             for world in ("unlearned", "retrained", "original")}
     out: dict[str, np.ndarray] = {"path": np.array(trials.path)}
     if shard.role == "trials":

@@ -67,7 +67,7 @@ from unlearners.base import Unlearner, Worlds
 from unlearners.batched import chunk_size
 from unlearners.training import ROW_BLOCK
 
-MODES = ("noise", "retrain")
+MODES = ("noise", "retrain", "rerun")
 #: What ``trial_mode`` accepts: a mode, or ``"auto"`` (:func:`choose_mode`).
 MODE_CHOICES = ("auto", *MODES)
 
@@ -89,21 +89,30 @@ _SIGMA = Real(ge=0)
 
 
 # -- mode -------------------------------------------------------------------------------
-def choose_mode(requested: str, sigma: float, kind: str) -> tuple[str, str]:
+def choose_mode(requested: str, sigma: float, kind: str, *, reruns: bool = False) -> tuple[str, str]:
     """The trial mode and why: ``requested`` unless it is ``"auto"``.
 
     ``kind`` is the certificate's kind (``"output-noise"``, ``"training-noise"``, ``"exact"``,
     ``"none"``, ...). Auto: noise mode when the release draws output noise (σ > 0) outside
     training; otherwise retrain mode, the randomness an adversary faces when the released model
-    is a deterministic function of its training randomness. ``"noise"`` on a release without
-    output noise (σ = 0) is refused: its trials would be identical copies."""
+    is a deterministic function of its training randomness; ``"rerun"`` when the method's release
+    is itself a noisy run (``reruns``: ``Capabilities.reruns``, noisy-ft), whose certificate is
+    about that run's randomness from fixed starts (:func:`rerun_trials`). ``"noise"`` on a release
+    without output noise (σ = 0) is refused: its trials would be identical copies; ``"rerun"`` for
+    a method that declares no re-runs is refused."""
     if requested not in MODE_CHOICES:
         raise InvalidInput("trial_mode", "one of " + ", ".join(MODE_CHOICES), requested)
     if requested == "noise" and not sigma > 0:  # every noise draw would be the same model: nothing to attack
         raise InvalidInput("trial_mode", "auto or retrain for this release: it adds no output noise (sigma = 0), so "
                            "every noise-mode trial would be the same model", requested)
+    if requested == "rerun" and not reruns:
+        raise InvalidInput("trial_mode", "auto, noise or retrain for this method: rerun needs a method whose release is "
+                           "a noisy run (noisy-ft)", requested)
     if requested != "auto":
         return requested, f"{requested} mode, as configured (trial_mode = {requested!r})"
+    if reruns:
+        return "rerun", ("rerun mode: the release is a noisy run from the trained model, and its certificate is about "
+                         "that run's randomness, so every trial re-runs it from the fixed A(D) and A(D \\ Z) starts")
     if kind == "training-noise":
         return "retrain", ("retrain mode: the guarantee's noise is inside training, so every trial redraws the "
                            "training randomness (its initial point) in both worlds")
@@ -431,4 +440,43 @@ def make_trials(
             raise InvalidInput("init", "a callable init(generator) -> theta0 for retrain mode", init)
         return retrain_trials(method, forget, n_trials, seed, init=init, sigma=sigma,
                               batched=batched, chunk=chunk, progress=progress, first=first)
+    if mode == "rerun":
+        trials = rerun_trials(method, forget, n_trials, seed, first=first, batched=batched)
+        if progress is not None:
+            progress(n_trials, n_trials)
+        return trials
     raise InvalidInput("mode", "one of " + ", ".join(repr(m) for m in MODES), mode)
+
+
+def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *, first: int = 0,
+                 starts: tuple[Tensor, Tensor] | None = None, batched: bool | None = None) -> TrialSet:
+    """N re-runs of a method whose release *is* a noisy run (noisy-ft; mode ``"rerun"``).
+
+    The certificate of noisy fine-tuning is about the randomness of the whole noisy run from a
+    given start: U's from A(D), the reference's from A(D \\ Z). So the two starts are fixed
+    (:meth:`~unlearners.base.Unlearner.rerun_starts`; ``starts`` overrides them) and trial i
+    re-runs the noisy phase and the noise-free steps from each, with the generators of streams 1
+    (unlearned) and 2 (reference) of trial i (:func:`trial_generator`); nothing is added on output
+    (σ = 0). The original world is A(D) itself, the positive control. Each trial is a pure function
+    of (seed, i). ``batched`` (None: whenever the method can): each world's runs at once (path
+    ``"vmap"``), the same runs up to the rounding of a batched gradient; False: one at a time.
+    The method must be fitted and declare ``Capabilities.reruns``.
+    """
+    seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
+    first = require_integer("first", first, 0)
+    if not type(method).capabilities.reruns or method.X_ is None:
+        raise InvalidInput("method", "a fitted method whose release is a noisy run (Capabilities.reruns: noisy-ft)",
+                           type(method).__name__)
+    forget = method.forget_indices(forget)
+    start_u, start_r = starts if starts is not None else method.rerun_starts(forget)
+    worlds, paths = [], set()
+    for start, stream in ((start_u, STREAM_UNLEARNED), (start_r, STREAM_RETRAINED)):
+        rows, path = method.rerun(start, forget, [trial_generator(seed, i, stream)
+                                                  for i in range(first, first + n_trials)], batched=batched)
+        worlds.append(rows)
+        paths.add(path)
+    unlearned, retrained = worlds
+    original = start_u.expand(n_trials, -1).clone()
+    return TrialSet(unlearned=unlearned, retrained=retrained, original=original, mode="rerun", n_trials=n_trials,
+                    seed=seed, sigma=0.0, theta_unlearned=unlearned, theta_retrained=retrained,
+                    theta_original=original, initial=torch.stack([start_u, start_r]), path=paths.pop())

@@ -108,6 +108,13 @@ class Capabilities:
         (:meth:`Unlearner.declare_deletable`); the audit declares its forget set.
     data_dependent_certificate:
         The certificate depends on *which* records are deleted, not only on how many.
+    any_training:
+        The guarantee does not depend on how A trained, so A may be the caller's own training
+        (:meth:`Unlearner.with_training`) and A(D) the production weights (``adopt``).
+    reruns:
+        The release is itself a noisy run from a start (noisy fine-tuning): the method re-runs it
+        from fixed starts with given generators (:meth:`Unlearner.rerun_starts`,
+        :meth:`Unlearner.rerun`), for the trials that test exactly its certificate.
     """
 
     knob: Knob | None = None
@@ -115,6 +122,8 @@ class Capabilities:
     batched_training: bool = False
     deletable_before_training: bool = False
     data_dependent_certificate: bool = False
+    any_training: bool = False
+    reruns: bool = False
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
@@ -361,6 +370,23 @@ class Unlearner(ABC):
         ``thetas0`` (N, d), on the fitted data, all at once (``Capabilities.batched_training``);
         row i equals ``fit``/``unlearn``/``retrain`` of a replica fitted from ``thetas0[i]``."""
         raise NotImplementedError(f"{self.name} declares no batched training")
+
+    @classmethod
+    def with_training(cls, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any) -> Unlearner:
+        """The method with the caller's ``train(model, dataset, generator)`` as A
+        (``Capabilities.any_training``; :mod:`unlearners.caller` for the signature and the seeds)."""
+        raise NotImplementedError(f"{cls.name} takes no training of the caller's")
+
+    def rerun_starts(self, forget: Tensor | Sequence[int]) -> tuple[Tensor, Tensor]:
+        """The two fixed starts of the re-run trials: (A(D), A(D \\ Z)) (``Capabilities.reruns``)."""
+        raise NotImplementedError(f"{self.name} declares no re-runs")
+
+    def rerun(self, start: Tensor, forget: Tensor | Sequence[int], generators: list[torch.Generator], *,
+              batched: bool | None = None) -> tuple[Tensor, str]:
+        """N releases (N, d) of the method's noisy run from ``start`` on D \\ Z, run i drawing from
+        ``generators[i]``, and the path (``"vmap"`` or ``"loop"``; ``batched`` None: whichever the
+        method can) (``Capabilities.reruns``)."""
+        raise NotImplementedError(f"{self.name} declares no re-runs")
 
     def seed_trial(self, seed: int, trial: int) -> None:  # noqa: B027 (a hook: only the caller's code uses it)
         """Before a retrain-mode trial's ``fit``: the role's seed and the trial's index, for a method

@@ -250,6 +250,10 @@ class CallerMethod(Unlearner):
             out = self.train_fn(model.train(), TensorDataset(X, y), generator)
         return self._returned("train", out)
 
+    def trained_theta(self, out: Any) -> Tensor:
+        """θ of what the caller's ``train`` returned (checked to be the module), in the objective's layout."""
+        return self._theta(self._returned("train", out))
+
     def _returned(self, field: str, out: Any) -> nn.Module:
         if not isinstance(out, nn.Module):
             raise InvalidInput(field, "a function that returns the model (an nn.Module)", type(out).__name__)

@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     "noop": "unlearners.noop:NoOp",
     "dpsgd": "unlearners.dpsgd:DPSGD",
     "hf": "unlearners.hessian_free:HessianFree",
+    "noisy-ft": "unlearners.noisyft:NoisyFineTune",
 }
 
 METHODS: Registry = Registry(Unlearner, ENTRY_POINT_GROUP, BUILTIN, "method")

@@ -39,7 +39,7 @@ _PANEL = "Comparison"
 
 
 def _parameters() -> list[inspect.Parameter]:
-    from audit.comparing import DEFAULT_METHODS, PER_METHOD_FIELDS
+    from audit.comparing import DEFAULT_METHODS, NETWORK_METHODS, PER_METHOD_FIELDS
     from audit.config import FIELD
 
     attacks = ", ".join((*FIELD["attacks"].default, *COMPARE_EXTRA_ATTACKS))  # wraps between names
@@ -54,7 +54,8 @@ def _parameters() -> list[inspect.Parameter]:
     return [
         _option("methods", Optional[str], None, "--methods", rich_help_panel=_PANEL,
                 help=escape("Comma-separated methods to compare (see `audit methods`); those whose theorem excludes "
-                            f"the model are listed with the reason, not run. [default: {', '.join(DEFAULT_METHODS)}]"),
+                            f"the model are listed with the reason, not run. [default: {', '.join(DEFAULT_METHODS)}; "
+                            f"with a network model also {', '.join(NETWORK_METHODS)}]"),
                 show_default=False),
         _option("candidate", Optional[list[str]], None, "--candidate", rich_help_panel=_PANEL,
                 help=escape("Your own unlearning function as a row, NAME=module:<package.module or file.py>:<function> "
@@ -74,7 +75,7 @@ def compare(**params: Any) -> None:
     with each method's certificate, released accuracy, speed and measured leakage, the
     privacy-utility frontier and a recommendation by a stated rule."""
     from audit.cli.show import Stages, console, library_notes, nothing_saved
-    from audit.comparing import DEFAULT_METHODS, FastestWithin
+    from audit.comparing import FastestWithin
     from audit.comparing import compare as run_compare
     from audit.config import FIELD, AuditConfig
     from audit.executors import ShardFailed
@@ -110,7 +111,7 @@ def compare(**params: Any) -> None:
     with target if target is not None else nullcontext():
         with Stages(err, ("methods", *STAGES), quiet=quiet) as stages, library_notes(err, quiet=quiet):
             try:
-                result = run_compare(cfg, methods if methods is not None else DEFAULT_METHODS, rule=rule,
+                result = run_compare(cfg, methods, rule=rule,
                                      progress=_per_method(stages), salt=salt, candidates=candidates, train=train)
             except InvalidInput as exc:
                 raise _named(exc, given | {"methods"}, config_path) from None

@@ -966,6 +966,10 @@ class Capabilities(_Section):
     batched_training: Bool
     deletable_before_training: Bool
     data_dependent_certificate: Bool
+    any_training: Bool = False
+    """The guarantee does not depend on how A trained: A may be the caller's training or weights (noisy-ft)."""
+    reruns: Bool = False
+    """The release is a noisy run the method re-runs from fixed starts (noisy-ft; trial mode ``rerun``)."""
 
 
 class Method(_Section):
@@ -1168,7 +1172,7 @@ class AttackResult(_Section):
 class Trials(_Section):
     """The released models the attacks scored: N per world."""
 
-    mode: Literal["noise", "retrain"]
+    mode: Literal["noise", "retrain", "rerun"]
     mode_reason: Text
     """Why this mode: the randomness an adversary faces (output noise, or training randomness)."""
     n_trials: PosCount
