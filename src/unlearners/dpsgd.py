@@ -128,6 +128,13 @@ class DPSGD(Unlearner):
         self._epsilon_cache: dict[float, tuple[float, str]] = {}
         self._calibrated: dict[tuple, float] = {}
 
+    def replica(self, **overrides: Any) -> DPSGD:
+        """A replica that shares the calibrations: z is a function of (ε, δ, q, T, accountant) only,
+        and the loop path's trials would otherwise bracket it again in every replica."""
+        twin = super().replica(**overrides)
+        twin._calibrated = self._calibrated
+        return twin
+
     # -- A ---------------------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Calibrate z for (target_epsilon, target_delta), then run DP-SGD on D from θ_0."""
