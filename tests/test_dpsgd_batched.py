@@ -8,7 +8,7 @@ from audit.trials import retrain_trials
 from unlearners import dpsgd_batched
 from unlearners.dpsgd import DPSGD, opacus_descent
 from unlearners.dpsgd_batched import (
-    Mechanism, dpsgd_step, gap_budget, run_keys, sampled_positions, step_normals,
+    Mechanism, dpsgd_step, gap_budget, per_sample_clipped_sum, run_keys, sampled_positions, step_normals,
 )
 from unlearners.models import build_model
 from unlearners.objective import Objective, default_init
@@ -24,8 +24,8 @@ def problem():
     return X, y
 
 
-def _objective(kind):
-    return Objective(build_model(kind, 5, 2, **({"hidden": (6,)} if kind == "mlp" else {})).double())
+def _objective(kind, classes=2):
+    return Objective(build_model(kind, 5, classes, **({"hidden": (6,)} if kind == "mlp" else {})).double())
 
 
 def _inits(objective, count):
@@ -74,18 +74,21 @@ def test_poisson_batches_have_the_right_size_even_past_the_word_budget(monkeypat
 
 
 # -- Opacus, the reference -----------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["logreg", "mlp"])
-def test_a_batched_step_equals_opacus_on_the_same_batch_and_noise(problem, kind):
+@pytest.mark.parametrize("kind, classes", [("logreg", 2), ("logreg", 3), ("mlp", 2)])
+def test_a_batched_step_equals_opacus_on_the_same_batch_and_noise(problem, kind, classes):
+    """The closed form (logistic and softmax regression) and vmap(grad) (the MLP) against Opacus."""
     X, y = problem
-    objective = _objective(kind)
+    y = y if classes == 2 else torch.arange(X.shape[0]) % classes
+    objective = _objective(kind, classes)
     theta0 = _inits(objective, 1)[0]
     spec = Mechanism(sample_rate=0.2, steps_per_epoch=5, epochs=1, clip=0.5, noise_multiplier=1.3, lr=0.01)
     idx = torch.tensor([0, 3, 7, 8, 20, 41, 299])
     xi = torch.randn(objective.dim, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     reference, history = opacus_descent(objective, theta0, X, y, spec, [(idx, xi)], accountant="rdp")
-    padded = torch.cat([idx, torch.full((5,), X.shape[0])]).unsqueeze(0)  # padding entries are >= n
-    ours = dpsgd_step(objective, torch.func.vmap(objective.per_sample_grads), theta0.unsqueeze(0), X, y,
-                      padded, xi.unsqueeze(0), spec)[0]
+    padded = torch.cat([idx, torch.zeros(5, dtype=torch.long)]).unsqueeze(0)  # padding: any index, weight 0
+    valid = torch.cat([torch.ones(7), torch.zeros(5)]).double().unsqueeze(0)
+    ours = dpsgd_step(per_sample_clipped_sum(objective, X, y), theta0.unsqueeze(0), padded, valid,
+                      xi.unsqueeze(0), spec)[0]
     torch.testing.assert_close(ours, reference, rtol=0, atol=1e-15)
     assert not torch.equal(ours, theta0) and history == [(1.3, 0.2, 1)]
 

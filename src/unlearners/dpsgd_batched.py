@@ -180,7 +180,7 @@ def train_batched(objective: Objective, X: Tensor, y: Tensor, thetas0: Tensor, k
 def _train_block(objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, keys: list[RunKeys],
                  mech: Mechanism) -> Tensor:
     n, dim = int(X.shape[0]), thetas.shape[1]
-    per_sample = vmap(objective.per_sample_grads)
+    clipped_sum = per_sample_clipped_sum(objective, X, y)
     for epoch in range(mech.epochs):
         drawn = [epoch_randomness(k, n, dim, mech, epoch) for k in keys]
         width = max(p.shape[1] for p, _ in drawn)
@@ -188,34 +188,88 @@ def _train_block(objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, key
         for i, (p, _) in enumerate(drawn):
             positions[i, :, :p.shape[1]] = p
         positions = torch.from_numpy(positions).to(X.device).transpose(0, 1)  # (steps, runs, width)
+        valid = (positions < n).to(thetas.dtype)  # entries >= n are padding
+        positions = positions.clamp(max=n - 1)
         normals = torch.from_numpy(np.stack([z for _, z in drawn], axis=1)).to(device=X.device, dtype=thetas.dtype)
         for s in range(mech.steps_per_epoch):
-            thetas = dpsgd_step(objective, per_sample, thetas, X, y, positions[s], normals[s], mech)
+            thetas = dpsgd_step(clipped_sum, thetas, positions[s], valid[s], normals[s], mech)
     return thetas
 
 
-def dpsgd_step(objective: Objective, per_sample, thetas: Tensor, X: Tensor, y: Tensor, positions: Tensor,
-               normals: Tensor, mech: Mechanism) -> Tensor:
-    """One DP-SGD step of every run: θ − lr·(Σ_i clip(g_i) + z·C·ξ). ``positions`` (runs, W):
-    the batch of each run (entries >= n are padding), ``normals`` (runs, d): ξ."""
-    n = X.shape[0]
-    valid = (positions < n).to(thetas.dtype)
-    idx = positions.clamp(max=n - 1)
-    runs, width = idx.shape
-    sub = max(1, min(width, PER_SAMPLE_ELEMENTS // max(1, runs * thetas.shape[1])))
-    summed = None
-    for a in range(0, width, sub):  # fixed sub-chunks: the same shapes for every block
-        part = _clipped_sum(objective, per_sample, thetas, X[idx[:, a:a + sub]], y[idx[:, a:a + sub]],
-                            valid[:, a:a + sub], mech.clip)
-        summed = part if summed is None else summed + part
-    return thetas - mech.lr * (summed + mech.noise_std * normals)
+def dpsgd_step(clipped_sum, thetas: Tensor, idx: Tensor, valid: Tensor, normals: Tensor, mech: Mechanism) -> Tensor:
+    """One DP-SGD step of every run: θ − lr·(Σ_i clip(g_i) + z·C·ξ). ``idx`` (runs, W): the batch
+    of each run, ``valid`` (runs, W): 1 for a record of the batch, 0 for padding (any index),
+    ``normals`` (runs, d): ξ; ``clipped_sum`` from :func:`per_sample_clipped_sum`."""
+    return thetas - mech.lr * (clipped_sum(thetas, idx, valid, mech.clip) + mech.noise_std * normals)
 
 
-def _clipped_sum(objective: Objective, per_sample, thetas: Tensor, Xb: Tensor, yb: Tensor, valid: Tensor,
-                 clip: float) -> Tensor:
-    """Σ over a batch of min(1, C/(‖g_i‖ + 1e-6))·g_i per run, with Opacus's norm: the norm of the
-    per-parameter norms (``DPOptimizer.clip_and_accumulate``)."""
-    grads = per_sample(thetas, Xb, yb)  # (runs, W, d)
-    norms = torch.stack([g.norm(2, dim=-1) for g in grads.split(objective.numels, dim=-1)], dim=-1).norm(2, dim=-1)
-    factor = (clip / (norms + CLIP_EPS)).clamp(max=1.0) * valid
-    return torch.einsum("rw,rwd->rd", factor, grads)
+def per_sample_clipped_sum(objective: Objective, X: Tensor, y: Tensor):
+    """``f(thetas, idx, valid, clip)``: for each run, the sum over its batch ``idx`` (weights
+    ``valid``) of its records' clipped gradients, (runs, d), with Opacus's rule: g·min(1, C/(‖g‖ +
+    1e-6)), ‖g‖ the norm of the per-parameter norms (``DPOptimizer.clip_and_accumulate``). Closed
+    form for a linear model (:meth:`Objective.per_sample_grads`'s r ⊗ [x, 1]), ``vmap`` over runs
+    of the per-sample gradients otherwise, in fixed sub-chunks of the batch beyond
+    :data:`PER_SAMPLE_ELEMENTS` (the same shapes in every block)."""
+    feats = objective._features(X)
+    if feats is not None:
+        return _LinearClippedSum(objective, feats, y)
+    per_sample = vmap(objective.per_sample_grads)
+
+    def part(thetas: Tensor, idx: Tensor, valid: Tensor, clip: float) -> Tensor:
+        grads = per_sample(thetas, X[idx], y[idx])  # (runs, W, d)
+        norms = torch.stack([g.norm(2, dim=-1) for g in grads.split(objective.numels, dim=-1)], dim=-1)
+        return torch.einsum("rw,rwd->rd", _clip_factor(norms.norm(2, dim=-1), clip, valid), grads)
+
+    def clipped_sum(thetas: Tensor, idx: Tensor, valid: Tensor, clip: float) -> Tensor:
+        runs, width = idx.shape
+        sub = max(1, min(width, PER_SAMPLE_ELEMENTS // max(1, runs * thetas.shape[1])))
+        total = part(thetas, idx[:, :sub], valid[:, :sub], clip)
+        for a in range(sub, width, sub):
+            total = total + part(thetas, idx[:, a:a + sub], valid[:, a:a + sub], clip)
+        return total
+
+    return clipped_sum
+
+
+def _clip_factor(norms: Tensor, clip: float, valid: Tensor) -> Tensor:
+    return (clip / (norms + CLIP_EPS)).clamp(max=1.0) * valid
+
+
+class _LinearClippedSum:
+    """The clipped sum of a linear model z = W x + b in closed form: r = ∂ℓ/∂z (σ(z) − y or
+    softmax(z) − e_y), per-sample gradients r ⊗ x and r, whose per-parameter norms are ‖r‖·‖x‖
+    and ‖r‖; the clipped sum is Σ_i c_i r_i ⊗ x_i (one batched matrix product) and Σ_i c_i r_i."""
+
+    def __init__(self, objective: Objective, feats: Tensor, y: Tensor) -> None:
+        self.objective, self.feats, self.y = objective, feats, y
+        self.feat_norms = feats.norm(2, dim=1)
+        lay = objective.linear_layout
+        sizes = dict(zip(objective.names, objective.numels))
+        offsets = dict(zip(objective.names, [sum(objective.numels[:i]) for i in range(len(objective.names))]))
+        self.weight = (offsets[lay.weight], sizes[lay.weight])
+        self.bias = (offsets[lay.bias], sizes[lay.bias]) if lay.bias is not None else None
+        self.classes = torch.arange(objective.n_outputs, device=feats.device)
+
+    def __call__(self, thetas: Tensor, idx: Tensor, valid: Tensor, clip: float) -> Tensor:
+        runs, C = thetas.shape[0], self.objective.n_outputs
+        Xb = self.feats[idx]  # (runs, W, f)
+        (w0, wn) = self.weight
+        W = thetas[:, w0:w0 + wn].reshape(runs, C, -1)
+        z = torch.bmm(Xb, W.transpose(1, 2))  # (runs, W, C): what nn.functional.linear computes
+        if self.bias is not None:
+            z = z + thetas[:, self.bias[0]:self.bias[0] + C].unsqueeze(1)
+        yb = self.y[idx]
+        if C == 1:
+            r = torch.sigmoid(z) - yb.to(z.dtype).unsqueeze(-1)
+            r_norm = r.squeeze(-1).abs()
+        else:
+            r = torch.softmax(z, dim=-1) - (yb.unsqueeze(-1) == self.classes).to(z.dtype)
+            r_norm = r.norm(2, dim=-1)
+        weight_norm = r_norm * self.feat_norms[idx]
+        norms = torch.hypot(weight_norm, r_norm) if self.bias is not None else weight_norm
+        cr = _clip_factor(norms, clip, valid).unsqueeze(-1) * r  # (runs, W, C)
+        out = torch.empty_like(thetas)
+        out[:, w0:w0 + wn] = torch.bmm(cr.transpose(1, 2), Xb).reshape(runs, wn)
+        if self.bias is not None:
+            out[:, self.bias[0]:self.bias[0] + C] = cr.sum(1)
+        return out
