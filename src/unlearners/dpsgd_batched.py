@@ -13,26 +13,28 @@ per epoch):
   with P(G > k) = (1 − q)^k, and the records at the positions cumsum(G) − 1 below n form the
   batch: each record is in it independently with probability q, up to the rounding of the
   logarithms (as ``rand < q`` is up to the rounding of the uniform). M covers the batch size's
-  mean plus :data:`MARGIN_SD` standard deviations; a step whose M gaps end before n (probability
-  below 1e-18 at the default, e.g. Poisson(256) above 436) continues the chain with rounds
+  mean plus :data:`MARGIN_SD` standard deviations; a step whose M gaps end before n (below 1e-18
+  at the default: more than 431 records where 255 are expected) continues the chain with rounds
   j = 1, 2, ... of M more words at counter (j·T + s)·M/4, T the run's steps, so no batch is cut.
-  About q·n + 10·sqrt(q·n) words a step instead of n: 131x fewer on the default Adult run.
+  About q·n + 10·sqrt(q·n) words a step instead of n: 432 instead of 34,190 on the default Adult
+  run (q = 1/134).
 * **Gaussian noise**: step s's d standard normals ξ_s (d = the model's parameter count) from
   the noise stream at counter s·B, B = ceil(2·ceil(d/2)/4) blocks, by Box-Muller in float64 as
   :func:`audit.trials.trial_noise` draws a trial's noise; the noise added to the clipped sum is
   z·C·ξ_s, split over the parameters in θ's order.
 
 The batched trainer (:func:`train_batched`) runs N runs from a stack of initial points: per step,
-per-sample gradients of every sampled record of every run (``vmap`` over runs of
-:meth:`~unlearners.objective.Objective.per_sample_grads`: closed form for a linear model,
-``vmap(grad)`` otherwise), Opacus's clipping rule (each record's gradient scaled by
+per-sample gradients of every sampled record of every run (closed form r ⊗ [x, 1] for a linear
+model; otherwise ``vmap`` over runs of :meth:`~unlearners.objective.Objective.per_sample_grads`,
+itself ``vmap(grad)``), Opacus's clipping rule (each record's gradient scaled by
 min(1, C / (‖g‖ + 1e-6)), the norm taken per parameter tensor and then over them), the clipped
 sum, the noise and the SGD step, for every run at once. Runs are computed in blocks of a fixed
 number of rows (the last padded with copies of its last run) and every step's batch is padded to
 the fixed width M, so every call has the same shapes and a run sits at the same position of a
 block wherever it is computed: run i's result does not depend on how many runs are stacked with
 it (shards and prefixes of a trial set are bit for bit the whole run's). The one exception is a
-step that overflows M (above): that epoch of its block is computed at a wider width.
+step that overflows M (above): that epoch of its block is computed at a wider width, so the
+block's other runs are not guaranteed the same last bits as in a set without that run.
 
 :class:`unlearners.dpsgd.DPSGD` trains the audit's own model with Opacus (the reference and the
 accountant) on these streams; its trials use this trainer, which equals Opacus's step to rounding
