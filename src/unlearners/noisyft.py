@@ -45,7 +45,7 @@ from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model
 from certify.certificate import Certificate, Condition, Constant, issue
 from certify.errors import Boolean, Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
 from certify.params import Param
-from unlearners.base import Capabilities
+from unlearners.base import Capabilities, Precision
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 
@@ -81,6 +81,12 @@ class NoisyFineTune(Retrain):
              "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)")
     certified = True
     capabilities = Capabilities(reruns=True, any_training=True)
+    # The certificate reads only (epsilon, delta, T, gamma, lam) and the radii, but the run itself enforces
+    # the radii: a float32 projection or clip can leave a norm above C2 or C1 by a rounding, which the
+    # sensitivity does not cover, so --dtype auto keeps float64.
+    precision = Precision(False, "(epsilon, delta, T, gamma, lam) and the radii C0, C1, C2, which the run enforces "
+                                 "by projection and clipping; kept in float64 so a rounding cannot leave a norm "
+                                 "above its radius")
     assumptions = (
         "none on the loss: no smoothness, convexity or Lipschitz constant; the radii C0, C1, C2 are enforced "
         "by projection and clipping",
