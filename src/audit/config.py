@@ -311,6 +311,9 @@ FIELDS: tuple[Field, ...] = (
           "if made by another configuration).", "run"),
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
+    Field("utility_records", 2000, Optional(Integer(10, 10_000_000), "for every record"),
+          "Records of a split the released (noisy) models are scored on: a seeded random subsample of a larger "
+          "split, its standard error reported.", "run"),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),
     Field("frontier", FRONTIER_EPSILONS, ListOf(Real(gt=0, le=100), min_len=0, distinct=True),
           "Epsilons of the privacy-utility frontier: released test accuracy of the unlearned model at each "
