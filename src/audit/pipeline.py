@@ -235,12 +235,17 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
         refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick)
     sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings, evaluated)
+    # known before the attacks: a model at chance is flagged first, and audited anyway (the release
+    # and its certificate are still what they are; the finding makes the pass vacuous)
+    not_learned = rules.original_not_learned(sections["utility"], config.confidence)
+    if not_learned and config.attacks:
+        log.warning("%s; the attacks run on it anyway", not_learned[0]["message"])
     attacked = _attack(method, inputs, worlds, config, sections["realized"], init, seeds["attacks"], tick, timings)
     sections["attacks"], sections["one_run"] = attacked.results, None
     if config.one_run_canaries is not None:
         with _clock(timings, "one_run_s"):
             sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
-    found = _findings(config, worlds.certificate, sections, attacked)
+    found = _findings(config, worlds.certificate, sections, attacked) + not_learned
     return _report(config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds,
                    timings=timings)
 
