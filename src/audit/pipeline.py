@@ -229,7 +229,8 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
             sections["ledger"] = _ledger(method, inputs.requests, releases, config, retrained, tick,
                                          child_seed(seeds["attacks"], "consecutive"))
     noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
-    sections["utility"], evaluated = _utility(inputs, worlds, config, noise_gen, seeds["noise"], tick)
+    with _clock(timings, "utility_s"):
+        sections["utility"], evaluated = _utility(inputs, worlds, config, noise_gen, seeds["noise"], tick)
     sections["tradeoff"] = tradeoff(
         method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
         points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
