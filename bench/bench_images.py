@@ -1,6 +1,6 @@
 """Benchmark: seed reproductions on image data, CPU-sized, and the cost of a CNN audit.
 
-Three parts, each printed into one JSON object (``--part`` runs one of them):
+Four parts, each printed into one JSON object (``--part`` runs one of them):
 
 ``hf_cnn``
     Hessian-free online unlearning (Qiao et al. 2024, §8.1) on a CNN: the paper's MNIST CNN
@@ -26,7 +26,12 @@ Three parts, each printed into one JSON object (``--part`` runs one of them):
     retrain 97.20/98.27/97.19) for comparison; the wall time and the peak resident memory of the
     whole command (the issue's target: under 10 minutes on 2 CPU cores).
 
-Usage: python bench/bench_images.py [--mnist DIR] [--part hf_cnn|cns_cnn|all] [--seeds 2]
+``cnn_eval``
+    Issue 26 item 2, paired in one process: CPU seconds of the CNN audit's utility stage, its
+    frontier and relearn's fine-tuning before evaluation-once (the code of e4c0f7f, restated here)
+    and after, on ``--eval-n`` MNIST training images and the 10,000 test images.
+
+Usage: python bench/bench_images.py [--mnist DIR] [--part hf_cnn|cns_cnn|cnn_eval|all] [--seeds 2]
 """
 
 from __future__ import annotations
