@@ -54,7 +54,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from audit.datasets import load_dataset  # noqa: E402
 from audit.trials import make_trials  # noqa: E402
-from unlearners import smoothness  # noqa: E402
 from unlearners.models import build_model  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
 from unlearners.r2d import RewindToDelete  # noqa: E402

@@ -1,6 +1,6 @@
 """Benchmark: seed reproductions on image data, CPU-sized, and the cost of a CNN audit.
 
-Three parts, each printed into one JSON object (``--part`` runs one of them):
+Four parts, each printed into one JSON object (``--part`` runs one of them):
 
 ``hf_cnn``
     Hessian-free online unlearning (Qiao et al. 2024, §8.1) on a CNN: the paper's MNIST CNN
@@ -26,7 +26,12 @@ Three parts, each printed into one JSON object (``--part`` runs one of them):
     retrain 97.20/98.27/97.19) for comparison; the wall time and the peak resident memory of the
     whole command (the issue's target: under 10 minutes on 2 CPU cores).
 
-Usage: python bench/bench_images.py [--mnist DIR] [--part hf_cnn|cns_cnn|all] [--seeds 2]
+``cnn_eval``
+    Issue 26 item 2, paired in one process: CPU seconds of the CNN audit's utility stage, its
+    frontier and relearn's fine-tuning before evaluation-once (the code of e4c0f7f, restated here)
+    and after, on ``--eval-n`` MNIST training images and the 10,000 test images.
+
+Usage: python bench/bench_images.py [--mnist DIR] [--part hf_cnn|cns_cnn|cnn_eval|all] [--seeds 2]
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from audit.datasets import load_dataset, select_forget  # noqa: E402
 from certify.errors import InvalidInput  # noqa: E402
+from unlearners.base import Unlearner  # noqa: E402
 from unlearners.hessian_free import HessianFree  # noqa: E402
 from unlearners.models import build_model  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
@@ -152,12 +158,102 @@ def cns_cnn(args) -> dict:
     }
 
 
+def _old_utility(objective, theta, splits, sigma, draws, gen) -> None:
+    """The utility stage per model before evaluation-once (e4c0f7f): separate accuracy and loss
+    passes over each whole split in the run's dtype, one release at a time."""
+    noisy = [Unlearner.release(theta, sigma, gen) for _ in range(draws)]
+    for Xs, ys in splits.values():
+        objective.accuracy(theta, Xs, ys), objective.loss(theta, Xs, ys)
+        [objective.accuracy(t, Xs, ys) for t in noisy], [objective.loss(t, Xs, ys) for t in noisy]
+
+
+def _old_frontier(objective, theta, sigmas, test, draws, gen) -> None:
+    """The frontier before (e4c0f7f): every epsilon's draws on the whole test split, the noiseless
+    accuracy once more."""
+    for sigma in sigmas:
+        [objective.accuracy(Unlearner.release(theta, sigma, gen), *test) for _ in range(draws)]
+    objective.accuracy(theta, *test)
+
+
+def _cpu(call) -> float:
+    t0 = time.process_time()
+    call()
+    return time.process_time() - t0
+
+
+def cnn_eval(args) -> dict:
+    """Before/after, in one process, of the CNN audit's evaluation stages and relearn's fine-tuning on
+    ``--eval-n`` MNIST training images and the 10,000 test images: the utility stage (3 models, their
+    retain/forget/test splits, ``--eval-draws`` noise draws) and the frontier (7 epsilons), CPU seconds."""
+    from attacks.relearn import _fine_tune
+    from audit.evaluation import noisy_dtype, outputs, subsample
+    from audit.measurements import released_scores
+
+    data = load_dataset(f"idx:{args.mnist}", seed=0, max_train=args.eval_n, feature_map={"row_norm": "none"})
+    X, y = torch.as_tensor(data.X_train, dtype=torch.float64), torch.as_tensor(data.y_train)
+    test = (torch.as_tensor(data.X_test, dtype=torch.float64), torch.as_tensor(data.y_test))
+    objective = Objective(build_model("cnn", tuple(X.shape[1:]), 10).double())
+    gen = torch.Generator().manual_seed(0)
+    models = [default_init(objective, gen, torch.float64) for _ in range(3)]
+    forget = torch.arange(int(args.eval_n * 0.01))
+    splits = {"retain": (X[len(forget):], y[len(forget):]), "forget": (X[forget], y[forget]), "test": test}
+    sigma, draws, sigmas = 0.05, args.eval_draws, [0.05 * 2 ** i for i in range(7)]
+    before_u = _cpu(lambda: [_old_utility(objective, t, splits, sigma, draws, gen) for t in models])
+    before_f = _cpu(lambda: _old_frontier(objective, models[1], sigmas, test, draws, gen))
+    dtype = noisy_dtype(objective, torch.float64)
+    records = torch.Generator().manual_seed(1)
+
+    def after_utility():
+        noisy = {k: (Xs.to(dtype), ys) for k, (Xs, ys) in
+                 ((k, subsample(*xy, 2000, records)) for k, xy in splits.items())}
+        for t in models:
+            [outputs(objective, t, Xs, ys) for Xs, ys in splits.values()]
+            released_scores(objective, t, sigma, draws, gen, noisy)
+        return noisy
+
+    holder = {}
+    after_u = _cpu(lambda: holder.update(noisy=after_utility()))
+    after_f = _cpu(lambda: [released_scores(objective, models[1], s, draws, gen, {"test": holder["noisy"]["test"]})
+                            for s in sigmas[1:]])  # the certificate's sigma is reused from the utility stage
+    thetas = models[0] + 0.05 * torch.randn(args.relearn_models, objective.dim, generator=gen, dtype=torch.float64)
+    Xf, yf = splits["forget"]
+    target = float(objective.loss(models[0], Xf, yf)) * 0.5  # unreachable: every model runs every step
+
+    def old_relearn():
+        loss = torch.func.vmap(objective.loss, in_dims=(0, None, None))
+        step = torch.func.vmap(objective.grad, in_dims=(0, None, None))
+        theta = thetas.clone()
+        for _ in range(args.relearn_steps):
+            loss(theta, Xf, yf)
+            theta = theta - 0.03 * step(theta, Xf, yf)
+
+    _fine_tune(objective, thetas[:2], Xf, yf, target_loss=target, lr=0.03, max_steps=1, stop_early=False)  # warm-up
+    before_r = _cpu(old_relearn)
+    after_r = _cpu(lambda: _fine_tune(objective, thetas, Xf, yf, target_loss=target, lr=0.03,
+                                      max_steps=args.relearn_steps - 1, stop_early=False))
+    return {
+        "setting": {"train_images": args.eval_n, "test_images": int(test[1].numel()), "forget": int(forget.numel()),
+                    "noise_draws": draws, "frontier_epsilons": 7, "models": 3, "dtype": "float64 run",
+                    "utility_records": 2000, "relearn_models": args.relearn_models,
+                    "relearn_steps": args.relearn_steps, "threads": torch.get_num_threads()},
+        "cpu_s": {"utility_before": before_u, "utility_after": after_u, "frontier_before": before_f,
+                  "frontier_after": after_f, "relearn_before": before_r, "relearn_after": after_r},
+        "speedup": {"utility": before_u / after_u, "frontier": before_f / after_f, "relearn": before_r / after_r},
+        "note": "CPU seconds of one process on a shared 2-core machine loaded by other sessions (load average about "
+                "10): ratios are paired in one run, absolute values are not the machine's unloaded speed",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mnist", type=Path, default=DEFAULT_MNIST)
     parser.add_argument("--fashion", type=Path, default=None, help="Fashion-MNIST IDX folder (optional)")
     parser.add_argument("--fashion-n", type=int, default=1000)
-    parser.add_argument("--part", choices=("hf_cnn", "cns_cnn", "all"), default="all")
+    parser.add_argument("--part", choices=("hf_cnn", "cns_cnn", "cnn_eval", "all"), default="all")
+    parser.add_argument("--eval-n", type=int, default=2000, help="training images of the cnn_eval part")
+    parser.add_argument("--eval-draws", type=int, default=20, help="noise draws of the cnn_eval part")
+    parser.add_argument("--relearn-models", type=int, default=256)
+    parser.add_argument("--relearn-steps", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--hf-n", type=int, default=400)
     parser.add_argument("--cns-n", type=int, default=10_000)
@@ -173,6 +269,8 @@ def main() -> None:
         out["hf_cnn"] = hf_cnn(args)
     if args.part in ("cns_cnn", "all"):
         out["cns_cnn"] = cns_cnn(args)
+    if args.part in ("cnn_eval", "all"):
+        out["cnn_eval"] = cnn_eval(args)
     print(json.dumps(out, indent=2))
 
 

@@ -28,10 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from attacks.epsilon import clopper_pearson_epsilon  # noqa: E402
 from audit.trials import rerun_trials  # noqa: E402
-from synthetic import synthetic  # noqa: E402
 from unlearners.models import build_model  # noqa: E402
 from unlearners.noisyft import NoisyFineTune  # noqa: E402
 from unlearners.objective import Objective, default_init  # noqa: E402
+
+from synthetic import synthetic  # noqa: E402
 
 FORGET = torch.tensor([0, 5, 9])
 

@@ -8,7 +8,6 @@ runs' attack sections are identical. Prints one JSON object.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -19,10 +18,10 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "bench")]
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # what deterministic cuBLAS requires
 
 import torch  # noqa: E402
+from bench_caller import digits  # noqa: E402
 
 import audit  # noqa: E402
 from audit.config import AuditConfig  # noqa: E402
-from bench_caller import digits  # noqa: E402
 from test_caller import DigitsCNN, cnn_finetune, cnn_train  # noqa: E402
 
 

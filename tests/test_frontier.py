@@ -25,6 +25,15 @@ def test_the_point_at_the_requested_epsilon_carries_the_certificates_sigma(r2d):
     assert points[1.0].sigma == r2d.certificate.sigma  # the same function issued both
 
 
+def test_the_frontier_reuses_the_utility_stages_draws_and_states_their_error(r2d):
+    point, test = {p.epsilon: p for p in r2d.frontier.points}[1.0], r2d.utility.unlearned.test
+    assert point.test_accuracy_mean == test.noisy_accuracy_mean and point.test_accuracy_std == test.noisy_accuracy_std
+    assert point.test_accuracy_se == test.noisy_accuracy_se > 0
+    assert r2d.frontier.test_records == test.noisy_records  # the default Adult test split is above 2,000
+    assert test.noisy_records == 2000 and r2d.utility.unlearned.noisy_dtype == "float32"
+    assert r2d.utility.unlearned.retain.noisy_records < 300  # max_train=300: the whole retain split
+
+
 def test_sigma_falls_as_epsilon_grows_and_accuracy_approaches_the_noiseless_model(r2d):
     pts = r2d.frontier.points
     assert all(a.sigma > b.sigma for a, b in zip(pts, pts[1:]))

@@ -55,6 +55,16 @@ def test_vmap_over_parameter_vectors():
     assert torch.allclose(batched, torch.stack([obj.loss(t, X, y) for t in thetas]))
 
 
+def test_loss_and_grad_is_loss_and_grad_bit_for_bit_under_vmap():
+    # relearn's fine-tuning takes both from one forward pass and must measure the same steps
+    for model, classes in (("logreg", 3), ("mlp", 3)):
+        obj, theta, X, y = _setup(model, classes)
+        thetas = torch.stack([theta, 2 * theta, -theta])
+        value, g = vmap(obj.loss_and_grad, in_dims=(0, None, None))(thetas, X, y)
+        assert torch.equal(value, vmap(obj.loss, in_dims=(0, None, None))(thetas, X, y))
+        assert torch.equal(g, vmap(obj.grad, in_dims=(0, None, None))(thetas, X, y))
+
+
 def test_init_is_a_function_of_the_seed():
     obj, _, _, _ = _setup("mlp")
     a = default_init(obj, torch.Generator().manual_seed(5))

@@ -100,3 +100,22 @@ def test_mcnemar_p_value_equals_scipy_binomtest():
         expected = binomtest(b, b + c, 0.5, alternative="greater").pvalue if b + c else 1.0
         assert out.p_value == pytest.approx(expected, rel=1e-12, abs=1e-300)
         assert (b > 0) == (shift > 0)
+
+
+@pytest.mark.parametrize("original, n, flagged", [
+    (0.175, 300, False),   # the CNN: 0.175 against a 0.11 majority rate on 300 records is above chance
+    (0.115, 300, True),    # within the margin
+    (0.13, 100, True),     # 2 points above, but 13 of 100 right is likely at chance (p ~ 0.3)
+    (0.13, 10_000, False),  # the same rate on 10,000 records is not chance
+    (0.90, 1000, False),
+])
+def test_an_original_model_at_chance_is_flagged_by_margin_and_exact_test(original, n, flagged):
+    from audit.findings import original_not_learned
+
+    u = _utility(n=n, chance=0.11)
+    u.original = NS(test=NS(accuracy=original))
+    found = original_not_learned(u, 0.95)
+    assert bool(found) is flagged
+    if found:
+        assert found[0]["code"] == "original-not-learned" and CODES["original-not-learned"].vacuous
+        assert verdict_of(found) == "consistent" and f"{original:.4f}" in found[0]["message"]

@@ -285,7 +285,8 @@ FIELDS: tuple[Field, ...] = (
     Field("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps.", "training"),
     Field("eta", None, Optional(Real(gt=0), "for the method's choice"),
           "Constant step size (default: horizon/(L*T)).", "training"),
-    Field("horizon", 6.0, Real(gt=0), "eta*L*T when --eta is not given.", "training"),
+    Field("horizon", None, Optional(Real(gt=0), "for 6, or T/2 for the built-in cnn (a step of 1/(2L))"),
+          "eta*L*T when --eta is not given.", "training"),
     Field("rewind", None, Optional(Integer(0)), "K: rewind steps (at most steps).", "training"),
     Field("rewind_fraction", None, Optional(Real(ge=0, le=1)), "K as a fraction of T (default 0.95).",
           "training"),
@@ -314,6 +315,9 @@ FIELDS: tuple[Field, ...] = (
           "if made by another configuration).", "run"),
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
+    Field("utility_records", 2000, Optional(Integer(10, 10_000_000), "for every record"),
+          "Records of a split the released (noisy) models are scored on: a seeded random subsample of a larger "
+          "split, its standard error reported.", "run"),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),
     Field("frontier", FRONTIER_EPSILONS, ListOf(Real(gt=0, le=100), min_len=0, distinct=True),
           "Epsilons of the privacy-utility frontier: released test accuracy of the unlearned model at each "

@@ -126,6 +126,12 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "the caller's training gave two different models from one seed: the trials mix randomness sources "
                 "the audit does not control, and cannot be reproduced from the recorded seeds",
                 short="the training code is not reproducible from its seed", vacuous=True),
+    FindingCode("original-not-learned", "warning", "consistent",
+                "the original model's noiseless test accuracy is not above always predicting the most frequent "
+                "class (by the chance margin and a one-sided exact binomial test at the run's confidence): there is "
+                "nothing learned to unlearn, and the attacks measure a model at chance; raise the steps or the step "
+                "size",
+                short="the original model did not learn", vacuous=True),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -473,3 +479,23 @@ def degenerate_trials(reason: str) -> dict[str, str]:
 def attacks_skipped() -> dict[str, str]:
     return finding("attacks-skipped", "no finite noise certifies this run, so there is no released model to "
                                       "attack; the attacks were skipped")
+
+
+def original_not_learned(utility: Any, confidence: float) -> list[dict[str, str]]:
+    """``original-not-learned`` when the original model's test accuracy a on n records is not above
+    the majority-class rate c: a <= c + CHANCE_MARGIN, or P[Bin(n, c) >= a·n] >= 1 − ``confidence``
+    (the exact one-sided binomial tail: a model that learned nothing scores Bin(n, c)). The audit
+    knows this right after the utility stage, before the attacks are spent on the model."""
+    from scipy.special import bdtrc  # the exact tail, without scipy.stats' 0.6 s import
+
+    test, chance = utility.original.test, utility.test_chance_accuracy
+    n = utility.unlearned_vs_retrained.n
+    right = round(test.accuracy * n)
+    p = float(bdtrc(right - 1, n, chance)) if right > 0 else 1.0
+    if test.accuracy > chance + CHANCE_MARGIN and p < 1 - confidence:
+        return []
+    return [finding("original-not-learned",
+                    f"the original model's test accuracy {test.accuracy:.4f} on {n} records is not above the most "
+                    f"frequent class's rate {chance:.4f} (margin {CHANCE_MARGIN:g}; one-sided binomial p = {p:.2g}): "
+                    "the model learned nothing to unlearn, and the attacks measure a model at chance; raise the "
+                    "steps or the step size (the built-in cnn: see its recipe)")]

@@ -13,7 +13,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from audit.evaluation import Scores, accuracy_se, score
 from audit.report import schema
+from audit.trials import noise_draws
 from certify.mechanisms import epsilon_for
 from unlearners.base import Unlearner
 from unlearners.objective import Objective
@@ -50,40 +52,64 @@ def _gaussian_epsilon(sigma: float, delta: float, distance: float) -> float:
     return epsilon_for(sigma, delta, distance, "analytic")
 
 
-def model_utility(objective: Objective, theta: Tensor, splits: dict, sigma: float, draws: int,
-                  gen: torch.Generator) -> schema.ModelUtility:
-    """Accuracy and loss of one model per split, noiseless and released (mean ± std over draws)."""
-    noisy = [Unlearner.release(theta, sigma, gen) for _ in range(draws)] if 0 < sigma < math.inf else []
+def released_scores(objective: Objective, theta: Tensor, sigma: float, draws: int, gen: torch.Generator,
+                    noisy_splits: dict) -> dict[str, Scores]:
+    """``draws`` releases θ + N(0, σ²I) of one model (one block from ``gen``), scored on each
+    split of ``noisy_splits`` (records already subsampled and cast, :mod:`audit.evaluation`); empty
+    when σ is 0 or not finite."""
+    if not 0 < sigma < math.inf:
+        return {}
+    thetas = noise_draws(theta, sigma, draws, gen)
+    return {split: score(objective, thetas, Xs, ys) for split, (Xs, ys) in noisy_splits.items()}
+
+
+def model_utility(passes: dict, sigma: float, released: dict[str, Scores], populations: dict[str, int],
+                  dtype: torch.dtype) -> schema.ModelUtility:
+    """Accuracy and loss of one model per split, noiseless (``passes``: split -> per-record loss and
+    correct, :func:`audit.evaluation.outputs`) and released (mean ± std over the draws' ``released``
+    scores, with the standard error of the mean accuracy over ``populations`` records)."""
     out = {}
-    for split, (Xs, ys) in splits.items():
-        entry = {"accuracy": float(objective.accuracy(theta, Xs, ys)), "loss": float(objective.loss(theta, Xs, ys))}
-        if noisy:
-            accs = torch.stack([objective.accuracy(t, Xs, ys) for t in noisy])
-            losses = torch.stack([objective.loss(t, Xs, ys) for t in noisy])
-            entry.update(noisy_accuracy_mean=float(accs.mean()), noisy_accuracy_std=float(accs.std()),
-                         noisy_loss_mean=float(losses.mean()), noisy_loss_std=float(losses.std()))
+    for split, (per_loss, right) in passes.items():
+        n = int(right.numel())
+        entry = {"accuracy": int(right.sum()) / n, "loss": float(per_loss.sum(dtype=torch.float64)) / n}
+        if split in released:
+            scores = released[split]
+            entry.update(noisy_accuracy_mean=float(scores.accuracy.mean()), noisy_accuracy_std=_std(scores.accuracy),
+                         noisy_loss_mean=float(scores.loss.mean()), noisy_loss_std=_std(scores.loss),
+                         noisy_records=int(scores.hits.numel()),
+                         noisy_accuracy_se=accuracy_se(scores, populations[split]))
         elif math.isfinite(sigma):
             entry.update(noisy_accuracy_mean=entry["accuracy"], noisy_accuracy_std=0.0,
                          noisy_loss_mean=entry["loss"], noisy_loss_std=0.0)
         out[split] = schema.SplitUtility(**entry)
-    return schema.ModelUtility(**out, noise_draws=len(noisy))
+    draws = int(next(iter(released.values())).accuracy.numel()) if released else 0
+    return schema.ModelUtility(**out, noise_draws=draws,
+                               noisy_dtype=str(dtype).removeprefix("torch.") if released else None)
+
+
+def _std(values: Tensor) -> float:
+    """The draws' standard deviation (0 for one draw, where torch's would be NaN)."""
+    return float(values.std()) if values.numel() > 1 else 0.0
 
 
 def unlearned_vs_retrained(objective: Objective, unlearned: Tensor, retrained: Tensor,
                            test: tuple[Tensor, Tensor]) -> schema.UnlearnedVsRetrained:
     """The two noiseless models record by record on the test split, with an exact one-sided
     binomial (McNemar) test of "the unlearned model is the wrong one more often"."""
+    X, y = test
+    return agreement(objective.predict(unlearned, X) == y, objective.predict(retrained, X) == y)
+
+
+def agreement(u_right: Tensor, r_right: Tensor) -> schema.UnlearnedVsRetrained:
+    """:func:`unlearned_vs_retrained` from each model's per-record correctness on the test split."""
     from scipy.special import bdtrc  # scipy.stats (binomtest) costs 0.6 s to import; this is its exact tail
 
-    X, y = test
-    u_right = objective.predict(unlearned, X) == y
-    r_right = objective.predict(retrained, X) == y
     b = int((r_right & ~u_right).sum())
     c = int((u_right & ~r_right).sum())
     # binomtest(b, b + c, 0.5, alternative="greater").pvalue = P[Bin(b + c, 1/2) >= b] = bdtrc(b - 1, ...)
     p = float(bdtrc(b - 1, b + c, 0.5)) if b > 0 else 1.0
-    return schema.UnlearnedVsRetrained(n=int(y.numel()), unlearned_wrong_retrained_right=b,
-                                       retrained_wrong_unlearned_right=c, accuracy_gap=(b - c) / int(y.numel()),
+    return schema.UnlearnedVsRetrained(n=int(u_right.numel()), unlearned_wrong_retrained_right=b,
+                                       retrained_wrong_unlearned_right=c, accuracy_gap=(b - c) / int(u_right.numel()),
                                        p_value=min(1.0, p))
 
 
@@ -92,14 +118,14 @@ def chance_accuracy(y: Tensor) -> float:
     return float(torch.bincount(y).max()) / int(y.numel())
 
 
-def loss_histograms(objective: Objective, models: dict, splits: dict, bins: int = 40) -> schema.LossHistograms:
-    """Per-record loss histograms (shared bin edges) of each noiseless model on each split.
+def loss_histograms(per_record: dict, bins: int = 40) -> schema.LossHistograms:
+    """Per-record loss histograms (shared bin edges) of each noiseless model on each split, from
+    ``per_record``: model -> split -> per-record losses (the utility stage's passes).
 
     Counts, not losses, go into the report: the distribution is what an auditor compares, and
     raw per-record values of the forget set would themselves be personal data.
     """
-    losses = {name: {split: objective.per_sample_loss(theta, Xs, ys).detach().cpu().numpy()
-                     for split, (Xs, ys) in splits.items()} for name, theta in models.items()}
+    losses = {name: {split: v.detach().cpu().numpy() for split, v in per.items()} for name, per in per_record.items()}
     top = max(float(np.quantile(v, 0.995)) for per in losses.values() for v in per.values())
     edges = np.linspace(0.0, max(top, 1e-12), bins + 1)
     counts = {name: {split: [int(c) for c in np.histogram(np.clip(v, 0, edges[-1]), bins=edges)[0]]
@@ -149,8 +175,14 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
 
 def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, epsilons: tuple[float, ...],
              delta: float, mechanism: str, objective: Objective, test: tuple[Tensor, Tensor], draws: int,
-             gen: torch.Generator) -> schema.Frontier | schema.FrontierNotApplicable:
+             gen: torch.Generator, noiseless: float | None = None, known: tuple[float, Scores] | None = None,
+             population: int | None = None) -> schema.Frontier | schema.FrontierNotApplicable:
     """Released test accuracy of the unlearned model ``theta`` at each ε of ``epsilons``.
+
+    ``test`` is the set the releases are scored on (the utility stage's subsample, cast); the
+    utility stage's passes are reused: ``noiseless`` (the unlearned model's test accuracy) and
+    ``known`` = (σ, scores) of its releases at the certificate's σ, for the ε whose σ is that one.
+    ``population``: the test split's size, for the standard error of a subsample.
 
     One trained and unlearned model serves every ε: only the noise changes. σ at each ε is the
     method's own certificate there (``method.certify``, the function that issued the run's
@@ -175,24 +207,37 @@ def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, e
         return schema.FrontierNotApplicable(applicable=False, reason=(
             "the classic Gaussian mechanism calibrates epsilon <= 1 only, and every frontier epsilon is above 1"))
     X, y = test
+    population = int(y.numel()) if population is None else population
+    if noiseless is None:
+        noiseless = float(score(objective, theta.unsqueeze(0), X, y).accuracy[0])
     points = []
     for eps in sorted(usable):
         sigma = float(method.certify(forget, eps, delta, mechanism).sigma)
         if not math.isfinite(sigma):
             continue
-        accs = torch.stack([objective.accuracy(Unlearner.release(theta, sigma, gen), X, y) for _ in range(draws)])
-        points.append(schema.FrontierPoint(epsilon=float(eps), sigma=sigma, test_accuracy_mean=float(accs.mean()),
-                                           test_accuracy_std=float(accs.std()) if draws > 1 else 0.0))
+        if sigma == 0:  # the release is the noiseless model
+            points.append(schema.FrontierPoint(epsilon=float(eps), sigma=0.0, test_accuracy_mean=noiseless,
+                                               test_accuracy_std=0.0, test_accuracy_se=0.0))
+            continue
+        known_here = known is not None and sigma == known[0]
+        scores = known[1] if known_here else score(objective, noise_draws(theta, sigma, draws, gen), X, y)
+        points.append(schema.FrontierPoint(epsilon=float(eps), sigma=sigma,
+                                           test_accuracy_mean=float(scores.accuracy.mean()),
+                                           test_accuracy_std=_std(scores.accuracy),
+                                           test_accuracy_se=accuracy_se(scores, population)))
     if not points:
         return schema.FrontierNotApplicable(applicable=False, reason="no finite noise certifies any frontier epsilon")
     note = (f"test accuracy of U(A(D), D, Z) + N(0, sigma^2 I) over {draws} noise draws at each epsilon; sigma is "
             f"the method's certificate at that epsilon and delta = {delta:g}")
+    if int(y.numel()) < population:
+        note += (f"; the released models are scored on {int(y.numel())} of the {population} test records (a seeded "
+                 "random subsample: test_accuracy_se states its error)")
     if certificate.kind == "exact":
         note += "; an exact method releases the noiseless model at every epsilon"
     if left_out:
         note += "; left out: epsilon " + ", ".join(f"{e:g}" for e in left_out) + " (classic mechanism: epsilon <= 1)"
     return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
-                           test_accuracy_noiseless=float(objective.accuracy(theta, X, y)), points=points, note=note)
+                           test_accuracy_noiseless=noiseless, points=points, note=note, test_records=int(y.numel()))
 
 
 def _rerun_frontier(method: Unlearner, forget: Tensor, *, epsilons: tuple[float, ...], delta: float, mechanism: str,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from unlearners.base import Unlearner
+from unlearners.models import default_horizon
 from unlearners.objective import Objective
 from unlearners.registry import get_method
 
@@ -18,7 +19,8 @@ def audit_supplied(config: Any, seeds: dict[str, int]) -> dict[str, Any]:
     """The audit settings a method option may be fed from (the values of ``Param.audit``)."""
     rewind = config.resolved_rewind()
     return {
-        "steps": config.steps, "eta": config.eta, "horizon": config.horizon,
+        "steps": config.steps, "eta": config.eta,
+        "horizon": default_horizon(config.model, config.steps) if config.horizon is None else config.horizon,
         "rewind": config.steps if rewind is None else rewind,
         "constants": dict(config.constants), "seed": seeds["estimators"],
         "epsilon": config.epsilon, "delta": config.delta,
@@ -42,7 +44,6 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
     passed to ``audit.run`` or named by ``config.train``/``config.unlearn`` (``module:...``).
     Either way the audit then runs the one method it gets through the same stages."""
     from audit.config import CALLER_CODE
-
     from audit.seeds import child_seed
 
     if config.method != CALLER_CODE:

@@ -45,16 +45,18 @@ from audit.audited_model import describe
 from audit.commitment import check_salt, commitment
 from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
 from audit.datasets import AuditData
+from audit.evaluation import Evaluated, noisy_dtype, outputs, subsample
 from audit.inputs import identifier, load_inputs, resolve_device, split_requests, to_tensor, with_caller_inputs
 from audit.measurements import (
+    agreement,
     chance_accuracy,
     frontier,
     loss_histograms,
     model_utility,
     parameters,
     realized,
+    released_scores,
     tradeoff,
-    unlearned_vs_retrained,
 )
 from audit.memory import activation_width
 from audit.methods import build_method, caller_code, run_dtype
@@ -227,18 +229,24 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
             sections["ledger"] = _ledger(method, inputs.requests, releases, config, retrained, tick,
                                          child_seed(seeds["attacks"], "consecutive"))
     noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
-    sections["utility"] = _utility(inputs, worlds, config.noise_draws, noise_gen, tick)
+    with _clock(timings, "utility_s"):
+        sections["utility"], evaluated = _utility(inputs, worlds, config, noise_gen, seeds["noise"], tick)
     sections["tradeoff"] = tradeoff(
         method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
         points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
         refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick)
-    sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings)
+    sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings, evaluated)
+    # known before the attacks: a model at chance is flagged first, and audited anyway (the release
+    # and its certificate are still what they are; the finding makes the pass vacuous)
+    not_learned = rules.original_not_learned(sections["utility"], config.confidence)
+    if not_learned and config.attacks:
+        log.warning("%s; the attacks run on it anyway", not_learned[0]["message"])
     attacked = _attack(method, inputs, worlds, config, sections["realized"], init, seeds["attacks"], tick, timings)
     sections["attacks"], sections["one_run"] = attacked.results, None
     if config.one_run_canaries is not None:
         with _clock(timings, "one_run_s"):
             sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
-    found = _findings(config, worlds.certificate, sections, attacked)
+    found = _findings(config, worlds.certificate, sections, attacked) + not_learned
     return _report(config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds,
                    timings=timings)
 
@@ -368,10 +376,13 @@ def _certify(method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Wor
     return worlds, realized_, recovery
 
 
-def _utility(inputs: Inputs, worlds: Worlds, noise_draws: int, noise_gen: torch.Generator,
-             tick: Progress) -> schema.Utility:
+def _utility(inputs: Inputs, worlds: Worlds, config: AuditConfig, noise_gen: torch.Generator, seed: int,
+             tick: Progress) -> tuple[schema.Utility, Evaluated]:
     """Accuracy and loss of the three models on the retain, forget and test sets, noiseless and
-    released (``noise_draws`` draws of the certificate's σ); their loss histograms."""
+    released (``noise_draws`` draws of the certificate's σ, scored in float32 on at most
+    ``utility_records`` records of a split, :mod:`audit.evaluation`); their loss histograms. One
+    forward pass per model and split serves the accuracy, the loss, the histograms and the
+    test-set agreement; the frontier reuses the passes it returns."""
     tick("utility", 0, 1)
     X, y, forget = inputs.X, inputs.y, inputs.forget
     keep = torch.ones(int(X.shape[0]), dtype=torch.bool, device=inputs.device)
@@ -379,19 +390,31 @@ def _utility(inputs: Inputs, worlds: Worlds, noise_draws: int, noise_gen: torch.
     splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": inputs.test}
     models = {"original": worlds.original, "unlearned": worlds.unlearned, "retrained": worlds.retrained}
     objective, sigma = inputs.objective, worlds.certificate.sigma
+    passes = {name: {split: outputs(objective, theta, Xs, ys) for split, (Xs, ys) in
+                     {**splits, "unseen": inputs.unseen}.items()} for name, theta in models.items()}
+    dtype = noisy_dtype(objective, inputs.dtype)
+    records = torch.Generator().manual_seed(child_seed(seed, "utility-records"))
+    noisy_splits = {split: (Xs.to(dtype), ys) for split, (Xs, ys) in
+                    ((s, subsample(*xy, config.utility_records, records)) for s, xy in splits.items())}
+    released = {name: released_scores(objective, theta, sigma, config.noise_draws, noise_gen, noisy_splits)
+                for name, theta in models.items()}
+    populations = {split: int(ys.numel()) for split, (_, ys) in splits.items()}
     utility = schema.Utility(
-        **{name: model_utility(objective, theta, splits, sigma, noise_draws, noise_gen)
-           for name, theta in models.items()},
-        loss_histograms=loss_histograms(objective, models, {"forget": splits["forget"],
-                                                            "retain": splits["retain"], "unseen": inputs.unseen}),
+        **{name: model_utility({s: passes[name][s] for s in splits}, sigma, released[name], populations, dtype)
+           for name in models},
+        loss_histograms=loss_histograms({name: {s: passes[name][s][0] for s in ("forget", "retain", "unseen")}
+                                         for name in models}),
         test_chance_accuracy=chance_accuracy(inputs.test[1]),
-        unlearned_vs_retrained=unlearned_vs_retrained(objective, worlds.unlearned, worlds.retrained, inputs.test))
+        unlearned_vs_retrained=agreement(passes["unlearned"]["test"][1], passes["retrained"]["test"][1]))
     tick("utility", 1, 1)
-    return utility
+    test_scores = released["unlearned"].get("test")
+    return utility, Evaluated(test=noisy_splits["test"], population=populations["test"],
+                              noiseless=utility.unlearned.test.accuracy,
+                              known=None if test_scores is None else (float(sigma), test_scores))
 
 
 def _frontier(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConfig, seed: int,
-              tick: Progress, timings: dict) -> Any:
+              tick: Progress, timings: dict, evaluated: Evaluated) -> Any:
     """The released accuracy of the unlearned model at each ε of ``config.frontier`` (None
     without); not applicable to a sequence of requests."""
     if not config.frontier:
@@ -403,8 +426,9 @@ def _frontier(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditCo
     with _clock(timings, "frontier_s"):
         front = frontier(method, worlds.certificate, inputs.forget, worlds.unlearned, epsilons=tuple(config.frontier),
                          delta=config.delta, mechanism=config.mechanism, objective=inputs.objective,
-                         test=inputs.test, draws=config.noise_draws,
-                         gen=torch.Generator().manual_seed(child_seed(seed, "frontier")))
+                         test=evaluated.test, draws=config.noise_draws,
+                         gen=torch.Generator().manual_seed(child_seed(seed, "frontier")),
+                         noiseless=evaluated.noiseless, known=evaluated.known, population=evaluated.population)
     tick("frontier", 1, 1)
     return front
 

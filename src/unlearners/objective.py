@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call, grad, jvp, vjp, vmap
+from torch.func import functional_call, grad, grad_and_value, jvp, vjp, vmap
 
 from certify.errors import InvalidInput
 
@@ -137,7 +137,10 @@ class Objective:
 
     def predict(self, theta: Tensor, X: Tensor) -> Tensor:
         """Predicted labels: shape (N,), int64."""
-        out = self.logits(theta, X)
+        return self.labels_of_outputs(self.logits(theta, X))
+
+    def labels_of_outputs(self, out: Tensor) -> Tensor:
+        """The labels model outputs (as :meth:`logits` returns them) predict: shape (N,), int64."""
         if self.n_outputs == 1:
             return (out > 0).long()
         return out.argmax(dim=-1)
@@ -163,6 +166,15 @@ class Objective:
             return grad(self.loss)(theta, X, y)
         total = grad(self._summed_loss)
         return sum(total(theta, X[i:i + GRAD_CHUNK], y[i:i + GRAD_CHUNK]) for i in range(0, n, GRAD_CHUNK)) / n
+
+    def loss_and_grad(self, theta: Tensor, X: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        """(f_D(θ), ∇f_D(θ)), equal to :meth:`loss` and :meth:`grad`: one forward pass serves both
+        where :meth:`grad` is ``torch.func.grad`` of the loss (a non-linear model on at most
+        :data:`GRAD_CHUNK` records); ``vmap``-able."""
+        if self._features(X) is not None or (not self.is_linear and int(X.shape[0]) > GRAD_CHUNK):
+            return self.loss(theta, X, y), self.grad(theta, X, y)
+        g, value = grad_and_value(self.loss)(theta, X, y)
+        return value, g
 
     def _summed_loss(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor:
         return self.per_sample_loss(theta, X, y).sum()

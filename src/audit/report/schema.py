@@ -459,7 +459,7 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget")
+CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "utility_records")
 
 
 def _config_model() -> type[BaseModel]:
@@ -766,6 +766,12 @@ class SplitUtility(_Section):
     noisy_accuracy_std: ExtNonNeg = Absent()
     noisy_loss_mean: ExtNonNeg = Absent()
     noisy_loss_std: ExtNonNeg = Absent()
+    noisy_records: PosCount | None = None
+    """Records the released draws were scored on: a seeded random subsample when fewer than the
+    split's (None: every record, or no draws)."""
+    noisy_accuracy_se: ExtNonNeg | None = None
+    """Standard error of ``noisy_accuracy_mean`` as the mean released accuracy on the whole split:
+    the draws' spread and, for a subsample, the records' (conservative)."""
 
     @model_validator(mode="after")
     def _noisy_all_or_none(self) -> SplitUtility:
@@ -784,6 +790,8 @@ class ModelUtility(_Section):
     test: SplitUtility
     noise_draws: Count
     """Released draws behind the ``noisy_*`` values (0 when σ is 0 or not finite)."""
+    noisy_dtype: Str | None = None
+    """Precision the released draws were scored in (float32 in a float64 run: no certificate reads them)."""
 
 
 class SplitCounts(_Section):
@@ -895,6 +903,8 @@ class FrontierPoint(_Section):
     """Test accuracy of the unlearned model plus that noise, mean over ``noise_draws`` draws."""
     test_accuracy_std: ExtNonNeg
     """Its standard deviation over the draws (0 without noise)."""
+    test_accuracy_se: ExtNonNeg | None = None
+    """Standard error of ``test_accuracy_mean`` (the draws' and, for a subsample, the records' spread)."""
 
 
 class Frontier(_Section):
@@ -910,6 +920,8 @@ class Frontier(_Section):
     points: Annotated[list[FrontierPoint], Field(min_length=1)]
     note: Str
     """What the curve is and, where some requested epsilons are left out, why."""
+    test_records: PosCount | None = None
+    """Test records the released models were scored on (a seeded subsample when below the split's size)."""
 
 
 class FrontierNotApplicable(_Section):
