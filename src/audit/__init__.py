@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit import allocator
+
+# before torch allocates: glibc keeps batched work's freed buffers (audit.allocator says when not)
+allocator.tune()
+
 __all__ = ["AuditConfig", "AuditReport", "challenge", "compare", "run"]
 
 _WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline",
