@@ -29,6 +29,9 @@ import textwrap
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results" / "allocator.json"
+#: Retrain-mode trials of retraining itself: each trial trains the MLP from a fresh initial point (learn
+#: and retrain); r2d's fit of the MLP first estimates its constants, minutes of CPU outside the trials.
+METHOD = "retrain"
 
 _CHILD = textwrap.dedent("""
     import hashlib, json, resource, sys
@@ -43,7 +46,7 @@ _CHILD = textwrap.dedent("""
     from unlearners.models import build_model
     from unlearners.objective import Objective, init_parameters
     n = int(sys.argv[1])
-    config = AuditConfig(method="r2d", epsilon=1.0, model="mlp")
+    config = AuditConfig(method=sys.argv[2], epsilon=1.0, model="mlp")
     seeds = config.seeds()
     data = load_dataset(config.dataset, seed=seeds["data"])
     forget = torch.as_tensor(audit_inputs.forget_positions(data, config, seeds["forget"]))
@@ -74,7 +77,7 @@ def _child(trials: int, variant: str) -> dict:
     env.pop("AUDIT_MALLOC", None)
     if variant == "default":
         env["AUDIT_MALLOC"] = "default"
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(trials)], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(trials), METHOD], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
