@@ -237,14 +237,13 @@ def test_train_and_unlearn_come_together_and_replace_the_method():
 
 # -- scale: one trial per task, resumable, within a time budget -------------------------------
 def test_the_callers_trials_run_one_per_task_and_built_in_sharding_is_unchanged(fitted):
-    from audit.attacking import ExecutionSettings, shard_granule, shard_size_for
-    from audit.trials import progress_group
+    from audit.attacking import NOISE_GRANULE, ExecutionSettings, shard_granule, shard_size_for
     from unlearners.registry import BUILTIN, get_method
 
     method, *_ = fitted
     X = method.X_
     assert shard_granule(method, "retrain", method.objective, X) == 1
-    assert shard_granule(method, "noise", method.objective, X) == progress_group(method.objective, X, None)
+    assert shard_granule(method, "noise", method.objective, X) == NOISE_GRANULE
     assert not any(get_method(name).trials_one_per_task for name in BUILTIN)  # every built-in keeps its granule
     assert shard_size_for(20, 1, ExecutionSettings(), 1) == 1  # local, no run directory: still per trial
     assert shard_size_for(20, 1, ExecutionSettings("processes", shard_size=5), 2) == 5

@@ -521,3 +521,27 @@ def test_bound_and_gdp_reading_fit_the_report_schema():
             out = section.model_dump(mode="json")
             json.dumps(out, allow_nan=False)
             assert out["n_tests"] == b.n_tests and out["gdp_estimate"]["gof"] == g.gof
+
+
+def _chain_over_every_point(x: list[int], y: list[int]) -> list[int]:
+    """The monotone chain over all points, as _upper_hull ran before it skipped non-corners."""
+    hull: list[int] = []
+    for i in range(len(x)):
+        while len(hull) >= 2 and ((x[hull[-1]] - x[hull[-2]]) * (y[i] - y[hull[-2]])
+                                  - (y[hull[-1]] - y[hull[-2]]) * (x[i] - x[hull[-2]])) >= 0:
+            hull.pop()
+        hull.append(i)
+    return hull
+
+
+def test_the_hull_over_the_corners_is_the_hull_over_every_point():
+    """Staircases with vertical, horizontal and diagonal steps, duplicates and ties (issue 26: the
+    chain walks only the corners, and must pick the same vertices, duplicates' copies included)."""
+    from attacks.thresholds import _upper_hull
+
+    rng = np.random.default_rng(26)
+    for _ in range(400):
+        n = int(rng.integers(0, 30))
+        x = [0, *np.cumsum(rng.integers(0, 3, n)).tolist()]
+        y = [0, *np.cumsum(rng.integers(0, 3, n)).tolist()]
+        assert _upper_hull(x, y) == _chain_over_every_point(x, y), (x, y)

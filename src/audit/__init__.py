@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit import allocator
+
+# before torch allocates: glibc keeps batched work's freed buffers (audit.allocator says when not)
+allocator.tune()
+
 #: The one place the package's version is written: pyproject.toml reads it (hatch's dynamic version),
 #: and every report, signature and run key records it (audit.report.tool_version).
 __version__ = "0.1.0"

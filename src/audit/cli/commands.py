@@ -52,25 +52,10 @@ def calibrate(
 def methods(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
     """List the unlearning methods (their papers, options and capabilities), the attacks, and any
     plug-in that failed to import (with its error)."""
-    from attacks.registry import attack_names, get_attack, unavailable_attacks
-    from audit.datasets import unavailable_datasets
-    from unlearners.models import unavailable_models
-    from unlearners.registry import available_methods, unavailable_methods
+    from audit.catalog import listing
 
-    rows = [{"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
-             "assumptions": list(cls.assumptions), "deviations": list(cls.deviations),
-             "options": {p.name: p.default if not isinstance(p.default, tuple) else list(p.default)
-                         for p in cls.hyperparameters},
-             "option_declarations": [p.describe() for p in cls.hyperparameters],
-             "capabilities": cls.capabilities.describe()}
-            for name, cls in available_methods().items()]
-    broken_attacks = unavailable_attacks()
-    attacks = [{"name": n, "title": get_attack(n).title, "description": get_attack(n).description,
-                "needs": sorted(get_attack(n).needs)} for n in attack_names() if n not in broken_attacks]
-    unavailable = [{"kind": "method", "name": n, "error": e} for n, e in unavailable_methods().items()]
-    unavailable += [{"kind": "attack", "name": n, "error": e} for n, e in broken_attacks.items()]
-    unavailable += [{"kind": "dataset", "name": n, "error": e} for n, e in unavailable_datasets().items()]
-    unavailable += [{"kind": "model", "name": n, "error": e} for n, e in unavailable_models().items()]
+    found = listing()  # the built-ins from their declared metadata: torch is imported only for a plug-in
+    rows, attacks, unavailable = found["methods"], found["attacks"], found["unavailable"]
     if as_json:
         sys.stdout.write(json.dumps({"methods": rows, "attacks": attacks, "unavailable": unavailable},
                                     indent=2, default=str) + "\n")
