@@ -135,6 +135,7 @@ def _fine_tune(objective: Objective, thetas: Tensor, X_forget: Tensor, y_forget:
         reached[newly] = t
         if t == max_steps or (stop_early and bool((reached <= max_steps).all())):
             break
+        assert step is not None  # only the last iteration, which has broken out above, takes no step
         theta = theta - lr * step
     return reached, losses
 

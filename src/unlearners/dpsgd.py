@@ -215,15 +215,17 @@ class DPSGD(Unlearner):
         bit the loop path): per-sample gradients of convolutions under two nested ``vmap`` cost more
         than Opacus's hooks (built-in CNN, 200 images: 0.31 s against 0.23 s per trial)."""
         forget = self.forget_indices(forget)
+        X, y = self.X_, self.y_
+        assert X is not None and y is not None  # forget_indices refuses an unfitted method
         if any(isinstance(m, torch.nn.modules.conv._ConvNd) for m in self.objective.model.modules()):
             worker = self.replica()
-            rows = [(worker.fit(self.X_, self.y_, theta0), worker.retrain(forget)) for theta0 in thetas0]
+            rows = [(worker.fit(X, y, theta0), worker.retrain(forget)) for theta0 in thetas0]
             original, retrained = (torch.stack(column) for column in zip(*rows))
             return Worlds(original, original.clone(), retrained)
         keys = [run_keys(self.seed, theta0) for theta0 in thetas0]
         block = self._block(chunk)
         with _one_thread():
-            original = train_batched(self.objective, self.X_, self.y_, thetas0, keys, self._spec(), block=block)
+            original = train_batched(self.objective, X, y, thetas0, keys, self._spec(), block=block)
             retrained = train_batched(self.objective, *self.retained(forget), thetas0, keys, self._spec(),
                                       block=block)
         return Worlds(original, original.clone(), retrained)
@@ -237,10 +239,12 @@ class DPSGD(Unlearner):
         reads about q·n records, not n (the MLP on Adult: 16 rows, 0.30 s against 0.77 s per trial).
         One row there makes the audit's trial groups and shards 64 trials (``audit.trials``), which
         a power of two up to 16 divides, so a trial sits in the same block in any shard."""
-        rows = chunk_size(self.objective, self.X_, ROW_BLOCK, chunk)
+        X = self.X_
+        assert X is not None  # called by train_many, after fit
+        rows = chunk_size(self.objective, X, ROW_BLOCK, chunk)
         if chunk is not None or rows > 1:
             return rows
-        per_run = gap_budget(int(self.X_.shape[0]), self.sample_rate_) * self.objective.dim
+        per_run = gap_budget(int(X.shape[0]), self.sample_rate_) * self.objective.dim
         rows = ROW_BLOCK
         while rows > 1 and rows * per_run > PER_SAMPLE_ELEMENTS:
             rows //= 2

@@ -120,8 +120,8 @@ def sampled_positions(key: np.ndarray, n: int, q: float, total_steps: int, first
         rows[r] = chain
     width = budget * -(-max(len(row) for row in rows) // budget)
     out = np.full((len(rows), width), n, dtype=np.int64)
-    for r, row in enumerate(rows):
-        out[r, :len(row)] = row
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
     return out
 
 
@@ -189,12 +189,12 @@ def _train_block(objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, key
         positions = np.full((len(keys), mech.steps_per_epoch, width), n, dtype=np.int64)
         for i, (p, _) in enumerate(drawn):
             positions[i, :, :p.shape[1]] = p
-        positions = torch.from_numpy(positions).to(X.device).transpose(0, 1)  # (steps, runs, width)
-        valid = (positions < n).to(thetas.dtype)  # entries >= n are padding
-        positions = positions.clamp(max=n - 1)
+        at = torch.from_numpy(positions).to(X.device).transpose(0, 1)  # (steps, runs, width)
+        valid = (at < n).to(thetas.dtype)  # entries >= n are padding
+        at = at.clamp(max=n - 1)
         normals = torch.from_numpy(np.stack([z for _, z in drawn], axis=1)).to(device=X.device, dtype=thetas.dtype)
         for s in range(mech.steps_per_epoch):
-            thetas = dpsgd_step(clipped_sum, thetas, positions[s], valid[s], normals[s], mech)
+            thetas = dpsgd_step(clipped_sum, thetas, at[s], valid[s], normals[s], mech)
     return thetas
 
 
@@ -246,6 +246,7 @@ class _LinearClippedSum:
         self.objective, self.feats, self.y = objective, feats, y
         self.feat_norms = feats.norm(2, dim=1)
         lay = objective.linear_layout
+        assert lay is not None, "the closed-form per-sample gradients are those of a linear model"
         sizes = dict(zip(objective.names, objective.numels))
         offsets = dict(zip(objective.names, [sum(objective.numels[:i]) for i in range(len(objective.names))]))
         self.weight = (offsets[lay.weight], sizes[lay.weight])
