@@ -116,7 +116,8 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
     trainings of work (:func:`budgeted_values`).
 
     ``own``: the audit's unlearned model and certificate at the value it used, reused as that
-    value's row (a single request; None otherwise). A knob that does not refit is evaluated from
+    value's row (a single request; None otherwise); a value whose unlearning is the retrain
+    (:meth:`Unlearner.knob_is_retrain`, R2D's K = T) reuses ``retrained``. A knob that does not refit is evaluated from
     the fitted state against the retrain in hand; a knob that refits builds a replica per value,
     fits it (``refit``), and retrains it. No certificate depends on the curve.
     """
@@ -125,15 +126,18 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
         return None
     # the value this run used: an option the fit resolved (HF's eta = 1/M when not given) is pinned
     used = {**method.options, **method.pinned_options()}[knob.option]
-    values, left_out, work = budgeted_values(method.knob_grid(points), used, method.knob_cost, budget,
-                                             reuse=own is not None)
-    fresh = [v for v in values if not (own is not None and v == used)]
+    cost = lambda v: 0.0 if method.knob_is_retrain(v) else method.knob_cost(v)  # noqa: E731
+    values, left_out, work = budgeted_values(method.knob_grid(points), used, cost, budget, reuse=own is not None)
+    fresh = [v for v in values if not (own is not None and v == used) and not method.knob_is_retrain(v)]
     swept = None if knob.refits else dict(zip(fresh, method.unlearn_sweep(forget, fresh) if fresh else []))
     rows = []
     for i, value in enumerate(values):
         tick("tradeoff", i, len(values))
         if own is not None and value == used:
             (theta, cert), reference = own, retrained
+        elif method.knob_is_retrain(value):
+            cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
+            theta, reference = retrained, retrained
         elif knob.refits:
             variant = method.replica(**{knob.option: value})
             refit(variant)

@@ -324,6 +324,11 @@ class Unlearner(ABC):
         the method says what its replay costs (R2D: K/T)."""
         return 1.0 if type(self).capabilities.knob.refits else 0.0
 
+    def knob_is_retrain(self, value: Any) -> bool:
+        """Whether unlearning at this knob value is the retrain itself (R2D's K = T): the tradeoff
+        curve then reuses the audit's retrained model instead of computing it again."""
+        return False
+
     def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Any:
         """The knob value whose calibrated σ meets the budget ``sigma`` (``Knob.sigma_budget``)."""
         raise NotImplementedError(f"{self.name} declares no sigma budget search")

@@ -312,6 +312,11 @@ class RewindToDelete(Unlearner):
         """A rewind K replays K of training's T gradient steps on D' (K/T of a training)."""
         return self._rewind(int(value)) / self.steps
 
+    def knob_is_retrain(self, value: int) -> bool:
+        """K = T replays the whole training on D' from θ_0: the retrain (bit for bit in the
+        mini-batch variant, to rounding in the batched full-batch sweep)."""
+        return self._rewind(int(value)) == self.steps
+
     def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float,
                        mechanism: str = "analytic") -> int:
         """Smallest K whose calibrated σ(K) is at most the budget ``sigma`` (exact search)."""

@@ -399,7 +399,7 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget")
+CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "diagnostic_budget")
 
 
 def _config_model() -> type[BaseModel]:
