@@ -351,6 +351,7 @@ LIBRARY_CASES = [
     ("original-with-a-registered-method", {"method": "retrain", "original": "prod.pt"}, "original"),
     ("original-not-text", {"original": 5, "train": "module:p.py:t", "unlearn": "module:p.py:u"}, "original"),
     ("time-budget-negative", {"time_budget": -1.0}, "time_budget"),
+    ("diagnostic-budget-zero", {"diagnostic_budget": 0}, "diagnostic_budget"),
 ]
 
 

@@ -116,7 +116,9 @@ def test_the_tradeoff_section_refits_one_replica_per_grid_value():
                                                                             - replica.retrain(FORGET))), abs=1e-15)
 
 
-def test_an_audit_of_hf_reports_the_eta_curve():
+def test_an_audit_of_hf_reports_the_eta_curve_within_its_budget():
+    """Default diagnostic_budget = 1: the step used is the audit's own models (no refit) and one
+    grid value is refitted, the farthest from it; the rest are listed and the cut is a finding."""
     config = AuditConfig(method="hf", max_train=300, attacks=(), curve_points=3, noise_draws=2,
                          method_options={"epochs": 10})
     report = audit.run(config).to_json_dict()
@@ -124,9 +126,43 @@ def test_an_audit_of_hf_reports_the_eta_curve():
     assert curve["knob"]["option"] == "eta" and curve["knob"]["refits"]
     assert used["eta_requested"] is None and curve["chosen"] == used["eta"]  # the default 1/M
     values = [row["value"] for row in curve["rows"]]
-    assert len(values) == 3 and values[0] < used["eta"] < values[-1]
+    assert len(values) == 2 and used["eta"] in values and curve["work"] == 1.0
+    assert len(curve["left_out"]) == 2 and not set(curve["left_out"]) & set(values)
+    own = curve["rows"][values.index(used["eta"])]
+    assert own["sigma"] == report["certificate"]["sigma"]  # the audit's certificate, reused
+    assert own["distance"] == report["realized"]["distance_unlearned_retrained"]
     sigmas = [row["sigma"] for row in curve["rows"]]
     assert all(a < b for a, b in zip(sigmas, sigmas[1:]))
+    cut = [f for f in report["findings"] if f["code"] == "diagnostic-cut"]
+    assert len(cut) == 1 and "left out 2 of 4 values" in cut[0]["message"]
+    assert report["timings"]["tradeoff_s"] >= 0
+
+
+@pytest.mark.parametrize(("budget", "taken", "left"), [
+    (0.0, [3], [1, 2, 4, 5]), (1.0, [1, 3], [2, 4, 5]), (2.0, [1, 3, 5], [2, 4]), (9.0, [1, 2, 3, 4, 5], [])])
+def test_the_budget_takes_grid_values_farthest_first_and_reuses_the_one_used(budget, taken, left):
+    from audit.measurements import budgeted_values
+
+    values, left_out, work = budgeted_values([1, 2, 4, 5], 3, lambda v: 1.0, budget, reuse=True)
+    assert (values, left_out, work) == (taken, left, float(len(taken) - 1))
+    # without reuse the value used is not added, and a cheap value still fits after a dear one is left out
+    values, left_out, _ = budgeted_values([0, 50, 100], 50, lambda v: v / 100, 0.6, reuse=False)
+    assert values == [0, 50] and left_out == [100]
+
+
+def test_a_cut_diagnostic_is_a_warning_that_names_what_was_left_out():
+    from types import SimpleNamespace
+
+    from audit.findings import CODES, diagnostic_findings, verdict_of
+
+    curve = SimpleNamespace(knob=SimpleNamespace(option="eta"), rows=[1, 2], left_out=[0.5])
+    recovery = {"applicable": True, "steps": 10, "rewind": 95, "gradients": 100}
+    found = diagnostic_findings(curve, recovery, 1.0)
+    assert [f["code"] for f in found] == ["diagnostic-cut"] and CODES["diagnostic-cut"].short
+    assert "left out 1 of 3 values (0.5)" in found[0]["message"] and "10 of K = 95" in found[0]["message"]
+    assert verdict_of(found) == "consistent"
+    whole = {**recovery, "steps": 95}
+    assert diagnostic_findings(SimpleNamespace(knob=None, rows=[1], left_out=None), whole, 1.0) == []
 
 
 def test_the_step_used_is_pinned_and_the_request_still_decides_the_next_fit():

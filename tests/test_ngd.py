@@ -330,15 +330,17 @@ def test_audit_runs(method):
     import audit
 
     report = audit.run(audit.AuditConfig(method=method, max_train=3000, forget_count=30, attacks=("whitebox",),
-                                         trials=100, curve_points=2, noise_draws=2))
+                                         trials=100, curve_points=2, noise_draws=2, diagnostic_budget=2))
     assert report.method.name == method
     codes = [f.code for f in report.findings]
     if method == "ngd":
         assert report.certificate.valid and "bound-violated" not in codes
         assert report.realized.distance_unlearned_retrained <= report.certificate.sensitivity
-        # the knob (lambda) refits: every point of the curve is its own fit, retrain and certificate
+        # the knob (lambda) refits: every point of the curve is its own fit, retrain and certificate, but the
+        # lambda the audit used, whose row is the audit's own (2 refits within diagnostic_budget = 2)
         assert report.tradeoff.knob.option == "l2" and report.tradeoff.knob.refits
-        assert len(report.tradeoff.rows) == 3 and report.tradeoff.chosen == 1e-2
+        assert len(report.tradeoff.rows) == 3 and report.tradeoff.chosen == 1e-2 and report.tradeoff.work == 2
+        assert report.tradeoff.rows[1].sigma == report.certificate.sigma
         sigmas = [row.sigma for row in report.tradeoff.rows]  # a larger lambda needs less noise
         assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
         for row in report.tradeoff.rows:

@@ -95,6 +95,18 @@ def test_algorithm_3_recovers_the_checkpoint():
     assert float(torch.linalg.vector_norm(recovered - true)) < 1e-9 * (1 + float(true.norm()))
 
 
+def test_algorithm_3_under_a_budget_recovers_a_prefix_and_says_so():
+    r2d, theta_T, _, _ = _fitted()
+    whole = r2d.checkpoint_recovery(theta_T)
+    assert whole["steps"] == whole["rewind"] == r2d.rewind and whole["converged"]
+    cut = r2d.checkpoint_recovery(theta_T, budget=0.5)  # at most T/2 gradients for K = 95 steps
+    assert cut["rewind"] == r2d.rewind and 0 < cut["steps"] < r2d.rewind
+    assert cut["gradients"] <= r2d.steps // 2 and cut["distance_to_checkpoint"] < 1e-9 * (1 + cut["checkpoint_norm"])
+    # the extrapolated start saves gradients: fewer than one solve from y each step would take
+    _, plain = r2d.recover_checkpoint(theta_T, 30)
+    assert plain["gradients"] < 30 * plain["max_iterations"]
+
+
 def test_mlp_certificate_is_conditional_on_estimated_constants():
     r2d, _, _, _ = _fitted("mlp", steps=20, rewind=10, n=200)
     cert = r2d.certify(FORGET[:2], 1.0, 1e-5)

@@ -364,6 +364,11 @@ FIELDS: tuple[Field, ...] = (
     Field("time_budget", None, Optional(Real(gt=0), "for no limit"),
           "Seconds the trials may take: a run estimated over it (from the audit's own learn/unlearn/retrain "
           "times, where trials are trainings run one at a time) is refused before its trials.", "run"),
+    Field("diagnostic_budget", 1.0, Real(gt=0, le=1000),
+          "Work each diagnostic may do, in trainings of the audited model: the tradeoff curve (a refitting "
+          "knob: one training per value; R2D: K/T per rewind replayed) and R2D's checkpoint-recovery check "
+          "(gradients over D, T per training). A diagnostic cut short says so (finding diagnostic-cut); "
+          "no certificate depends on one.", "run"),
 )
 FIELD = {f.name: f for f in FIELDS}
 

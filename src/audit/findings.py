@@ -132,6 +132,10 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "nothing learned to unlearn, and the attacks measure a model at chance; raise the steps or the step "
                 "size",
                 short="the original model did not learn", vacuous=True),
+    FindingCode("diagnostic-cut", "warning", "consistent",
+                "a diagnostic (the knob's tradeoff curve, the checkpoint-recovery check) reached its budget "
+                "(diagnostic_budget) and was cut short; no certificate depends on it",
+                short="a diagnostic was cut short by its budget"),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -499,3 +503,20 @@ def original_not_learned(utility: Any, confidence: float) -> list[dict[str, str]
                     f"frequent class's rate {chance:.4f} (margin {CHANCE_MARGIN:g}; one-sided binomial p = {p:.2g}): "
                     "the model learned nothing to unlearn, and the attacks measure a model at chance; raise the "
                     "steps or the step size (the built-in cnn: see its recipe)")]
+
+
+def diagnostic_findings(tradeoff: Any, recovery: Any, budget: float) -> list[dict[str, str]]:
+    """``diagnostic-cut`` for a tradeoff curve that left grid values out, and for a checkpoint
+    recovery that stopped before the K steps it was asked for (report objects, or None)."""
+    cut = []
+    if tradeoff is not None and getattr(tradeoff, "left_out", None):
+        cut.append(f"the tradeoff curve of {tradeoff.knob.option} left out {len(tradeoff.left_out)} of "
+                   f"{len(tradeoff.rows) + len(tradeoff.left_out)} values ("
+                   + ", ".join(f"{v:g}" for v in tradeoff.left_out) + ")")
+    if recovery is not None and recovery.get("applicable") and recovery.get("steps", 0) < recovery.get("rewind", 0):
+        cut.append(f"the checkpoint recovery recovered {recovery['steps']} of K = {recovery['rewind']} steps "
+                   f"({recovery['gradients']} gradients over D)")
+    if not cut:
+        return []
+    return [finding("diagnostic-cut", "; ".join(cut) + f": diagnostic_budget = {budget:g} training(s) each "
+                    "(raise --diagnostic-budget for the whole diagnostic); no certificate depends on it")]

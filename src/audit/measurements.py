@@ -136,41 +136,85 @@ def loss_histograms(per_record: dict, bins: int = 40) -> schema.LossHistograms:
 
 def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float, mechanism: str,
              points: int, objective: Objective, test: tuple[Tensor, Tensor], retrained: Tensor,
-             refit: Callable[[Unlearner], None], gen: torch.Generator, tick: Tick) -> schema.Tradeoff | None:
-    """The knob–σ–ε curve of the method's declared knob (None without one).
+             refit: Callable[[Unlearner], None], gen: torch.Generator, tick: Tick, budget: float = math.inf,
+             own: tuple[Tensor, object] | None = None) -> schema.Tradeoff | None:
+    """The knob–σ–ε curve of the method's declared knob (None without one), within ``budget``
+    trainings of work (:func:`budgeted_values`).
 
-    A knob that does not refit is evaluated from the fitted state against the retrain in hand;
-    a knob that refits builds a replica per value, fits it (``refit``), and retrains it.
+    ``own``: the audit's unlearned model and certificate at the value it used, reused as that
+    value's row (a single request; None otherwise); a value whose unlearning is the retrain
+    (:meth:`Unlearner.knob_is_retrain`, R2D's K = T) reuses ``retrained``. A knob that does not refit is evaluated from
+    the fitted state against the retrain in hand; a knob that refits builds a replica per value,
+    fits it (``refit``), and retrains it. No certificate depends on the curve.
     """
     knob = type(method).capabilities.knob
     if knob is None:
         return None
-    values = method.knob_grid(points)
-    swept = None if knob.refits else method.unlearn_sweep(forget, values)
+    # the value this run used: an option the fit resolved (HF's eta = 1/M when not given) is pinned
+    used = {**method.options, **method.pinned_options()}[knob.option]
+    cost = lambda v: 0.0 if method.knob_is_retrain(v) else method.knob_cost(v)  # noqa: E731
+    values, left_out, work = budgeted_values(method.knob_grid(points), used, cost, budget, reuse=own is not None)
+    fresh = [v for v in values if not (own is not None and v == used) and not method.knob_is_retrain(v)]
+    swept = None if knob.refits else dict(zip(fresh, method.unlearn_sweep(forget, fresh) if fresh else []))
     rows = []
     for i, value in enumerate(values):
         tick("tradeoff", i, len(values))
-        if knob.refits:
+        if own is not None and value == used:
+            (theta, cert), reference = own, retrained
+        elif method.knob_is_retrain(value):
+            cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
+            theta, reference = retrained, retrained
+        elif knob.refits:
             variant = method.replica(**{knob.option: value})
             refit(variant)
             theta, reference = variant.unlearn(forget), variant.retrain(forget)
             cert = variant.certify(forget, epsilon, delta, mechanism)
         else:
             cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
-            theta, reference = swept[i], retrained
-        sens = cert.sensitivity if cert.sensitivity is not None else math.inf
-        distance = float(torch.linalg.vector_norm(theta - reference))
-        row = {"value": float(value), "sensitivity": sens, "sigma": cert.sigma, "distance": distance,
-               "test_accuracy_noiseless": float(objective.accuracy(theta, *test))}
-        if math.isfinite(cert.sigma):
-            draws = [objective.accuracy(Unlearner.release(theta, cert.sigma, gen), *test) for _ in range(5)]
-            row["test_accuracy_released"] = float(torch.stack(draws).mean())
-            row["realized_epsilon"] = realized(cert.sigma, delta, distance, None, None).epsilon
-        rows.append(schema.TradeoffRow(**row))
+            theta, reference = swept[value], retrained
+        rows.append(_tradeoff_row(value, cert, theta, reference, objective, test, delta, gen))
     tick("tradeoff", len(values), len(values))
-    # the value this run used: an option the fit resolved (HF's eta = 1/M when not given) is pinned
-    used = {**method.options, **method.pinned_options()}[knob.option]
-    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(used), rows=rows)
+    extra = {"left_out": [float(v) for v in left_out]} if left_out else {}
+    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(used), rows=rows, work=float(work),
+                           **extra)
+
+
+def budgeted_values(grid: list, used, cost: Callable[[object], float], budget: float,
+                    reuse: bool) -> tuple[list, list, float]:
+    """The knob values the curve evaluates, those the budget leaves out, and the work spent.
+
+    With ``reuse``, the value the audit used joins the grid, free (its models are reused). The rest are taken
+    farthest-first (the one furthest, in grid positions, from every value already taken; ties to the
+    smaller value), so a cut curve still spans the grid; a value whose ``cost`` (trainings) would
+    take the total over ``budget`` is left out. Deterministic: the same grid and budget give the
+    same curve on every machine.
+    """
+    values = sorted(set(grid) | {used}) if reuse else sorted(set(grid))
+    taken = {values.index(used)} if reuse else set()
+    remaining, left_out, spent = set(range(len(values))) - taken, [], 0.0
+    while remaining:
+        i = max(sorted(remaining), key=lambda j: min((abs(j - k) for k in taken), default=0))
+        remaining.discard(i)
+        c = float(cost(values[i]))
+        if spent + c <= budget * (1 + _TOL):
+            spent += c
+            taken.add(i)
+        else:
+            left_out.append(values[i])
+    return [values[i] for i in sorted(taken)], sorted(left_out), spent
+
+
+def _tradeoff_row(value, cert, theta: Tensor, reference: Tensor, objective: Objective, test: tuple[Tensor, Tensor],
+                  delta: float, gen: torch.Generator) -> schema.TradeoffRow:
+    sens = cert.sensitivity if cert.sensitivity is not None else math.inf
+    distance = float(torch.linalg.vector_norm(theta - reference))
+    row = {"value": float(value), "sensitivity": sens, "sigma": cert.sigma, "distance": distance,
+           "test_accuracy_noiseless": float(objective.accuracy(theta, *test))}
+    if math.isfinite(cert.sigma):
+        draws = [objective.accuracy(Unlearner.release(theta, cert.sigma, gen), *test) for _ in range(5)]
+        row["test_accuracy_released"] = float(torch.stack(draws).mean())
+        row["realized_epsilon"] = realized(cert.sigma, delta, distance, None, None).epsilon
+    return schema.TradeoffRow(**row)
 
 
 def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, epsilons: tuple[float, ...],

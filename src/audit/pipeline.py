@@ -231,10 +231,12 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
     with _clock(timings, "utility_s"):
         sections["utility"], evaluated = _utility(inputs, worlds, config, noise_gen, seeds["noise"], tick)
-    sections["tradeoff"] = tradeoff(
-        method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
-        points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
-        refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick)
+    with _clock(timings, "tradeoff_s"):  # a diagnostic: within config.diagnostic_budget trainings
+        sections["tradeoff"] = tradeoff(
+            method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
+            points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
+            refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick, budget=config.diagnostic_budget,
+            own=None if releases is not None else (unlearned, worlds.certificate))
     sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings, evaluated)
     # known before the attacks: a model at chance is flagged first, and audited anyway (the release
     # and its certificate are still what they are; the finding makes the pass vacuous)
@@ -369,7 +371,8 @@ def _certify(method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Wor
              if certificate.kind in ("output-noise", "exact") and math.isfinite(certificate.sigma) else None)
     realized_ = realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
                          worlds.certified_epsilon if certificate.kind != "training-noise" else None, no_op)
-    recovery = method.checkpoint_recovery(worlds.original) if type(method).capabilities.checkpoint_recovery else None
+    recovery = (method.checkpoint_recovery(worlds.original, budget=config.diagnostic_budget)
+                if type(method).capabilities.checkpoint_recovery else None)
     tick("certify", 1, 1)
     if config.attacks and math.isfinite(certificate.sigma):
         choose_mode(config.trial_mode, certificate.sigma, certificate.kind, reruns=type(method).capabilities.reruns)
@@ -485,6 +488,7 @@ def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str,
         found.append(rules.degenerate_trials(attacked.refused))
     if sections["one_run"] is not None:
         found += rules.one_run_findings(sections["one_run"])
+    found += rules.diagnostic_findings(sections["tradeoff"], sections["checkpoint_recovery"], config.diagnostic_budget)
     reproducibility = sections["reproducibility"]
     if reproducibility is not None and not reproducibility["equal"]:
         found.append(rules.not_reproducible(schema.Reproducibility(**reproducibility)))

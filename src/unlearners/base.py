@@ -357,12 +357,24 @@ class Unlearner(ABC):
         option = type(self).capabilities.knob.option
         return torch.stack([self.unlearn(forget, **{option: value}) for value in values])
 
+    def knob_cost(self, value: Any) -> float:
+        """The work of one knob value on the tradeoff curve, in trainings of this model: a refitting
+        knob trains once per value (1); a knob swept from the fitted state costs nothing extra unless
+        the method says what its replay costs (R2D: K/T)."""
+        return 1.0 if type(self).capabilities.knob.refits else 0.0
+
+    def knob_is_retrain(self, value: Any) -> bool:
+        """Whether unlearning at this knob value is the retrain itself (R2D's K = T): the tradeoff
+        curve then reuses the audit's retrained model instead of computing it again."""
+        return False
+
     def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Any:
         """The knob value whose calibrated σ meets the budget ``sigma`` (``Knob.sigma_budget``)."""
         raise NotImplementedError(f"{self.name} declares no sigma budget search")
 
-    def checkpoint_recovery(self, theta_T: Tensor) -> dict[str, Any]:
-        """Rebuild the stored state from θ_T alone and compare it with the stored one (report block)."""
+    def checkpoint_recovery(self, theta_T: Tensor, budget: float = float("inf")) -> dict[str, Any]:
+        """Rebuild the stored state from θ_T alone and compare it with the stored one (report block),
+        within ``budget`` trainings of work (a diagnostic: no certificate depends on it)."""
         raise NotImplementedError(f"{self.name} declares no checkpoint recovery")
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:

@@ -459,7 +459,7 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "utility_records")
+CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "utility_records", "diagnostic_budget")
 
 
 def _config_model() -> type[BaseModel]:
@@ -891,6 +891,11 @@ class Tradeoff(_Section):
     chosen: Float
     """The value this audit used."""
     rows: Annotated[list[TradeoffRow], Field(min_length=1)]
+    work: NonNegFloat = Absent()
+    """The curve's own work in trainings of the audited model (a refit: 1; an R2D replay: K/T; the
+    chosen value reuses the audit's own models: 0), within ``config.diagnostic_budget``."""
+    left_out: list[Float] = Absent()
+    """Values of the knob's grid the diagnostic budget left out (finding ``diagnostic-cut``)."""
 
 
 class FrontierPoint(_Section):
@@ -945,6 +950,11 @@ class CheckpointRecovered(_Section):
     max_residual: ExtNonNeg
     converged: Bool
     tolerance: PosFloat
+    rewind: Count = Absent()
+    """K, the steps Algorithm 3 was asked to recover; ``steps`` < K when the diagnostic budget cut the
+    check short (``distance_to_checkpoint`` is then to the stored θ_{T−steps}; finding ``diagnostic-cut``)."""
+    gradients: Count = Absent()
+    """Full-data gradients the check evaluated (its budget: ``config.diagnostic_budget`` × T)."""
 
 
 class CheckpointNotApplicable(_Section):
