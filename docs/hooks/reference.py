@@ -232,7 +232,6 @@ def benchmark_files() -> str:
     parts = []
     for path in sorted((ROOT / "bench" / "results").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        name = data.get("benchmark", path.stem) if isinstance(data, dict) else path.stem
         scripts = [s for s in (ROOT / "bench").glob("*.py") if f"results/{path.name}" in s.read_text(encoding="utf-8")
                    or s.stem in (f"bench_{path.stem}", path.stem)]
         script = f"`bench/{scripts[0].name}`" if scripts else "(no script names it)"
