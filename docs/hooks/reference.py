@@ -100,7 +100,9 @@ def method_page(name: str, cls: type) -> str:
                      f"| {('`' + p.audit + '`') if p.audit else ''} | {_cell(p.help)} |")
     if not cls.hyperparameters:
         parts.append("| (none) | | | | |")
-    parts += ["", "## Capabilities", ""]
+    parts += ["", f"**Precision.** `--dtype auto` trains it in {cls.precision.auto}; its certificate reads "
+              f"{cls.precision.reads}.", ""]
+    parts += ["## Capabilities", ""]
     parts += [f"- `{key}`: {'yes' if value else 'no'}" for key, value in caps.items()]
     parts.append(f"- tradeoff knob: `{knob['option']}` ({knob['symbol']}): {knob['description']}" if knob
                  else "- tradeoff knob: none")
@@ -111,6 +113,13 @@ def method_page(name: str, cls: type) -> str:
     parts += ["", "## The implementation's notes", "", "From the module docstring:", "",
               _docstring(module.__doc__), "", "From the class docstring:", "", _docstring(cls.__doc__), ""]
     return "\n".join(parts)
+
+
+def precision_table() -> str:
+    rows = ["| method | `--dtype auto` trains in | what the certificate reads |", "|---|---|---|"]
+    for name, cls in method_classes().items():
+        rows.append(f"| [`{name}`]({name}.md) | {cls.precision.auto} | {_cell(cls.precision.reads)} |")
+    return "\n".join(rows)
 
 
 # -- attacks and estimators ----------------------------------------------------------------------
@@ -223,7 +232,6 @@ def benchmark_files() -> str:
     parts = []
     for path in sorted((ROOT / "bench" / "results").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        name = data.get("benchmark", path.stem) if isinstance(data, dict) else path.stem
         scripts = [s for s in (ROOT / "bench").glob("*.py") if f"results/{path.name}" in s.read_text(encoding="utf-8")
                    or s.stem in (f"bench_{path.stem}", path.stem)]
         script = f"`bench/{scripts[0].name}`" if scripts else "(no script names it)"
@@ -245,6 +253,7 @@ def openssl_script() -> str:
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "method-table": method_table,
+    "precision-table": precision_table,
     "attack-table": attack_table,
     "estimators": estimator_docs,
     "cli-options": cli_options,
