@@ -308,8 +308,8 @@ FIELDS: tuple[Field, ...] = (
     Field("ray_address", None, Optional(RayAddress(), "for a local cluster started for the run"),
           "Address of a running Ray cluster (with executor ray).", "run"),
     Field("shard_size", None, Optional(Integer(1, 10_000_000), "to choose"),
-          "Trials per shard (rounded up to a multiple of 64; of 1 for your own --train/--unlearn code); results "
-          "do not depend on it.", "run"),
+          "Trials per shard, rounded up to a multiple of the block computed together (1,024 in noise mode; the "
+          "training group in retrain mode; 1 for your own --train/--unlearn code); results do not depend on it.", "run"),
     Field("resume", None, Optional(Text(), "for no run directory"),
           "Run directory: every finished shard is kept there and a rerun skips it (created if missing; refused "
           "if made by another configuration).", "run"),
