@@ -104,3 +104,35 @@ def test_report_form_has_every_low_fpr():
     d = _pair(1.0, 100, 7, n_bootstrap=20).estimates(DELTA).to_dict()
     assert d["kind"] == "estimate" and set(d["tpr_at_fpr"]) == {f"{f:g}" for f in LOW_FPRS}
     assert d["n_trials"] == [100, 100]
+
+
+# -- the findings name the direction ---------------------------------------------------------
+def _attacks(certified, **attacks):
+    from types import SimpleNamespace as NS
+
+    from audit.report.schema import Estimates
+
+    def result(bound, mu, orientation):
+        est = Estimates(**_pair(mu, 100, 8, n_bootstrap=20).estimates(DELTA, orientation).to_dict())
+        return NS(bound=NS(epsilon_lower=bound), estimates=est)
+
+    return NS(comparison=NS(certified_epsilon=certified),
+              attacks={name: result(*spec) for name, spec in attacks.items()})
+
+
+def test_findings_name_the_direction_of_attacks_that_prove_a_leak():
+    from audit.findings import CODES, direction_findings
+
+    found = direction_findings(_attacks(None, mia=(1.2, -3.0, "memory"), relearn=(0.8, 3.0, "memory"),
+                                        whitebox=(2.0, 3.0, "worlds")))
+    assert {f["code"] for f in found} == {"over-unlearning", "under-unlearning"}
+    over = next(f for f in found if f["code"] == "over-unlearning")
+    assert over["message"].startswith("mia (AUROC 0.0") and "whitebox" not in " ".join(f["message"] for f in found)
+    assert CODES["over-unlearning"].short and CODES["under-unlearning"].short
+
+
+def test_no_direction_finding_within_the_certificate_or_an_undetermined_interval():
+    from audit.findings import direction_findings
+
+    assert direction_findings(_attacks(1.0, mia=(0.9, -3.0, "memory"))) == []  # the certificate allows it
+    assert direction_findings(_attacks(None, mia=(0.4, 0.0, "memory"))) == []  # interval contains 0.5
