@@ -136,3 +136,17 @@ def test_no_direction_finding_within_the_certificate_or_an_undetermined_interval
 
     assert direction_findings(_attacks(1.0, mia=(0.9, -3.0, "memory"))) == []  # the certificate allows it
     assert direction_findings(_attacks(None, mia=(0.4, 0.0, "memory"))) == []  # interval contains 0.5
+
+
+def test_the_page_shows_the_estimates_next_to_the_bound():
+    import json
+    from pathlib import Path
+
+    from audit.report.html import render_html
+
+    report = json.loads((Path(__file__).parent / "data" / "sample-report.json").read_text())
+    name = sorted(report["attacks"]["attacks"])[0]
+    report["attacks"]["attacks"][name]["estimates"] = _pair(-3.0, 100, 9, n_bootstrap=20).estimates(DELTA).to_dict()
+    page = " ".join(render_html(report).split())
+    assert "Estimates, not bounds" in page and "direction: <b>over-unlearning</b>" in page
+    assert page.index("TPR at 1% FPR cannot estimate (500 retrained") < page.index("TPR at 0.1% FPR cannot estimate")
