@@ -150,3 +150,28 @@ def test_the_page_shows_the_estimates_next_to_the_bound():
     page = " ".join(render_html(report).split())
     assert "Estimates, not bounds" in page and "direction: <b>over-unlearning</b>" in page
     assert page.index("TPR at 1% FPR cannot estimate (500 retrained") < page.index("TPR at 0.1% FPR cannot estimate")
+
+
+# -- audit compare: a ranking by the estimates -----------------------------------------------
+def _row(name: str, mu: float, mode: str = "retrain"):
+    from types import SimpleNamespace as NS
+
+    from audit.report.schema import Estimates
+
+    est = Estimates(**_pair(mu, 100, 10, n_bootstrap=50).estimates(DELTA).to_dict())
+    return NS(name=name, leakage=NS(trial_mode=mode, estimates={"mia": est}))
+
+
+def test_compare_ranks_by_the_estimates_and_names_what_it_cannot_separate():
+    from audit.comparing import estimated_ranking
+
+    ranking = estimated_ranking([_row("noop", 3.0), _row("retrain", 0.0), _row("finetune", 0.1),
+                                 _row("neggrad", -3.0), _row("r2d", 3.0, mode="noise")])
+    assert ranking.order[0] in {"retrain", "finetune"} and set(ranking.order) == {"noop", "retrain", "finetune",
+                                                                                  "neggrad"}
+    pairs = [set(p) for p in ranking.not_separable]
+    assert {"retrain", "finetune"} in pairs and {"noop", "neggrad"} in pairs  # no leak vs a 0.1 shift; both separated
+    assert set(ranking.order[:2]) == {"retrain", "finetune"} and {"finetune", "noop"} not in pairs
+    assert "Not separable at this trial count (intervals overlap): " in ranking.sentence
+    assert ranking.direction["neggrad"] == "over-unlearning" and ranking.direction["noop"] == "under-unlearning"
+    assert estimated_ranking([_row("noop", 3.0)]) is None  # nothing to rank against

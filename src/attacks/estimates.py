@@ -245,8 +245,11 @@ class ScorePair:
         cr, er = self.r[pr[: self.r.size // 2]], self.r[pr[self.r.size // 2:]]
         if min(cu.size, cr.size) < 1:
             return None
-        test = _best_test(cu, cr, delta, n_thresholds, _min_count(None, cu.size, cr.size))
-        separated = test is None  # no test errs often enough in every cell: nearly separated worlds
+        # a test read from fewer than 5 errors of a kind is mostly noise (ln of a count of 1 or 2);
+        # thinner tests only where there is no other, and none erring in every cell: separated worlds
+        test = (_best_test(cu, cr, delta, n_thresholds, max(MIN_FALSE_POSITIVES, _min_count(None, cu.size, cr.size)))
+                or _best_test(cu, cr, delta, n_thresholds, 1))
+        separated = test is None
         test = test or _best_test(cu, cr, delta, n_thresholds, 0)
         if test is None:
             return None
