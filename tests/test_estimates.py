@@ -175,3 +175,21 @@ def test_compare_ranks_by_the_estimates_and_names_what_it_cannot_separate():
     assert "Not separable at this trial count (intervals overlap): " in ranking.sentence
     assert ranking.direction["neggrad"] == "over-unlearning" and ranking.direction["noop"] == "under-unlearning"
     assert estimated_ranking([_row("noop", 3.0)]) is None  # nothing to rank against
+
+
+@pytest.mark.slow  # four small audits (about 15 s on 2 cores); the fast tests above check each property
+def test_compare_end_to_end_names_over_unlearning_and_retrain_contains_no_leak(tmp_path):
+    from audit.comparing import compare
+    from audit.config import AuditConfig
+
+    result = compare(AuditConfig(max_train=300, trials=100, attacks=("mia", "relearn"), noise_draws=2,
+                                 curve_points=2, frontier=(1.0,), seed=1), ("noop", "finetune", "neggrad", "retrain"))
+    rows = {r.name: r for r in result.document.methods}
+    assert "over-unlearning" in {f.code for f in rows["neggrad"].findings}
+    assert rows["neggrad"].leakage.estimates["mia"].direction == "over-unlearning"
+    for est in rows["retrain"].leakage.estimates.values():
+        assert est.auroc.lower <= 0.5 <= est.auroc.upper and est.epsilon.lower == 0.0
+    ranking = result.document.estimated_ranking
+    assert set(ranking.order) == set(rows) and ranking.sentence.startswith("Estimated epsilon, least first")
+    result.write(tmp_path / "cmp")
+    assert ranking.sentence in " ".join((tmp_path / "cmp" / "report.html").read_text().split())

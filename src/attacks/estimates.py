@@ -246,11 +246,13 @@ class ScorePair:
         if min(cu.size, cr.size) < 1:
             return None
         # a test read from fewer than 5 errors of a kind is mostly noise (ln of a count of 1 or 2);
-        # thinner tests only where there is no other, and none erring in every cell: separated worlds
+        # thinner tests only where there is no other
         test = (_best_test(cu, cr, delta, n_thresholds, max(MIN_FALSE_POSITIVES, _min_count(None, cu.size, cr.size)))
                 or _best_test(cu, cr, delta, n_thresholds, 1))
-        separated = test is None
-        test = test or _best_test(cu, cr, delta, n_thresholds, 0)
+        separated = False
+        if test is None:  # every test misses some kind of error: separated worlds, or ties everywhere
+            separated = bool(cu.min() > cr.max() or cr.min() > cu.max())
+            test = _best_test(cu, cr, delta, n_thresholds, 0)
         if test is None:
             return None
         point = _signed_epsilon(np.sort(eu), np.sort(er), test, delta)
@@ -283,7 +285,7 @@ class ScorePair:
         notes = [f"TPR at {100 * f:g}% FPR: cannot estimate with {self.r.size} retrained trials "
                  f"({self.min_negatives(f):,} could)" for f in LOW_FPRS if tprs[f"{f:g}"] is None]
         if eps is None:
-            notes.append("epsilon: every score is the same, so no test can be read")
+            notes.append("epsilon: cannot estimate (fewer than 2 trials in a world, or no test to read)")
         elif math.isinf(eps.upper):
             notes.append("epsilon: the worlds are nearly separated at this trial count; the estimate is "
                          "what the trials can show (about ln n), the truth may be any larger")

@@ -1110,7 +1110,7 @@ class Estimates(_Section):
     tpr_min_negatives: dict[Str, PosCount]
     """Retrained-world trials each FPR needs before its TPR is estimated."""
     epsilon: EstimateInterval | None
-    """null when every score is the same."""
+    """null when it cannot be estimated (fewer than 2 trials in a world, or no test to read)."""
     epsilon_method: Literal["gdp", "trade-off"]
     """gdp: mu-hat of the Gaussian trade-off curve (its shape test accepted); trade-off: the
     empirical test chosen on half the trials and read on the other half."""
