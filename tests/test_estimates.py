@@ -11,7 +11,7 @@ import pytest
 from scipy.special import ndtr
 from sklearn.metrics import roc_auc_score
 
-from attacks.estimates import LOW_FPRS, ScorePair, _tpr_sorted
+from attacks.estimates import LOW_FPRS, ScorePair, _Sample, _tpr
 from attacks.roc import tpr_at_fpr
 from certify.errors import InvalidInput
 
@@ -43,7 +43,7 @@ def test_tpr_matches_the_roc_module_and_is_refused_below_its_negatives():
     u, r = rng.normal(1, 1, 700), rng.normal(0, 1, 600)
     pair = ScorePair(u, r, n_bootstrap=50)
     est = pair.tpr_at_fpr(0.01)
-    assert est.point == tpr_at_fpr(u, r, 0.01) == _tpr_sorted(np.sort(u), np.sort(r)[::-1], 0.01)
+    assert est.point == tpr_at_fpr(u, r, 0.01) == _tpr(_Sample(np.sort(u)), _Sample(np.sort(r)), 0.01)
     assert est.lower <= est.point <= est.upper
     assert pair.tpr_at_fpr(0.001) is None and pair.min_negatives(0.001) == 5000
     note = pair.estimates(DELTA).note
@@ -193,3 +193,13 @@ def test_compare_end_to_end_names_over_unlearning_and_retrain_contains_no_leak(t
     assert set(ranking.order) == set(rows) and ranking.sentence.startswith("Estimated epsilon, least first")
     result.write(tmp_path / "cmp")
     assert ranking.sentence in " ".join((tmp_path / "cmp" / "report.html").read_text().split())
+
+
+def test_a_counted_resample_is_the_materialised_one():
+    rng = np.random.default_rng(11)
+    s = np.sort(rng.normal(size=50).round(1))  # ties included
+    idx = rng.integers(0, 50, 50)
+    counted, materialised = _Sample(s, np.bincount(idx, minlength=50)), np.sort(s[idx])
+    thresholds = np.linspace(-2.5, 2.5, 41)
+    assert np.array_equal(counted.above(thresholds), (materialised[None] > thresholds[:, None]).sum(1))
+    assert [counted.kth_largest(k) for k in range(50)] == list(materialised[::-1])

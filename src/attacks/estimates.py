@@ -55,6 +55,7 @@ from attacks.epsilon import (
     DEFAULT_N_THRESHOLDS,
     _gdp_epsilon,
     _gdp_point_fit,
+    gdp_fit_from_counts,
     _min_count,
     gdp_goodness_of_fit,
 )
@@ -150,13 +151,30 @@ def _placements(u: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return below_r, above_u
 
 
-def _tpr_sorted(su: np.ndarray, sr_desc: np.ndarray, fpr: float) -> float:
-    """The TPR of :func:`attacks.roc.tpr_at_fpr` from sorted samples (U ascending, R descending):
-    with k = ⌊fpr·n_r⌋ false positives allowed, "U iff score > the (k+1)-th largest R score"."""
-    k = int(math.floor(fpr * sr_desc.size * (1.0 + 1e-9) + 1e-9))
-    if k >= sr_desc.size:
-        return 1.0
-    return float(su.size - np.searchsorted(su, sr_desc[k], side="right")) / su.size
+class _Sample:
+    """One world's scores, sorted, with how often each appears in a resample (``cum``: cumulative
+    counts), so that a bootstrap counts scores above fixed thresholds in O(n) without sorting."""
+
+    def __init__(self, sorted_scores: np.ndarray, counts: np.ndarray | None = None) -> None:
+        self.s = sorted_scores
+        self.n = int(sorted_scores.size)
+        self.cum = np.arange(1, self.n + 1) if counts is None else np.cumsum(counts)
+
+    def above(self, thresholds: np.ndarray | float) -> np.ndarray:
+        """Scores strictly above each threshold."""
+        i = np.searchsorted(self.s, thresholds, side="right")
+        return self.n - np.where(i > 0, self.cum[np.maximum(i - 1, 0)], 0)
+
+    def kth_largest(self, k: int) -> float:
+        """The (k + 1)-th largest score (k = 0: the maximum)."""
+        return float(self.s[int(np.searchsorted(self.cum, self.n - k, side="left"))])
+
+
+def _tpr(u: _Sample, r: _Sample, fpr: float) -> float:
+    """The TPR of :func:`attacks.roc.tpr_at_fpr`: with k = ⌊fpr·n_r⌋ false positives allowed,
+    "U iff score > the (k+1)-th largest R score"."""
+    k = int(math.floor(fpr * r.n * (1.0 + 1e-9) + 1e-9))
+    return 1.0 if k >= r.n else float(u.above(r.kth_largest(k))) / u.n
 
 
 class ScorePair:
@@ -213,7 +231,7 @@ class ScorePair:
         percentile interval; None when fewer than :meth:`min_negatives` retrained trials."""
         if self.r.size < self.min_negatives(fpr):
             return None
-        draws = self._bootstrap(lambda su, sr: _tpr_sorted(su, sr[::-1], fpr))
+        draws = self._bootstrap(lambda su, sr: _tpr(su, sr, fpr))
         return self._percentile(tpr_at_fpr(self.u, self.r, fpr), draws)
 
     # -- epsilon -------------------------------------------------------------------------------
@@ -226,7 +244,9 @@ class ScorePair:
         if gdp_goodness_of_fit(self.u, self.r).verdict == "accepted":
             mu, n = _gdp_point_fit(self.u, self.r, n_thresholds, k_min)
             if n > 0:
-                signed = self._bootstrap(lambda su, sr: _gdp_point_fit(su, sr, n_thresholds, k_min)[0])
+                cands = candidate_thresholds(np.concatenate([self.u, self.r]), n_thresholds)
+                signed = self._bootstrap(lambda su, sr: gdp_fit_from_counts(
+                    sr.above(cands), su.n - su.above(cands), su.n, sr.n, k_min)[0])  # "U>R", fixed thresholds
                 lo, hi = np.nanquantile(signed, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
                 mu_lo = 0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi))
                 return Interval(_gdp_epsilon(abs(mu), delta), _gdp_epsilon(mu_lo, delta),
@@ -255,7 +275,7 @@ class ScorePair:
             test = _best_test(cu, cr, delta, n_thresholds, 0)
         if test is None:
             return None
-        point = _signed_epsilon(np.sort(eu), np.sort(er), test, delta)
+        point = _signed_epsilon(_Sample(np.sort(eu)), _Sample(np.sort(er)), test, delta)
         draws = self._bootstrap(lambda su, sr: _signed_epsilon(su, sr, test, delta), eu, er)
         lo, hi = np.quantile(draws, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
         # separated worlds: the observed ε is set by the trial count (about ln n), the truth may be any larger
@@ -299,16 +319,14 @@ class ScorePair:
     # -- bootstrap -----------------------------------------------------------------------------
 
     def _bootstrap(self, statistic, u: np.ndarray | None = None, r: np.ndarray | None = None) -> np.ndarray:
-        """``statistic(sorted U resample, sorted R resample)`` over the resamples (worlds apart)
-        of ``u`` and ``r`` (default: all the scores)."""
-        u = self.u if u is None else u
-        r = self.r if r is None else r
+        """``statistic(U resample, R resample)`` (each a :class:`_Sample`) over the resamples
+        (worlds apart) of ``u`` and ``r`` (default: all the scores)."""
+        su, sr = np.sort(self.u if u is None else u), np.sort(self.r if r is None else r)
         rng = np.random.default_rng(self.seed)
         out = np.empty(self.n_bootstrap)
         for b in range(self.n_bootstrap):
-            su = np.sort(u[rng.integers(0, u.size, u.size)])
-            sr = np.sort(r[rng.integers(0, r.size, r.size)])
-            out[b] = statistic(su, sr)
+            out[b] = statistic(_Sample(su, np.bincount(rng.integers(0, su.size, su.size), minlength=su.size)),
+                               _Sample(sr, np.bincount(rng.integers(0, sr.size, sr.size), minlength=sr.size)))
         return out
 
     def _percentile(self, point: float, draws: np.ndarray) -> Interval:
@@ -316,14 +334,16 @@ class ScorePair:
         return Interval(float(point), float(min(lo, point)), float(max(hi, point)))
 
 
-def _rates(su: np.ndarray, sr: np.ndarray, threshold: float, direction: int) -> tuple[float, float]:
-    """(FPR, FNR) of one test, with half a count added (Haldane–Anscombe) so that log ratios stay
-    finite on a sample where one error does not occur."""
-    fp, fn = errors(su, sr, np.array([threshold]))
-    return (fp[direction, 0] + 0.5) / (sr.size + 1.0), (fn[direction, 0] + 0.5) / (su.size + 1.0)
+def _rates(u: _Sample, r: _Sample, threshold: float, direction: int) -> tuple[float, float]:
+    """(FPR, FNR) of one test (direction 0: "U>R", 1: "R>U", as :func:`attacks.thresholds.errors`),
+    with half a count added (Haldane–Anscombe) so that log ratios stay finite on a sample where
+    one error does not occur."""
+    above_u, above_r = float(u.above(threshold)), float(r.above(threshold))
+    fp, fn = (above_r, u.n - above_u) if direction == 0 else (r.n - above_r, above_u)
+    return (fp + 0.5) / (r.n + 1.0), (fn + 0.5) / (u.n + 1.0)
 
 
-def _signed_epsilon(su: np.ndarray, sr: np.ndarray, test: tuple[float, int, int], delta: float) -> float:
+def _signed_epsilon(su: _Sample, sr: _Sample, test: tuple[float, int, int], delta: float) -> float:
     """The chosen side of Eq. (1) at ``test`` = (threshold, direction, side), not clipped at 0:
     negative when these trials point the other way, so that an interval can straddle "no leak"."""
     threshold, direction, side = test
