@@ -238,8 +238,8 @@ class ScorePair:
 
     def epsilon(self, delta: float, *, n_thresholds: int | None = DEFAULT_N_THRESHOLDS) -> tuple[Interval | None, str]:
         """(ε estimate with its interval, how it was read): "gdp" where the Gaussian shape is
-        accepted and the fit is defined, "trade-off" otherwise; None when no threshold has
-        ``min_count`` trials in every confusion cell (nearly separated worlds, or too few trials)."""
+        accepted and the fit is defined, "trade-off" otherwise; None when it cannot be read (fewer
+        than 2 trials in a world, or no test to read)."""
         k_min = _min_count(None, self.u.size, self.r.size)
         if gdp_goodness_of_fit(self.u, self.r).verdict == "accepted":
             mu, n = _gdp_point_fit(self.u, self.r, n_thresholds, k_min)
@@ -249,8 +249,9 @@ class ScorePair:
                     sr.above(cands), su.n - su.above(cands), su.n, sr.n, k_min)[0])  # "U>R", fixed thresholds
                 lo, hi = np.nanquantile(signed, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
                 mu_lo = 0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi))
-                return Interval(_gdp_epsilon(abs(mu), delta), _gdp_epsilon(mu_lo, delta),
-                                _gdp_epsilon(max(abs(lo), abs(hi)), delta)), "gdp"
+                point = _gdp_epsilon(abs(mu), delta)
+                return Interval(point, min(point, _gdp_epsilon(mu_lo, delta)),
+                                max(point, _gdp_epsilon(max(abs(lo), abs(hi)), delta))), "gdp"
         return self._tradeoff(delta, n_thresholds), "trade-off"
 
     def _tradeoff(self, delta: float, n_thresholds: int | None) -> Interval | None:
