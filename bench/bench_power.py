@@ -150,13 +150,20 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
         ranking = estimated_ranking([row_of(n, r) for n, r in reports.items()])
 
         def best(name: str, key: str) -> float:
-            return max(a[key]["point"] for a in summary[name]["attacks"].values() if a[key] is not None)
+            # AUROC as distance from 0.5: a leak either way
+            return max(abs(a[key]["point"] - 0.5) if key == "auroc" else a[key]["point"]
+                       for a in summary[name]["attacks"].values() if a[key] is not None)
+
+        def ordered(key: str) -> bool:
+            """Strictly less leakage with more steps (a tie, e.g. every finetune at the ceiling, is no order)."""
+            return all(best(a, key) > best(b, key) for a, b in zip(finetunes, finetunes[1:]))
 
         out[dataset] = {
             "methods": summary,
-            "finetunes_ordered_by_epsilon": all(best(a, "epsilon") >= best(b, "epsilon")
-                                                for a, b in zip(finetunes, finetunes[1:])),
-            "finetunes_ordered_by_auroc": all(best(a, "auroc") >= best(b, "auroc") for a, b in zip(finetunes, finetunes[1:])),
+            "finetunes_ordered_by_epsilon": ordered("epsilon"),
+            "finetunes_ordered_by_auroc": ordered("auroc"),
+            "finetunes_separated_at_ceiling": [n for n in finetunes if any(
+                a["epsilon"] is not None and math.isinf(a["epsilon"]["upper"]) for a in summary[n]["attacks"].values())],
             "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
             "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
                                             and (a["epsilon"] is None or a["epsilon"]["lower"] == 0.0)
