@@ -151,7 +151,7 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
 
         def best(name: str, key: str) -> float:
             # AUROC as distance from 0.5: a leak either way
-            return max(abs(a[key]["point"] - 0.5) if key == "auroc" else a[key]["point"]
+            return max(abs(a[key]["point"] - 0.5) if key == "auroc" else float(a[key]["point"])
                        for a in summary[name]["attacks"].values() if a[key] is not None)
 
         def ordered(key: str) -> bool:
@@ -163,10 +163,10 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
             "finetunes_ordered_by_epsilon": ordered("epsilon"),
             "finetunes_ordered_by_auroc": ordered("auroc"),
             "finetunes_separated_at_ceiling": [n for n in finetunes if any(
-                a["epsilon"] is not None and math.isinf(a["epsilon"]["upper"]) for a in summary[n]["attacks"].values())],
+                a["epsilon"] is not None and math.isinf(float(a["epsilon"]["upper"])) for a in summary[n]["attacks"].values())],
             "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
             "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
-                                            and (a["epsilon"] is None or a["epsilon"]["lower"] == 0.0)
+                                            and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
                                             for a in summary["retrain"]["attacks"].values()),
             "ranking": None if ranking is None else ranking.sentence,
         }
@@ -178,7 +178,8 @@ def _estimate_summary(report, seconds: float) -> dict:
     return {"seconds": round(seconds, 1), "findings": [f.code for f in report.findings],
             "best_epsilon_lower": a.comparison.best_empirical_epsilon,
             "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower,
-                            **{key: v.estimates.model_dump()[key] for key in ("auroc", "epsilon", "direction")}}
+                            # JSON form: an infinite upper end is "inf", as in the reports
+                            **{key: v.estimates.model_dump(mode="json")[key] for key in ("auroc", "epsilon", "direction")}}
                         for k, v in a.attacks.items()}}
 
 

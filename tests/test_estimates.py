@@ -145,7 +145,7 @@ def test_the_page_shows_the_estimates_next_to_the_bound():
     from audit.report.html import render_html
 
     report = json.loads((Path(__file__).parent / "data" / "sample-report.json").read_text())
-    name = sorted(report["attacks"]["attacks"])[0]
+    name = min(report["attacks"]["attacks"])
     report["attacks"]["attacks"][name]["estimates"] = _pair(-3.0, 100, 9, n_bootstrap=20).estimates(DELTA).to_dict()
     page = " ".join(render_html(report).split())
     assert "Estimates, not bounds" in page and "direction: <b>over-unlearning</b>" in page

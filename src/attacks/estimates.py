@@ -55,8 +55,8 @@ from attacks.epsilon import (
     DEFAULT_N_THRESHOLDS,
     _gdp_epsilon,
     _gdp_point_fit,
-    gdp_fit_from_counts,
     _min_count,
+    gdp_fit_from_counts,
     gdp_goodness_of_fit,
 )
 from attacks.roc import _scores, tpr_at_fpr
@@ -173,7 +173,7 @@ class _Sample:
 def _tpr(u: _Sample, r: _Sample, fpr: float) -> float:
     """The TPR of :func:`attacks.roc.tpr_at_fpr`: with k = ⌊fpr·n_r⌋ false positives allowed,
     "U iff score > the (k+1)-th largest R score"."""
-    k = int(math.floor(fpr * r.n * (1.0 + 1e-9) + 1e-9))
+    k = math.floor(fpr * r.n * (1.0 + 1e-9) + 1e-9)
     return 1.0 if k >= r.n else float(u.above(r.kth_largest(k))) / u.n
 
 
@@ -224,7 +224,7 @@ class ScorePair:
     @staticmethod
     def min_negatives(fpr: float) -> int:
         """Retrained-world trials needed to estimate the TPR at ``fpr``."""
-        return int(math.ceil(MIN_FALSE_POSITIVES / _FPR.check("fpr", fpr) - 1e-9))
+        return math.ceil(MIN_FALSE_POSITIVES / _FPR.check("fpr", fpr) - 1e-9)
 
     def tpr_at_fpr(self, fpr: float) -> Interval | None:
         """TPR at ``fpr`` (the achievable point of :func:`attacks.roc.tpr_at_fpr`) with a bootstrap

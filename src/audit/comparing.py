@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import logging
 import math
 import re
@@ -486,7 +487,7 @@ def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
         return None
     order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))
     eps = {n: best[n][1].epsilon for n in order}
-    tied = [[a, b] for a, b in zip(order, order[1:]) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper]
+    tied = [[a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper]
     n_trials = min(min(best[n][1].n_trials) for n in order)
     listed = "; ".join(f"{n} {_interval(eps[n])} ({best[n][0]}, {best[n][1].direction})" for n in order)
     separable = ("not separable at this trial count (intervals overlap): "
