@@ -18,10 +18,18 @@ Four parts, one JSON object on stdout (``bench/results/power.json``):
     White-box scores of a planted release whose realized ε is 3 (μ-GDP scores N(0,1) against
     N(μ,1), δ = 1e-5) at 1,000 trials per world: the hypothesis-free bound and the GDP lower bound
     (valid under the Gaussian hypothesis), against a certificate of ε = 1.
+``estimates``
+    Issue 28's ranking check (``--parts estimates``): noop, finetune at three strengths
+    (``finetune_steps``; more steps on D \\ Z from A(D) = closer to retraining), neggrad and retrain
+    on each of ``--datasets``, one audit each in retrain mode. Per method and attack: the bound, and
+    the estimates with intervals (AUROC, ε, direction); per dataset: whether the ε and AUROC
+    estimates order the finetunes by strength, whether neggrad is named over-unlearning, whether
+    retrain's intervals contain "no leak", and the comparison's ranking sentence.
 ``settings``
     What was run, and the wall time of each part.
 
-Usage: python bench/bench_power.py [--seeds 3] [--trials 100] [--reps 200]
+Usage: python bench/bench_power.py [--seeds 3] [--trials 100] [--reps 200] [--parts planted,null_whitebox,methods]
+       python bench/bench_power.py --parts estimates [--datasets digits,adult] [--estimate-steps 300]
 """
 
 from __future__ import annotations
@@ -117,21 +125,86 @@ def planted(reps: int, n: int = 1000, realized: float = 3.0, certified: float = 
             "gdp_refused": refused}
 
 
+#: finetune's strengths for the estimates part: U's gradient steps on D \ Z (1 %, 10 %, 100 % of A's).
+FINETUNE_FRACTIONS = (0.01, 0.1, 1.0)
+
+
+def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
+    """Issue 28: do the estimates rank what the bound cannot (see the module docstring)?"""
+    from audit.comparing import estimated_ranking, row_of
+
+    out = {}
+    for dataset in datasets:
+        base = dict(SETTING, dataset=dataset, steps=steps, trials=trials, seed=0)
+        if dataset != "digits":
+            base.pop("model")  # the dataset's default model
+        runs = {f"finetune-{100 * f:g}pct": dict(method="finetune", method_options={"finetune_steps": max(1, round(f * steps))})
+                for f in FINETUNE_FRACTIONS}
+        runs = {"noop": dict(method="noop"), **runs, "neggrad": dict(method="neggrad"), "retrain": dict(method="retrain")}
+        reports, summary = {}, {}
+        for name, extra in runs.items():
+            t0 = time.perf_counter()
+            reports[name] = run(AuditConfig(**base, **extra))
+            summary[name] = _estimate_summary(reports[name], time.perf_counter() - t0)
+        finetunes = [f"finetune-{100 * f:g}pct" for f in FINETUNE_FRACTIONS]
+        ranking = estimated_ranking([row_of(n, r) for n, r in reports.items()])
+
+        def best(name: str, key: str) -> float:
+            # AUROC as distance from 0.5: a leak either way
+            return max(abs(a[key]["point"] - 0.5) if key == "auroc" else float(a[key]["point"])
+                       for a in summary[name]["attacks"].values() if a[key] is not None)
+
+        def ordered(key: str) -> bool:
+            """Strictly less leakage with more steps (a tie, e.g. every finetune at the ceiling, is no order)."""
+            return all(best(a, key) > best(b, key) for a, b in zip(finetunes, finetunes[1:]))
+
+        out[dataset] = {
+            "methods": summary,
+            "finetunes_ordered_by_epsilon": ordered("epsilon"),
+            "finetunes_ordered_by_auroc": ordered("auroc"),
+            "finetunes_separated_at_ceiling": [n for n in finetunes if any(
+                a["epsilon"] is not None and math.isinf(float(a["epsilon"]["upper"])) for a in summary[n]["attacks"].values())],
+            "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
+            "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
+                                            and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
+                                            for a in summary["retrain"]["attacks"].values()),
+            "ranking": None if ranking is None else ranking.sentence,
+        }
+    return out
+
+
+def _estimate_summary(report, seconds: float) -> dict:
+    a = report.attacks
+    return {"seconds": round(seconds, 1), "findings": [f.code for f in report.findings],
+            "best_epsilon_lower": a.comparison.best_empirical_epsilon,
+            "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower,
+                            # JSON form: an infinite upper end is "inf", as in the reports
+                            **{key: v.estimates.model_dump(mode="json")[key] for key in ("auroc", "epsilon", "direction")}}
+                        for k, v in a.attacks.items()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--parts", default="planted,null_whitebox,methods")
+    parser.add_argument("--datasets", default="digits,adult")
+    parser.add_argument("--estimate-steps", type=int, default=300)
     args = parser.parse_args()
     torch.set_num_threads(2)
     timings, result = {}, {}
-    for name, part in (("planted", lambda: planted(args.reps)), ("null_whitebox", lambda: null_whitebox(args.reps)),
-                       ("methods", lambda: audit_methods(args.seeds, args.trials))):
+    parts = {"planted": lambda: planted(args.reps), "null_whitebox": lambda: null_whitebox(args.reps),
+             "methods": lambda: audit_methods(args.seeds, args.trials),
+             "estimates": lambda: estimates(tuple(args.datasets.split(",")), args.trials, args.estimate_steps)}
+    for name in args.parts.split(","):
+        part = parts[name]
         t0 = time.perf_counter()
         result[name] = part()
         timings[name] = round(time.perf_counter() - t0, 1)
     result["settings"] = {"audit": SETTING, "seeds": args.seeds, "trials_per_world": args.trials,
-                          "reps": args.reps, "seconds": timings, "torch": torch.__version__,
+                          "reps": args.reps, "parts": args.parts, "datasets": args.datasets,
+                          "estimate_steps": args.estimate_steps, "seconds": timings, "torch": torch.__version__,
                           "threads": torch.get_num_threads()}
     print(json.dumps(result, indent=2))
 

@@ -170,6 +170,11 @@ class Attack(ABC):
     title: ClassVar[str]
     description: ClassVar[str]
     needs: ClassVar[frozenset[str]] = frozenset()
+    orientation: ClassVar[str] = "worlds"
+    """What a larger score means (:data:`attacks.estimates.ORIENTATIONS`): "memory" (the release
+    behaves more like a model that saw Z, so an AUROC below ½ is over-unlearning) or "worlds" (it
+    looks more like the unlearned world's models, whichever side of the original they lie: the
+    score cannot say which way). The default claims nothing."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

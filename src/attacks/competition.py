@@ -453,6 +453,7 @@ class CompetitionMetric(Attack):
     description = ("mean logit-scaled confidence on the forget set; details: the NeurIPS 2023 unlearning "
                    "competition's per-example epsilon (point estimates over single- and double-threshold "
                    "rules across the released models, Triantafillou et al. 2024) and its forget score")
+    orientation = "memory"  # confidence on Z: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         """``confidence``: the competition confidence of each released model on each forget

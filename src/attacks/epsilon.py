@@ -1306,16 +1306,22 @@ def _gdp_point_fit(u: np.ndarray, r: np.ndarray, n_thresholds: int | None,
     """(signed μ̂, points used) of the inverse-variance weighted probit fit; μ̂ NaN if none."""
     cands = candidate_thresholds(np.concatenate([u, r]), n_thresholds)
     fp_all, fn_all = errors(np.sort(u), np.sort(r), cands)
-    fp, fn = fp_all[0].astype(float), fn_all[0].astype(float)  # direction "U>R"
-    tp, tn = u.size - fn, r.size - fp
+    return gdp_fit_from_counts(fp_all[0], fn_all[0], u.size, r.size, k_min)  # direction "U>R"
+
+
+def gdp_fit_from_counts(fp: np.ndarray, fn: np.ndarray, n_u: int, n_r: int, k_min: int) -> tuple[float, int]:
+    """:func:`_gdp_point_fit` from the error counts of direction "U>R" at its thresholds (so that a
+    bootstrap can count resamples at fixed thresholds without sorting them)."""
+    fp, fn = np.asarray(fp, dtype=float), np.asarray(fn, dtype=float)
+    tp, tn = n_u - fn, n_r - fp
     ok = np.minimum(np.minimum(tp, fp), np.minimum(tn, fn)) >= k_min
     if not np.any(ok):
         return math.nan, 0
-    tpr, fpr = tp[ok] / u.size, fp[ok] / r.size
+    tpr, fpr = tp[ok] / n_u, fp[ok] / n_r
     z1, z0 = ndtri(tpr), ndtri(fpr)
     phi1 = np.exp(-0.5 * z1 * z1) / math.sqrt(2.0 * math.pi)
     phi0 = np.exp(-0.5 * z0 * z0) / math.sqrt(2.0 * math.pi)
-    var = tpr * (1.0 - tpr) / (u.size * phi1**2) + fpr * (1.0 - fpr) / (r.size * phi0**2)
+    var = tpr * (1.0 - tpr) / (n_u * phi1**2) + fpr * (1.0 - fpr) / (n_r * phi0**2)
     w = 1.0 / var
     return float(np.sum(w * (z1 - z0)) / np.sum(w)), int(np.count_nonzero(ok))
 

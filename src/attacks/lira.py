@@ -1045,6 +1045,7 @@ class LiRAOffline(Attack):
                    "retrained world's Gaussian (one-sided, from shadows trained without Z); score = "
                    "-log p-value summed over the forget set")
     needs = frozenset({"shadows"})
+    orientation = "memory"  # confidence on Z above the retrained world's: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         return _forget_phi(inputs, models)

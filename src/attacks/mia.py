@@ -501,6 +501,7 @@ class MembershipInference(Attack):
     description = ("population MIA (logistic regression on logits and loss, forget vs never-seen records, "
                    "class-balanced, repeated stratified k-fold AUROC); epsilon bound from the forget-set "
                    "loss of each released model")
+    orientation = "memory"  # a lower loss on Z: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         """``forget_loss``: each released model's mean loss on Z, shape (n,)."""

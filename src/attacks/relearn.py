@@ -155,6 +155,7 @@ class RelearnTime(Attack):
     description = ("fine-tuning steps (gradient descent on Z, step 1/L) until the forget loss reaches "
                    "the original model's; fewer steps = remembers more")
     needs = frozenset({"smoothness"})
+    orientation = "memory"  # fewer steps to relearn Z: remembers more
 
     @staticmethod
     def _settings(inputs: AttackInputs) -> tuple[float, float, int]:

@@ -489,6 +489,7 @@ class _RmiaAttack(Attack):
 
     mode: str = "online"
     needs = frozenset({"shadows"})
+    orientation = "memory"  # a higher likelihood ratio on Z: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         """``forget`` (n, m) and ``population`` (n, n_z): log p_y of each released model on the

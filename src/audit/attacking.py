@@ -28,6 +28,7 @@ from torch import Tensor
 
 from attacks.base import to_numpy
 from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
+from attacks.estimates import ScorePair
 from attacks.registry import get_attack
 from attacks.roc import RocSummary, auroc
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
@@ -327,8 +328,9 @@ def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int,
     su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
     bound = clopper_pearson_epsilon(su, sr, delta=delta, confidence=confidence, seed=seed)
     gdp = gdp_epsilon_estimate(su, sr, delta, confidence=confidence, seed=seed)
+    estimates = ScorePair(su, sr, confidence=confidence, seed=seed).estimates(delta, cls.orientation)
     return schema.AttackResult(
-        title=cls.title, description=cls.description,
+        title=cls.title, description=cls.description, estimates=estimates.to_dict(),
         bound=schema.EpsilonBound(**bound.to_dict(), roc=RocSummary.from_scores(su, sr).to_dict(),
                                   gdp_estimate=gdp.to_dict(),
                                   **resolution(bound.ceiling, target,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import logging
 import math
 import re
@@ -37,6 +38,7 @@ from audit.report import TOOL, tool_version
 from audit.report.comparison import (
     COMPARISON_SCHEMA_VERSION,
     ComparisonModel,
+    EstimatedRanking,
     Leakage,
     MeasuredRanking,
     MethodRow,
@@ -333,6 +335,9 @@ def _assemble(config: AuditConfig, names: tuple[str, ...], own: _Candidates | No
         "candidates": list(extra_names),
         "candidate_reference": CANDIDATE_REFERENCE if CANDIDATE_REFERENCE in reports else None,
         "measured_ranking": measured_ranking(rows)}
+    ranking = estimated_ranking(rows)
+    if ranking is not None:
+        extra["estimated_ranking"] = ranking
     document = ComparisonModel(
         schema_version=COMPARISON_SCHEMA_VERSION, kind="comparison",
         tool={"name": TOOL, "version": tool_version()}, created_at=_now(), started_at=started,
@@ -470,6 +475,44 @@ def measured_ranking(rows: Sequence[MethodRow]) -> MeasuredRanking:
     return MeasuredRanking(rule=MEASURED_RULE, order=[r.name for r in order], not_ranked=not_ranked)
 
 
+#: The estimated ranking, in words (the page and the document state it).
+ESTIMATED_RULE = ("estimates, not bounds: the methods audited in retrain mode (every trial a fresh training, no "
+                  "output noise) ordered by the largest epsilon estimate of any of their attacks (lowest first); "
+                  "neighbours whose intervals overlap cannot be told apart at this trial count")
+
+
+def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
+    """The retrain-mode rows ordered by their largest ε estimate (:data:`ESTIMATED_RULE`), with the
+    neighbours whose intervals overlap; None with fewer than two rows to rank."""
+    best: dict[str, tuple[str, Any]] = {}
+    for r in rows:
+        if r.leakage is None or r.leakage.trial_mode != "retrain" or not r.leakage.estimates:
+            continue
+        read = {a: e for a, e in r.leakage.estimates.items() if e.epsilon is not None}
+        if read:
+            attack = max(sorted(read), key=lambda a: read[a].epsilon.point)
+            best[r.name] = (attack, read[attack])
+    if len(best) < 2:
+        return None
+    order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))
+    eps = {n: best[n][1].epsilon for n in order}
+    tied = [[a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper]
+    n_trials = min(min(best[n][1].n_trials) for n in order)
+    listed = "; ".join(f"{n} {_interval(eps[n])} ({best[n][0]}, {best[n][1].direction})" for n in order)
+    separable = ("not separable at this trial count (intervals overlap): "
+                 + ", ".join(f"{a} and {b}" for a, b in tied) if tied
+                 else "every neighbour is separable at this trial count")
+    return EstimatedRanking(
+        rule=ESTIMATED_RULE, order=order, epsilon=eps, attack={n: best[n][0] for n in order},
+        direction={n: best[n][1].direction for n in order}, not_separable=tied,
+        sentence=f"Estimated epsilon, least first ({n_trials} trials per world): {listed}. {separable[0].upper()}"
+                 f"{separable[1:]}")
+
+
+def _interval(x: Any) -> str:
+    return f"{x.point:.3g} [{x.lower:.3g}, {x.upper:.3g}]"
+
+
 def row_of(name: str, report: Any, title: str | None = None) -> MethodRow:
     """The comparison's row of one method: numbers copied from its report, and two differences. A
     report of the caller's code (a candidate) is titled by its functions and says what trained it."""
@@ -485,7 +528,8 @@ def row_of(name: str, report: Any, title: str | None = None) -> MethodRow:
                           best_empirical_epsilon=attacks.comparison.best_empirical_epsilon,
                           best_attack=attacks.comparison.best_attack,
                           auroc={a: r.bound.roc.auroc for a, r in attacks.attacks.items()},
-                          positive_control_has_power=attacks.positive_control.has_power)
+                          positive_control_has_power=attacks.positive_control.has_power,
+                          **_estimates_of(attacks))
     return MethodRow(
         name=name, title=title or (report.method.title if code is None else f"your code: {code['unlearn']}"),
         paper=report.method.paper,
@@ -504,6 +548,12 @@ def row_of(name: str, report: Any, title: str | None = None) -> MethodRow:
         retrain_repeats_s=report.timings.retrain_repeats_s, leakage=leakage,
         frontier=report.frontier, knob=report.tradeoff, findings=report.findings,
         **({} if code is None else {"trained_by": code["train"]}))
+
+
+def _estimates_of(attacks: Any) -> dict[str, Any]:
+    """``estimates`` for a row's leakage: every attack's, when its report has them (absent otherwise)."""
+    found = {a: r.estimates for a, r in attacks.attacks.items() if r.estimates is not None}
+    return {"estimates": found} if found else {}
 
 
 def _check_resume(root: str, method_dirs: Sequence[str]) -> None:

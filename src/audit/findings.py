@@ -136,6 +136,15 @@ CODES: dict[str, FindingCode] = {c.code: c for c in (
                 "a diagnostic (the knob's tradeoff curve, the checkpoint-recovery check) reached its budget "
                 "(diagnostic_budget) and was cut short; no certificate depends on it",
                 short="a diagnostic was cut short by its budget"),
+    FindingCode("under-unlearning", "warning", "consistent",
+                "an attack that proves a leak sees the unlearned model closer to the original model than retraining "
+                "is: the deletion left the forgotten records' trace",
+                short="under-unlearning: the unlearned model still looks like the original"),
+    FindingCode("over-unlearning", "warning", "consistent",
+                "an attack that proves a leak sees the unlearned model farther from the original model than "
+                "retraining is (it looks less like it saw the forgotten records than a model that never did): the "
+                "deletion is visible by its excess",
+                short="over-unlearning: the unlearned model overshoots retraining"),
 )}
 
 UTILITY_LOSS_POINTS = 0.02
@@ -380,7 +389,27 @@ def measurement_findings(attacks: Any, confidence: float, no_op_passes: bool = F
             "leak-measured", f"the {comparison.best_attack} attack proves epsilon >= "
             f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack): the unlearned "
             f"model is distinguishable from retraining (the original model: epsilon >= {control.best_epsilon_lower:.4g})"))
-    return out
+    return out + direction_findings(attacks)
+
+
+def direction_findings(attacks: Any) -> list[dict[str, str]]:
+    """``under-unlearning`` / ``over-unlearning``: which way the attacks whose bound exceeds what
+    the certificate allows (0 without one) point, read from their AUROC intervals. The bound is
+    two-sided (a leak either way); these words are not. An attack whose score cannot tell which
+    way (orientation "worlds"), or whose interval contains 0.5, names neither."""
+    allowed = attacks.comparison.certified_epsilon or 0.0
+    by_direction: dict[str, list[str]] = {}
+    for name, r in attacks.attacks.items():
+        est = r.estimates
+        leaks = r.bound.epsilon_lower > allowed * (1 + _TOL)
+        if est is not None and leaks and est.direction in ("under-unlearning", "over-unlearning"):
+            by_direction.setdefault(est.direction, []).append(
+                f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])")
+    words = {"under-unlearning": "closer to the original model than retraining is",
+             "over-unlearning": "farther from the original model than retraining is"}
+    # the direction is the finding's code (attacks.estimates.DIRECTIONS)
+    return [finding(d, f"{', '.join(names)}: the unlearned model is {words[d]}; the epsilon bound counts a "
+                       "leak either way") for d, names in by_direction.items()]
 
 
 def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:

@@ -35,6 +35,8 @@ from audit.report.schema import (
     DeletionRequest,
     Delta,
     Environment,
+    EstimateInterval,
+    Estimates,
     ExtNonNeg,
     ExtNonNegNoNan,
     ExtProbability,
@@ -80,6 +82,8 @@ class Leakage(_Section):
     """Each attack's AUROC at telling the unlearned world's releases from the retrained world's (0.5: cannot)."""
     positive_control_has_power: Bool
     """Whether the same attacks prove anything against the original model (if not, a low bound means little)."""
+    estimates: dict[AttackName, Estimates] | None = Absent()
+    """Each attack's estimates with intervals, as in the method's report (absent when it has none)."""
 
 
 class MethodRow(_Section):
@@ -163,6 +167,23 @@ class MeasuredRanking(_Section):
     """Candidates that ran but cannot be ranked, and why (no attack ran; the attacks had no power)."""
 
 
+class EstimatedRanking(_Section):
+    """The methods audited in retrain mode ordered by their largest estimated epsilon (estimates, not bounds),
+    and which neighbours this trial count cannot separate."""
+
+    rule: Text
+    order: list[MethodName]
+    """Least estimated leakage first."""
+    epsilon: dict[MethodName, EstimateInterval]
+    """Each ranked method's largest epsilon estimate (over its attacks) with its interval."""
+    attack: dict[MethodName, AttackName]
+    """The attack that gave it."""
+    direction: dict[MethodName, Literal["under-unlearning", "over-unlearning", "undetermined", "not-oriented"]]
+    not_separable: list[list[MethodName]]
+    """Neighbours in ``order`` whose intervals overlap: this trial count cannot tell them apart."""
+    sentence: Text
+
+
 class Recommendation(_Section):
     """The rule, stated in words, and what it picks among the rows."""
 
@@ -204,6 +225,9 @@ class ComparisonModel(_Section):
     candidate_reference: MethodName | None = Absent()
     """``retrain-yours`` when it ran: exact retraining by the caller's train function, so its AUROCs are what an
     attack achieves against a perfect deletion of the caller's pipeline."""
+    estimated_ranking: EstimatedRanking | None = Absent()
+    """The methods audited in retrain mode (fresh trainings, no output noise: the uncertified methods and
+    retraining) ranked by their epsilon estimates; absent with fewer than two."""
     measured_ranking: MeasuredRanking | None = Absent()
     """The candidates ranked by measured leakage (with candidates only); the recommendation never picks one."""
     dataset: Dataset

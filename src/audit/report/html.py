@@ -323,6 +323,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             "gdp_method": gdp.get("method"), "gof": gdp.get("gof"), "gof_p": gdp.get("gof_p_value"),
             "gdp_lower": gdp.get("epsilon_lower"),
             "per_record": _per_record(r.get("details") or {}),
+            "estimates": r.get("estimates"),
             "exceeds": certified is not None and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
             "best": name == comparison.get("best_attack"),
         })

@@ -1180,6 +1180,44 @@ class EpsilonBound(_Section):
     limit can."""
 
 
+class EstimateInterval(_Section):
+    """A point estimate and its two-sided interval (``Estimates.confidence``); inf only as the
+    upper end of an epsilon whose worlds are nearly separated."""
+
+    point: ExtNonNeg
+    lower: ExtNonNeg
+    upper: ExtNonNeg
+
+
+class Estimates(_Section):
+    """How much the attack's scores separate the worlds, and which way (:mod:`attacks.estimates`):
+    estimates with intervals, never bounds. They rank methods; the bound tests the certificate."""
+
+    kind: Literal["estimate"]
+    auroc: EstimateInterval
+    """DeLong interval around the AUROC (world U positive)."""
+    tpr_at_fpr: dict[Str, EstimateInterval | None]
+    """TPR at each low FPR ("0.01", "0.001") with a bootstrap interval; null: cannot estimate."""
+    tpr_min_negatives: dict[Str, PosCount]
+    """Retrained-world trials each FPR needs before its TPR is estimated."""
+    epsilon: EstimateInterval | None
+    """null when it cannot be estimated (fewer than 2 trials in a world, or no test to read)."""
+    epsilon_method: Literal["gdp", "trade-off"]
+    """gdp: mu-hat of the Gaussian trade-off curve (its shape test accepted); trade-off: the
+    empirical test chosen on half the trials and read on the other half."""
+    delta: Delta
+    direction: Literal["under-unlearning", "over-unlearning", "undetermined", "not-oriented"]
+    """under-unlearning: the unlearned model is closer to the original than retraining is (AUROC
+    interval above 0.5); over-unlearning: farther (below 0.5); not-oriented: the attack's score
+    cannot tell which way."""
+    orientation: Literal["memory", "worlds"]
+    confidence: OpenUnit
+    n_bootstrap: PosCount
+    seed: Seed
+    n_trials: Pair
+    note: Str
+
+
 class AttackResult(_Section):
     """One attack: its bound from the released models' scores, and its own facts."""
 
@@ -1189,6 +1227,8 @@ class AttackResult(_Section):
     details: OpenDict
     """Open: what this attack reports beyond its bound (e.g. the population MIA's AUROCs,
     relearn-time summaries, the white-box distance)."""
+    estimates: Estimates | None = Absent()
+    """Estimates with intervals next to the bound (absent in older reports)."""
 
 
 class Trials(_Section):
