@@ -331,7 +331,7 @@ def _assemble(config: AuditConfig, names: tuple[str, ...], own: _Candidates | No
               "train": None if own is None else own.recorded_train}
     if own is not None:  # a candidate's report records none (its code has no constants)
         shared["constants"] = {k: float(v) for k, v in config.constants.items()}
-    extra = {} if own is None else {
+    extra: dict[str, Any] = {} if own is None else {
         "candidates": list(extra_names),
         "candidate_reference": CANDIDATE_REFERENCE if CANDIDATE_REFERENCE in reports else None,
         "measured_ranking": measured_ranking(rows)}
