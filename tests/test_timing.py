@@ -68,3 +68,16 @@ def test_the_reports_times_are_the_medians_of_every_repeat():
     assert t.unlearn_s == statistics.median(t.unlearn_repeats_s)
     assert t.retrain_s == statistics.median(t.retrain_repeats_s)
     assert t.speedup_vs_retrain == t.retrain_s / t.unlearn_s
+
+
+def test_repeats_stop_once_the_runs_took_long_enough(monkeypatch):
+    """A run of TIMING_ENOUGH_S or more is timed once; shorter runs are repeated until they add up."""
+    from audit import pipeline
+
+    clock = iter(float(t) for t in range(0, 1000, 1))
+    monkeypatch.setattr(pipeline.time, "perf_counter", lambda: next(clock) * 6.0)  # each run: 6 s
+    _, seconds = timed(lambda m: m.unlearn(), Memo(), 3, CPU)
+    assert seconds == [6.0, 6.0]  # 6 s < 10 s: once more; 12 s >= 10 s: enough
+    clock = iter(float(t) for t in range(0, 1000, 1))
+    monkeypatch.setattr(pipeline.time, "perf_counter", lambda: next(clock) * 0.5)
+    assert len(timed(lambda m: m.unlearn(), Memo(), 3, CPU)[1]) == 3

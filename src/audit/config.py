@@ -350,8 +350,8 @@ FIELDS: tuple[Field, ...] = (
           "Your id of the deletion request (e.g. a ticket number): recorded in the report and its signed "
           "claims.", "forget"),
     Field("timing_repeats", 3, Integer(1, 100),
-          "Times the unlearning and the retraining are each timed, each on a copy of the trained method: the "
-          "report's times are the medians, every repeat listed.", "run"),
+          "Times the unlearning and the retraining are each timed, each on a copy of the trained method (fewer "
+          "once the runs took 10 s together): the report's times are the medians, every repeat listed.", "run"),
     Field("train", None, Optional(CodeRef("train"), "for the method's own training"),
           "Your pipeline's training: module:<package.module or file.py>:<function> called as "
           "fn(model, dataset, generator) -> model (with --unlearn).", "method"),
