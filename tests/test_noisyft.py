@@ -73,8 +73,10 @@ def authors_deltas(epsilon, sigma, C2, T):
 
 def continuous_epsilon(rho, delta):
     """min over real α > 1 of αρ − (log δ + log α)/(α − 1) + log((α − 1)/α), by scipy."""
-    h = lambda la: (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
-        + math.log(math.exp(la) / (math.exp(la) + 1))  # α = 1 + e^la
+    def h(la):  # α = 1 + e^la
+        return (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
+            + math.log(math.exp(la) / (math.exp(la) + 1))
+
     res = minimize_scalar(h, bounds=(-10, 15), method="bounded", options={"xatol": 1e-12})
     return float(res.fun)
 

@@ -42,7 +42,6 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
     passed to ``audit.run`` or named by ``config.train``/``config.unlearn`` (``module:...``).
     Either way the audit then runs the one method it gets through the same stages."""
     from audit.config import CALLER_CODE
-
     from audit.seeds import child_seed
 
     if config.method != CALLER_CODE:

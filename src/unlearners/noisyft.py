@@ -35,7 +35,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Any, ClassVar, NoReturn, Protocol, TypeGuard
 
 import torch
 from torch import Tensor
@@ -48,6 +49,9 @@ from certify.params import Param
 from unlearners.base import Capabilities
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
+
+#: The records of one step: an index tensor of a mini-batch, or ``slice(None)`` for the full set.
+Batch = Tensor | slice
 
 
 def project(theta: Tensor, radius: float) -> Tensor:
@@ -95,7 +99,7 @@ class NoisyFineTune(Retrain):
         "when delta_t <= delta)",
         "constant step size gamma and plain SGD steps (no momentum) in the noisy phase, as the theorems assume",
     )
-    hyperparameters = GRADIENT_DESCENT_OPTIONS + (
+    hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS + (
         Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
         Param("C0", 0.01, Real(gt=0), "radius of the ball the start A(D) is projected onto (gradient-clip; "
               "model-clip with sigma0 > 0)"),
@@ -144,28 +148,32 @@ class NoisyFineTune(Retrain):
         ``train_seed`` as :class:`unlearners.caller.CallerMethod` seeds it)."""
         return CallerTrainedNoisyFineTune(objective, train=train, train_seed=train_seed, **options)
 
+    #: (the forget set's indices, A(D \\ Z) for them): the reference start of the last forget set
+    _reference_start: tuple[tuple[int, ...], Tensor] | None = None
+
     # -- U and the reference ---------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self._reference_start = (None, None)  # A(D \\ Z) of an earlier fit is not this fit's
+        self._reference_start = None  # A(D \\ Z) of an earlier fit is not this fit's
         self.theta_ = super()._fit(X, y, theta0)
         return self.theta_
 
-    def _unlearn(self, forget: Tensor) -> Tensor:
-        """Noisy fine-tuning of A(D) on D \\ Z."""
+    def _unlearn(self, forget: Tensor, **knob: Any) -> Tensor:
+        """Noisy fine-tuning of A(D) on D \\ Z (no knob is declared: ``knob`` is always empty)."""
         return self.noisy_finetune(self.theta_, *self.retained(forget), role="unlearn")
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """Ā(D \\ Z): the same noisy fine-tuning started from A(D \\ Z)."""
         return self.noisy_finetune(self.start_reference(forget), *self.retained(forget), role="reference")
 
-    def start_reference(self, forget: Tensor | list) -> Tensor:
+    def start_reference(self, forget: Tensor | Sequence[int]) -> Tensor:
         """A(D \\ Z): the reference run's start (computed once per forget set; the rerun trials
         re-run the noisy phase from it, :func:`audit.trials.rerun_trials`)."""
         idx = self.forget_indices(forget)
         key = tuple(idx.tolist())
-        if getattr(self, "_reference_start", (None,))[0] != key:
-            self._reference_start = (key, self._train_reference(idx))
-        return self._reference_start[1]
+        cached = self._reference_start
+        if cached is None or cached[0] != key:
+            cached = self._reference_start = (key, self._train_reference(idx))
+        return cached[1]
 
     def _train_reference(self, forget: Tensor) -> Tensor:
         return Retrain._retrain(self, forget)
@@ -217,10 +225,10 @@ class NoisyFineTune(Retrain):
                   if n not in set(self.objective.buffer_names)]
         return torch.cat([torch.full((k,), n not in public, dtype=torch.bool, device=device) for n, k in params])
 
-    def rerun_starts(self, forget: Tensor | list) -> tuple[Tensor, Tensor]:
+    def rerun_starts(self, forget: Tensor | Sequence[int]) -> tuple[Tensor, Tensor]:
         return self.theta_, self.start_reference(forget)
 
-    def rerun(self, start: Tensor, forget: Tensor | list, generators: list[torch.Generator], *,
+    def rerun(self, start: Tensor, forget: Tensor | Sequence[int], generators: list[torch.Generator], *,
               batched: bool | None = None) -> tuple[Tensor, str]:
         if batched and not self.can_rerun_many():
             raise InvalidInput("batched", "False or None: these runs cannot be batched (mini-batches or buffers)",
@@ -296,7 +304,7 @@ class NoisyFineTune(Retrain):
             return P, reference.new_zeros(0)
         model = copy.deepcopy(self.objective.model)
         for module in model.modules():
-            if hasattr(module, "reset_running_stats"):
+            if _keeps_statistics(module):
                 module.reset_running_stats()
         held = dict(model.named_buffers())
         return P, torch.cat([held[name].detach().reshape(-1) for name in self.objective.buffer_names]).to(reference)
@@ -308,19 +316,20 @@ class NoisyFineTune(Retrain):
             return project(start, self.C0) + self.sigma0 * _gaussian(start, gen)
         return start.clone()
 
-    def _batches(self, n: int, steps: int, gen: torch.Generator) -> list[Tensor]:
+    def _batches(self, n: int, steps: int, gen: torch.Generator) -> list[Batch]:
         """Index sets of the retain set, one per step: full batches, or per-epoch permutations
         cut into ``batch_size`` pieces (drawn from the run's generator, never from Z)."""
         if self.batch_size is None or self.batch_size >= n:
             return [slice(None)] * steps
-        out: list[Tensor] = []
+        out: list[Batch] = []
         while len(out) < steps:
             out += list(torch.randperm(n, generator=gen).split(int(self.batch_size)))
         return out[:steps]
 
     # -- the guarantee --------------------------------------------------------------------------
-    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
-        """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``)."""
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
+        """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``; no knob is
+        declared: ``knob`` is always empty)."""
         acc = account(self.variant, delta=delta, sigma=self.sigma_, steps=self.noisy_steps, gamma=self.gamma,
                       lam=self.lam, C0=self.C0, C1=self.C1, C2=self.C2, sigma0=self.sigma0)
         warnings = []
@@ -401,7 +410,7 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     """
 
     trials_one_per_task = True
-    hyperparameters = NoisyFineTune.hyperparameters + (
+    hyperparameters: ClassVar[tuple[Param, ...]] = NoisyFineTune.hyperparameters + (
         Param("post_train", False, Boolean(), "the noise-free phase is your own train function on D \\ Z, started "
               "from the noisy model (post_steps and post_eta then unused)"),
     )
@@ -422,12 +431,12 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def adopt(self, trained: Any, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """The production model as A(D) (:meth:`unlearners.caller.CallerMethod.adopt`)."""
         self.X_, self.y_, self.theta0_ = X, y, theta0
-        self._reference_start, self.eta_ = (None, None), self._caller_eta()
+        self._reference_start, self.eta_ = None, self._caller_eta()
         self.theta_ = self.trainer_.adopt(trained, X, y, theta0)
         return self.theta_
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self.theta0_, self._reference_start, self.eta_ = theta0, (None, None), self._caller_eta()
+        self.theta0_, self._reference_start, self.eta_ = theta0, None, self._caller_eta()
         self.theta_ = self.trainer_.fit(X, y, theta0)
         return self.theta_
 
@@ -464,12 +473,12 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         return {**super().report_hyperparameters(), "train": self.trainer_.report_hyperparameters()["train"]}
 
 
-def _never(*_: Any) -> None:  # pragma: no cover - the caller's training only: noisy-ft is U
+def _never(*_: Any) -> NoReturn:  # pragma: no cover - the caller's training only: noisy-ft is U
     raise RuntimeError("noisy-ft runs its own unlearning")
 
 
-def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: list,
-                      eta: float, gen: torch.Generator, frozen: set[str] = frozenset()) -> Tensor:
+def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: Sequence[Batch],
+                      eta: float, gen: torch.Generator, frozen: Collection[str] = frozenset()) -> Tensor:
     """The noise-free phase of a model with buffers, then its buffers recomputed on the retain set.
 
     The steps run in train mode (BatchNorm on batch statistics, dropout drawing from a seed taken
@@ -486,8 +495,8 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
             with torch.no_grad():
                 for p in params:
                     if p.grad is not None:
-                        p -= eta * p.grad
-        norms = [m for m in model.modules() if hasattr(m, "reset_running_stats")]
+                        p.sub_(eta * p.grad)
+        norms = [m for m in model.modules() if _keeps_statistics(m)]
         for m in norms:
             m.reset_running_stats()
             m.momentum = None  # cumulative average: the statistics of the whole pass
@@ -501,6 +510,20 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
 #: Records per forward pass when recomputing the running statistics: the cumulative average gives
 #: every chunk one weight, so the statistics depend on this and on the retain set's order, never on Z.
 STATISTICS_CHUNK = 512
+
+
+class _RunningStatistics(Protocol):
+    """A normalisation layer that keeps running statistics (BatchNorm, InstanceNorm that tracks)."""
+
+    momentum: float | None
+
+    def reset_running_stats(self) -> None: ...
+
+
+def _keeps_statistics(module: torch.nn.Module) -> TypeGuard[_RunningStatistics]:
+    """Whether ``module`` keeps running statistics (it has ``reset_running_stats``, as torch's
+    normalisation layers that track them do)."""
+    return callable(getattr(module, "reset_running_stats", None))
 
 
 def _holding(objective: Objective, theta: Tensor) -> torch.nn.Module:
