@@ -50,6 +50,20 @@ from unlearners.base import Capabilities
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 
+#: The normalisation layers whose scale (weight) and shift (bias) ``reset_normalisation`` sets to
+#: 1 and 0 before the noise-free phase (their values at torch's initialisation; lazy variants included)
+NORMALISATIONS: tuple[type[torch.nn.Module], ...] = (
+    torch.nn.modules.batchnorm._NormBase, torch.nn.LayerNorm, torch.nn.GroupNorm, torch.nn.RMSNorm)
+
+#: The starts of the noise-free phase (option ``restart``, :meth:`NoisyFineTune._restarted`), as
+#: the certificate's theorem line names them
+RESTARTS = {
+    "init-scale": "the parameter tensors rescaled to their norms at theta0 and the normalisation layers' scales "
+                  "and shifts set to 1 and 0",
+    "normalisation": "the normalisation layers' scales and shifts set to 1 and 0",
+    "none": "",
+}
+
 #: The records of one step: an index tensor of a mini-batch, or ``slice(None)`` for the full set.
 Batch = Tensor | slice
 
@@ -113,6 +127,10 @@ class NoisyFineTune(Retrain):
         Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
               "noise-free gradient steps on the retain set afterwards"),
         Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
+        Param("restart", "init-scale", Choice(tuple(RESTARTS)),
+              "the noise-free phase's start (post-processing): init-scale (every normalisation layer's scale and "
+              "shift at 1 and 0, every other parameter tensor rescaled to its norm at theta0), normalisation (the "
+              "first part only) or none (the noisy model as it is)"),
         Param("public", (), ListOf(Text(), min_len=0, distinct=True),
               "names (or name prefixes) of parameters you declare public, never trained on the private data: "
               "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)"),
@@ -200,7 +218,59 @@ class NoisyFineTune(Retrain):
             else:
                 h = project(h - gamma * (g + lam * h), self.C2)
             h = h + sigma * _gaussian(h, gen)
-        return self._noise_free(_placed(frame, private, h), reset, private, X_r, y_r, gen)
+        return self._noise_free(self._restarted(_placed(frame, private, h)), reset, private, X_r, y_r, gen)
+
+    def _restarted(self, x: Tensor) -> Tensor:
+        """The noise-free phase's start: the noisy parameters ``x`` (P or (N, P)) under ``restart``.
+
+        At the σ a useful ε needs, the noisy phase leaves a random point: the projection onto the
+        C2- or C0-ball shrinks the start to a norm of C, and the noise, σ per coordinate, is
+        almost all that is left. As a start for the noise-free phase that point has the wrong
+        scale: every tensor at σ per coordinate where an initialisation scales each layer by its
+        fan-in, and the normalisation scales drawn around 0 where they start at 1 (a scale near 0
+        silences its channel, a negative one flips it; A's own number of steps does not bring
+        them back). ``normalisation`` sets those scales to 1 and shifts to 0; ``init-scale`` also
+        rescales every other private tensor to the norm it has in θ0 (A's initial point, the
+        same in both worlds), keeping its direction. Either is a function of the noisy release
+        and constants, applied alike to the release and to the reference: post-processing, the
+        certificate does not change."""
+        if self.restart == "none":
+            return x
+        where, values = self._normalisation_reset(x)
+        if self.restart == "init-scale":
+            x = self._init_scaled(x, where)
+        return torch.where(where, values, x)
+
+    def _init_scaled(self, x: Tensor, normalisation: Tensor) -> Tensor:
+        """``x`` with every private parameter tensor outside the normalisation layers rescaled to
+        its Euclidean norm in θ0 (a tensor that is exactly 0 stays 0)."""
+        out, at = x.clone(), 0
+        public = self._public_names()
+        for name, k in zip(self.objective.names, self.objective.numels):
+            if name in set(self.objective.buffer_names):
+                continue
+            if name not in public and not bool(normalisation[at]):
+                piece = x[..., at:at + k]
+                norm = torch.linalg.vector_norm(piece, dim=-1, keepdim=True)
+                scale = torch.linalg.vector_norm(self.theta0_[at:at + k]).to(x) / norm
+                out[..., at:at + k] = torch.where(norm > 0, piece * scale, piece)
+            at += k
+        return out
+
+    def _normalisation_reset(self, like: Tensor) -> tuple[Tensor, Tensor]:
+        """(mask, values) over the P parameter coordinates: the weights (1) and biases (0) of the
+        normalisation layers not declared public."""
+        public = self._public_names()
+        where, values = [], []
+        for name, k in zip(self.objective.names, self.objective.numels):
+            if name in set(self.objective.buffer_names):
+                continue
+            owner, _, kind = name.rpartition(".")
+            hit = (name not in public and kind in ("weight", "bias")
+                   and isinstance(self.objective.model.get_submodule(owner), NORMALISATIONS))
+            where.append(torch.full((k,), hit, dtype=torch.bool))
+            values.append(torch.full((k,), 1.0 if kind == "weight" else 0.0))
+        return torch.cat(where).to(like.device), torch.cat(values).to(like)
 
     def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
                     gen: torch.Generator) -> Tensor:
@@ -264,6 +334,7 @@ class NoisyFineTune(Retrain):
             else:
                 x = _project_rows(x - gamma * (g + lam * x), self.C2)
             x = x + sigma * torch.stack([_gaussian(start, gen) for gen in generators])
+        x = self._restarted(x)
         eta = self.eta_ if self.post_eta is None else self.post_eta
         for _ in range(self._post_steps()):
             x = x - eta * grads(x, X_r, y_r)
@@ -341,10 +412,22 @@ class NoisyFineTune(Retrain):
             self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
             certified_epsilon=acc.epsilon,
             theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): " + acc.formula
-                    + (f"; then {self._post_steps()} noise-free steps on D \\ Z (post-processing)"
-                       if self._post_steps() else ""),
+                    + self._post_processing(),
             constants=self._constants(acc), conditions=self._conditions(),
             assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()), warnings=warnings)
+
+    def _post_processing(self) -> str:
+        """What the release does after the noisy phase, for the certificate's theorem line."""
+        steps = [self._noise_free_phase()] if self._noise_free_phase() else []
+        if self.restart != "none":
+            steps.insert(0, RESTARTS[self.restart])
+        return f"; then {', then '.join(steps)} (post-processing)" if steps else ""
+
+    def _noise_free_phase(self) -> str:
+        return f"{self._post_steps()} noise-free steps on D \\ Z" if self._post_steps() else ""
+
+    def _released_statistics(self) -> str:
+        return "recomputed on D \\ Z"
 
     def _public_assumption(self) -> str:
         return (f"the parameters declared public ({', '.join(self.public)}) were never trained on the private data "
@@ -390,7 +473,7 @@ class NoisyFineTune(Retrain):
             Condition("retain set only", True, "the noisy and the noise-free steps read D \\ Z only"),
             Condition("assumption on the loss", True, "none: no smoothness or convexity constant is used"),
             Condition("buffers", True, "BatchNorm running statistics: the start's are discarded, the noisy steps use "
-                      "the reset statistics and the released ones are recomputed on D \\ Z (post-processing)"
+                      f"the reset statistics and the released ones are {self._released_statistics()} (post-processing)"
                       if self.objective.buffer_names else "the model's parameter vector holds no buffers"),
         ]
 
@@ -446,7 +529,7 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
                     gen: torch.Generator) -> Tensor:
         """With ``post_train``: the caller's own training on D \\ Z from the noisy model (seeded from
-        the run's generator), then the statistics recomputed on D \\ Z; post-processing either way."""
+        the run's generator), the statistics those it leaves; post-processing either way."""
         if not self.post_train:
             return super()._noise_free(x, reset, private, X_r, y_r, gen)
         from torch.utils.data import TensorDataset
@@ -456,10 +539,16 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         model = _holding(self.objective, torch.cat([x, reset]))
         with seeded(int(torch.randint(2 ** 62, (1,), generator=gen))) as generator:
             trained = self.trainer_.train_fn(model.train(), TensorDataset(X_r, y_r), generator)
-        theta = self.trainer_.trained_theta(trained)
-        if reset.numel() == 0:
-            return theta
-        return retain_statistics(self.objective, theta, X_r, y_r, [], 0.0, gen)
+        # the statistics are what your training leaves: it started them at the reset values and read
+        # D \\ Z only (as a retraining leaves them), so no second pass over D \\ Z is needed
+        return self.trainer_.trained_theta(trained)
+
+    def _noise_free_phase(self) -> str:
+        return "your own training on D \\ Z" if self.post_train else super()._noise_free_phase()
+
+    def _released_statistics(self) -> str:
+        return ("those your training computes on D \\ Z from the reset values" if self.post_train
+                else super()._released_statistics())
 
     def _caller_eta(self) -> float:
         """The noise-free steps' default step size: ``eta``, else gamma (the caller's A has no
