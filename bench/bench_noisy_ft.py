@@ -5,7 +5,8 @@ machine is shared), the built-in smooth CNN (3,898 parameters) in float32, 10 % 
 records forgotten. A is full-batch gradient descent (``--steps`` at ``--eta``); the reference is
 retraining A on D \\ Z from the same θ_0, in the same run. For each ε in ``--epsilons`` (δ =
 1e-5) and each variant, noisy-ft runs its noisy steps (σ solved from (ε, δ)) and then
-``--post-steps`` noise-free full-batch steps on D \\ Z; the JSON has the released test accuracy,
+``--post-steps`` noise-free full-batch steps on D \\ Z from the restarted noisy model (option
+``restart``, default ``init-scale``); the JSON has the released test accuracy,
 retraining's, their ratio, σ, the certified ε, and the CPU time (``time.process_time``) of U
 against the retrain's (a ratio measured in the same process, so the shared machine's load
 affects both).
@@ -87,7 +88,8 @@ def main() -> None:
                 cpu = time.process_time() - t
                 cert = base.certify(forget, eps, 1e-5)
                 acc = float(objective.accuracy(released, Xt, yt))
-                rows.append({"epsilon": eps, "variant": name, "options": opts, "post_steps": post_steps,
+                rows.append({"epsilon": eps, "variant": name, "options": opts, "restart": base.restart,
+                             "post_steps": post_steps,
                              "sigma": base.sigma_, "certified_epsilon": cert.epsilon, "valid": cert.valid,
                              "test_accuracy": acc, "ratio_to_retrain": acc / retrain_acc, "cpu_s": cpu,
                              "cpu_ratio_to_retrain": cpu / retrain_cpu})

@@ -8,9 +8,10 @@ U(A(D), D, Z) starts from the trained model and runs T noisy steps on the retain
 * ``model-clip``: x_0 = A(D) (Π_{C0} and + N(0, σ0² I) when σ0 > 0);
   x_{t+1} = Π_{C2}(x_t − γ(g_t + λ x_t)) + N(0, σ² I);
 
-then, optionally, ``post_steps`` noise-free gradient steps on D \\ Z (post-processing: the
-guarantee is unchanged). g_t is the mean gradient over a batch of the retain set (a fresh
-permutation of D \\ Z per epoch from the noise generator, or the full retain set). Π_C is the
+then, optionally, ``post_steps`` noise-free gradient steps on D \\ Z from the noisy model restarted
+at the initialisation's scales (``restart``; post-processing: the guarantee is unchanged). g_t
+is the mean gradient over a batch of the retain set (a fresh permutation of D \\ Z per epoch
+from the noise generator, or the full retain set). Π_C is the
 projection onto the Euclidean ball of radius C (of the whole parameter vector, as the authors'
 ``clip_params``). σ is solved from (target_epsilon, target_delta) by
 :mod:`certify.bounds.noisyft`; the certificate is of kind ``training-noise`` (the randomness is
@@ -112,6 +113,12 @@ class NoisyFineTune(Retrain):
         "sigma is solved from (epsilon, delta) for the given T (the model-clipping code fixes sigma and stops "
         "when delta_t <= delta)",
         "constant step size gamma and plain SGD steps (no momentum) in the noisy phase, as the theorems assume",
+        "the noise-free phase starts from the noisy model restarted at the initialisation's scales (restart = "
+        "init-scale: normalisation scales 1 and shifts 0, every other tensor rescaled to its norm at theta0; "
+        "post-processing) where the paper continues from the noisy model itself (restart = none)",
+        "BatchNorm running statistics are not part of the theorem: the start's are discarded, the noisy steps use "
+        "the reset statistics, the released ones are recomputed on D \\ Z (or left by the caller's training on "
+        "D \\ Z): post-processing",
     )
     hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS + (
         Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
