@@ -140,6 +140,8 @@ def compare(name: str, args, objective, data, theta0, forget, retrain_acc: float
     options = {"steps": args.steps} if any(p.name == "steps" for p in cls.hyperparameters) else {}
     if name == "r2d":
         options["rewind"] = int(0.95 * args.steps)  # its default's proportion (95 of 100)
+    if name == "hf":
+        options["chunk"] = 16  # what its own refusal advises to keep every record within the default memory cap
     row: dict = {"method": name, "epsilon": args.compare_epsilon, "options": options}
     budget = args.compare_budget * retrain_cpu
     signal.signal(signal.SIGPROF, _stop)

@@ -51,19 +51,13 @@ from unlearners.base import Capabilities
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 
-#: The normalisation layers whose scale (weight) and shift (bias) ``reset_normalisation`` sets to
-#: 1 and 0 before the noise-free phase (their values at torch's initialisation; lazy variants included)
+#: The normalisation layers whose scale (weight) and shift (bias) ``restart`` sets to 1 and 0
+#: before the noise-free phase (their values at torch's initialisation; lazy variants included)
 NORMALISATIONS: tuple[type[torch.nn.Module], ...] = (
     torch.nn.modules.batchnorm._NormBase, torch.nn.LayerNorm, torch.nn.GroupNorm, torch.nn.RMSNorm)
 
-#: The starts of the noise-free phase (option ``restart``, :meth:`NoisyFineTune._restarted`), as
-#: the certificate's theorem line names them
-RESTARTS = {
-    "init-scale": "the parameter tensors rescaled to their norms at theta0 and the normalisation layers' scales "
-                  "and shifts set to 1 and 0",
-    "normalisation": "the normalisation layers' scales and shifts set to 1 and 0",
-    "none": "",
-}
+#: The starts of the noise-free phase (option ``restart``, :meth:`NoisyFineTune._restarted`)
+RESTARTS = ("init-scale", "normalisation", "none")
 
 #: The records of one step: an index tensor of a mini-batch, or ``slice(None)`` for the full set.
 Batch = Tensor | slice
@@ -134,7 +128,7 @@ class NoisyFineTune(Retrain):
         Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
               "noise-free gradient steps on the retain set afterwards"),
         Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
-        Param("restart", "init-scale", Choice(tuple(RESTARTS)),
+        Param("restart", "init-scale", Choice(RESTARTS),
               "the noise-free phase's start (post-processing): init-scale (every normalisation layer's scale and "
               "shift at 1 and 0, every other parameter tensor rescaled to its norm at theta0), normalisation (the "
               "first part only) or none (the noisy model as it is)"),
@@ -425,10 +419,16 @@ class NoisyFineTune(Retrain):
 
     def _post_processing(self) -> str:
         """What the release does after the noisy phase, for the certificate's theorem line."""
-        steps = [self._noise_free_phase()] if self._noise_free_phase() else []
-        if self.restart != "none":
-            steps.insert(0, RESTARTS[self.restart])
+        steps = [self._restart_done()] if self._restart_done() else []
+        steps += [self._noise_free_phase()] if self._noise_free_phase() else []
         return f"; then {', then '.join(steps)} (post-processing)" if steps else ""
+
+    def _restart_done(self) -> str:
+        """What ``restart`` does to this model, in words ('' for nothing)."""
+        done = ["the parameter tensors rescaled to their norms at theta0"] if self.restart == "init-scale" else []
+        if self.restart != "none" and bool(self._normalisation_reset(self.theta_)[0].any()):
+            done.append("the normalisation layers' scales and shifts set to 1 and 0")
+        return " and ".join(done)
 
     def _noise_free_phase(self) -> str:
         return f"{self._post_steps()} noise-free steps on D \\ Z" if self._post_steps() else ""
