@@ -22,7 +22,7 @@ from certify.bounds import noisyft as nft
 from certify.errors import InvalidInput
 from certify.rdp import rdp_to_epsilon
 from unlearners.models import build_model
-from unlearners.noisyft import NoisyFineTune, project
+from unlearners.noisyft import RESTARTS, NoisyFineTune, project
 from unlearners.objective import Objective, default_init
 
 from synthetic import synthetic
@@ -73,8 +73,10 @@ def authors_deltas(epsilon, sigma, C2, T):
 
 def continuous_epsilon(rho, delta):
     """min over real α > 1 of αρ − (log δ + log α)/(α − 1) + log((α − 1)/α), by scipy."""
-    h = lambda la: (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
-        + math.log(math.exp(la) / (math.exp(la) + 1))  # α = 1 + e^la
+    def h(la):  # α = 1 + e^la
+        return (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
+            + math.log(math.exp(la) / (math.exp(la) + 1))
+
     res = minimize_scalar(h, bounds=(-10, 15), method="bounded", options={"xatol": 1e-12})
     return float(res.fun)
 
@@ -196,6 +198,8 @@ def test_the_certificate_shows_the_radii_sigma_and_the_conversion(fitted):
     assert any("assumption on the loss" == c.name for c in cert.conditions)
     assert "Balle et al. 2020" in cert.theorem and cert.epsilon == pytest.approx(1.0, rel=1e-6)
     assert fitted.certify([0, 5, 9], 1.0, 1e-7).epsilon > 1.0  # sigma was solved at delta = 1e-5
+    # the post-processing it names is what ran: no normalisation layer in a logistic regression
+    assert "rescaled to their norms at theta0" in cert.theorem and "normalisation" not in cert.theorem
 
 
 def test_projection_is_onto_the_ball():
@@ -433,3 +437,48 @@ def test_the_noise_free_phase_can_be_the_callers_own_training(bn_fitted):
     other[P:] = 3.0  # the start's buffers do not reach the release
     two = twin.noisy_finetune(other, X_r, y_r, role="x", generator=torch.Generator().manual_seed(1))
     assert torch.equal(one, two) and twin.certify(forget, 1.0, 1e-5).valid
+
+
+# -- the noise-free phase's start (restart): post-processing -----------------------------------------
+def test_the_restart_of_the_noise_free_phase_does_not_change_the_certificate(bn_fitted):
+    """restart only post-processes the noisy model: every number and condition of the certificate is
+    the same, and its theorem line names the post-processing."""
+    forget = [1, 2, 3]
+    certs = {r: bn_fitted.replica(restart=r) for r in RESTARTS}
+    for method in certs.values():
+        method.fit(bn_fitted.X_, bn_fitted.y_, bn_fitted.theta0_)
+    certs = {r: m.certify(forget, 1.0, 1e-5) for r, m in certs.items()}
+    plain = certs["none"]
+    for cert in certs.values():
+        assert cert.epsilon == plain.epsilon and cert.delta == plain.delta and cert.valid
+        assert [(c.name, c.value, c.provenance) for c in cert.constants] == \
+            [(c.name, c.value, c.provenance) for c in plain.constants]
+        assert [(c.name, c.met, c.detail) for c in cert.conditions] == \
+            [(c.name, c.met, c.detail) for c in plain.conditions]
+    assert certs["none"].theorem.endswith("; then 3 noise-free steps on D \\ Z (post-processing)")
+    assert certs["normalisation"].theorem == plain.theorem.replace(
+        "; then ", "; then the normalisation layers' scales and shifts set to 1 and 0, then ")
+    assert certs["init-scale"].theorem == plain.theorem.replace(
+        "; then ", "; then the parameter tensors rescaled to their norms at theta0 and the normalisation layers' "
+        "scales and shifts set to 1 and 0, then ")
+
+
+def test_init_scale_restores_the_initial_scales_and_keeps_the_noisy_directions(bn_fitted):
+    """Without noise-free steps the release is the restarted noisy model: BatchNorm's scale 1 and
+    shift 0, every other tensor the noisy one rescaled to its norm in theta0."""
+    obj = bn_fitted.objective
+    X_r, y_r = bn_fitted.retained(torch.tensor([1, 2, 3]))
+    runs = {}
+    for restart in ("none", "init-scale"):
+        method = bn_fitted.replica(restart=restart, post_steps=0)
+        method.fit(bn_fitted.X_, bn_fitted.y_, bn_fitted.theta0_)
+        runs[restart] = obj.unflatten(method.noisy_finetune(method.theta_, X_r, y_r, role="x",
+                                                            generator=torch.Generator().manual_seed(7)))
+    init = obj.unflatten(bn_fitted.theta0_)
+    assert torch.equal(runs["init-scale"]["1.weight"], torch.ones(8, dtype=torch.float64))
+    assert torch.equal(runs["init-scale"]["1.bias"], torch.zeros(8, dtype=torch.float64))
+    assert (runs["none"]["1.weight"] - 1).abs().min() > 0.5  # the noisy phase leaves BatchNorm's scale far from 1
+    for name in ("0.weight", "0.bias", "3.weight", "3.bias"):
+        noisy, scaled = runs["none"][name], runs["init-scale"][name]
+        assert float(scaled.norm()) == pytest.approx(float(init[name].norm()), rel=1e-12)
+        assert torch.allclose(scaled / scaled.norm(), noisy / noisy.norm(), atol=1e-12)

@@ -8,9 +8,10 @@ U(A(D), D, Z) starts from the trained model and runs T noisy steps on the retain
 * ``model-clip``: x_0 = A(D) (Π_{C0} and + N(0, σ0² I) when σ0 > 0);
   x_{t+1} = Π_{C2}(x_t − γ(g_t + λ x_t)) + N(0, σ² I);
 
-then, optionally, ``post_steps`` noise-free gradient steps on D \\ Z (post-processing: the
-guarantee is unchanged). g_t is the mean gradient over a batch of the retain set (a fresh
-permutation of D \\ Z per epoch from the noise generator, or the full retain set). Π_C is the
+then, optionally, ``post_steps`` noise-free gradient steps on D \\ Z from the noisy model restarted
+at the initialisation's scales (``restart``; post-processing: the guarantee is unchanged). g_t
+is the mean gradient over a batch of the retain set (a fresh permutation of D \\ Z per epoch
+from the noise generator, or the full retain set). Π_C is the
 projection onto the Euclidean ball of radius C (of the whole parameter vector, as the authors'
 ``clip_params``). σ is solved from (target_epsilon, target_delta) by
 :mod:`certify.bounds.noisyft`; the certificate is of kind ``training-noise`` (the randomness is
@@ -35,7 +36,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Any, ClassVar, NoReturn, Protocol, TypeGuard
 
 import torch
 from torch import Tensor
@@ -48,6 +50,17 @@ from certify.params import Param
 from unlearners.base import Capabilities, Precision
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
+
+#: The normalisation layers whose scale (weight) and shift (bias) ``restart`` sets to 1 and 0
+#: before the noise-free phase (their values at torch's initialisation; lazy variants included)
+NORMALISATIONS: tuple[type[torch.nn.Module], ...] = (
+    torch.nn.modules.batchnorm._NormBase, torch.nn.LayerNorm, torch.nn.GroupNorm, torch.nn.RMSNorm)
+
+#: The starts of the noise-free phase (option ``restart``, :meth:`NoisyFineTune._restarted`)
+RESTARTS = ("init-scale", "normalisation", "none")
+
+#: The records of one step: an index tensor of a mini-batch, or ``slice(None)`` for the full set.
+Batch = Tensor | slice
 
 
 def project(theta: Tensor, radius: float) -> Tensor:
@@ -100,8 +113,14 @@ class NoisyFineTune(Retrain):
         "sigma is solved from (epsilon, delta) for the given T (the model-clipping code fixes sigma and stops "
         "when delta_t <= delta)",
         "constant step size gamma and plain SGD steps (no momentum) in the noisy phase, as the theorems assume",
+        "the noise-free phase starts from the noisy model restarted at the initialisation's scales (restart = "
+        "init-scale: normalisation scales 1 and shifts 0, every other tensor rescaled to its norm at theta0; "
+        "post-processing) where the paper continues from the noisy model itself (restart = none)",
+        "BatchNorm running statistics are not part of the theorem: the start's are discarded, the noisy steps use "
+        "the reset statistics, the released ones are recomputed on D \\ Z (or left by the caller's training on "
+        "D \\ Z): post-processing",
     )
-    hyperparameters = GRADIENT_DESCENT_OPTIONS + (
+    hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS + (
         Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
         Param("C0", 0.01, Real(gt=0), "radius of the ball the start A(D) is projected onto (gradient-clip; "
               "model-clip with sigma0 > 0)"),
@@ -115,6 +134,10 @@ class NoisyFineTune(Retrain):
         Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
               "noise-free gradient steps on the retain set afterwards"),
         Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
+        Param("restart", "init-scale", Choice(RESTARTS),
+              "the noise-free phase's start (post-processing): init-scale (every normalisation layer's scale and "
+              "shift at 1 and 0, every other parameter tensor rescaled to its norm at theta0), normalisation (the "
+              "first part only) or none (the noisy model as it is)"),
         Param("public", (), ListOf(Text(), min_len=0, distinct=True),
               "names (or name prefixes) of parameters you declare public, never trained on the private data: "
               "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)"),
@@ -150,28 +173,32 @@ class NoisyFineTune(Retrain):
         ``train_seed`` as :class:`unlearners.caller.CallerMethod` seeds it)."""
         return CallerTrainedNoisyFineTune(objective, train=train, train_seed=train_seed, **options)
 
+    #: (the forget set's indices, A(D \\ Z) for them): the reference start of the last forget set
+    _reference_start: tuple[tuple[int, ...], Tensor] | None = None
+
     # -- U and the reference ---------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self._reference_start = (None, None)  # A(D \\ Z) of an earlier fit is not this fit's
+        self._reference_start = None  # A(D \\ Z) of an earlier fit is not this fit's
         self.theta_ = super()._fit(X, y, theta0)
         return self.theta_
 
-    def _unlearn(self, forget: Tensor) -> Tensor:
-        """Noisy fine-tuning of A(D) on D \\ Z."""
+    def _unlearn(self, forget: Tensor, **knob: Any) -> Tensor:
+        """Noisy fine-tuning of A(D) on D \\ Z (no knob is declared: ``knob`` is always empty)."""
         return self.noisy_finetune(self.theta_, *self.retained(forget), role="unlearn")
 
     def _retrain(self, forget: Tensor) -> Tensor:
         """Ā(D \\ Z): the same noisy fine-tuning started from A(D \\ Z)."""
         return self.noisy_finetune(self.start_reference(forget), *self.retained(forget), role="reference")
 
-    def start_reference(self, forget: Tensor | list) -> Tensor:
+    def start_reference(self, forget: Tensor | Sequence[int]) -> Tensor:
         """A(D \\ Z): the reference run's start (computed once per forget set; the rerun trials
         re-run the noisy phase from it, :func:`audit.trials.rerun_trials`)."""
         idx = self.forget_indices(forget)
         key = tuple(idx.tolist())
-        if getattr(self, "_reference_start", (None,))[0] != key:
-            self._reference_start = (key, self._train_reference(idx))
-        return self._reference_start[1]
+        cached = self._reference_start
+        if cached is None or cached[0] != key:
+            cached = self._reference_start = (key, self._train_reference(idx))
+        return cached[1]
 
     def _train_reference(self, forget: Tensor) -> Tensor:
         return Retrain._retrain(self, forget)
@@ -198,7 +225,59 @@ class NoisyFineTune(Retrain):
             else:
                 h = project(h - gamma * (g + lam * h), self.C2)
             h = h + sigma * _gaussian(h, gen)
-        return self._noise_free(_placed(frame, private, h), reset, private, X_r, y_r, gen)
+        return self._noise_free(self._restarted(_placed(frame, private, h)), reset, private, X_r, y_r, gen)
+
+    def _restarted(self, x: Tensor) -> Tensor:
+        """The noise-free phase's start: the noisy parameters ``x`` (P or (N, P)) under ``restart``.
+
+        At the σ a useful ε needs, the noisy phase leaves a random point: the projection onto the
+        C2- or C0-ball shrinks the start to a norm of C, and the noise, σ per coordinate, is
+        almost all that is left. As a start for the noise-free phase that point has the wrong
+        scale: every tensor at σ per coordinate where an initialisation scales each layer by its
+        fan-in, and the normalisation scales drawn around 0 where they start at 1 (a scale near 0
+        silences its channel, a negative one flips it; A's own number of steps does not bring
+        them back). ``normalisation`` sets those scales to 1 and shifts to 0; ``init-scale`` also
+        rescales every other private tensor to the norm it has in θ0 (A's initial point, the
+        same in both worlds), keeping its direction. Either is a function of the noisy release
+        and constants, applied alike to the release and to the reference: post-processing, the
+        certificate does not change."""
+        if self.restart == "none":
+            return x
+        where, values = self._normalisation_reset(x)
+        if self.restart == "init-scale":
+            x = self._init_scaled(x, where)
+        return torch.where(where, values, x)
+
+    def _init_scaled(self, x: Tensor, normalisation: Tensor) -> Tensor:
+        """``x`` with every private parameter tensor outside the normalisation layers rescaled to
+        its Euclidean norm in θ0 (a tensor that is exactly 0 stays 0)."""
+        out, at = x.clone(), 0
+        public = self._public_names()
+        for name, k in zip(self.objective.names, self.objective.numels):
+            if name in set(self.objective.buffer_names):
+                continue
+            if name not in public and not bool(normalisation[at]):
+                piece = x[..., at:at + k]
+                norm = torch.linalg.vector_norm(piece, dim=-1, keepdim=True)
+                scale = torch.linalg.vector_norm(self.theta0_[at:at + k]).to(x) / norm
+                out[..., at:at + k] = torch.where(norm > 0, piece * scale, piece)
+            at += k
+        return out
+
+    def _normalisation_reset(self, like: Tensor) -> tuple[Tensor, Tensor]:
+        """(mask, values) over the P parameter coordinates: the weights (1) and biases (0) of the
+        normalisation layers not declared public."""
+        public = self._public_names()
+        where, values = [], []
+        for name, k in zip(self.objective.names, self.objective.numels):
+            if name in set(self.objective.buffer_names):
+                continue
+            owner, _, kind = name.rpartition(".")
+            hit = (name not in public and kind in ("weight", "bias")
+                   and isinstance(self.objective.model.get_submodule(owner), NORMALISATIONS))
+            where.append(torch.full((k,), hit, dtype=torch.bool))
+            values.append(torch.full((k,), 1.0 if kind == "weight" else 0.0))
+        return torch.cat(where).to(like.device), torch.cat(values).to(like)
 
     def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
                     gen: torch.Generator) -> Tensor:
@@ -223,10 +302,10 @@ class NoisyFineTune(Retrain):
                   if n not in set(self.objective.buffer_names)]
         return torch.cat([torch.full((k,), n not in public, dtype=torch.bool, device=device) for n, k in params])
 
-    def rerun_starts(self, forget: Tensor | list) -> tuple[Tensor, Tensor]:
+    def rerun_starts(self, forget: Tensor | Sequence[int]) -> tuple[Tensor, Tensor]:
         return self.theta_, self.start_reference(forget)
 
-    def rerun(self, start: Tensor, forget: Tensor | list, generators: list[torch.Generator], *,
+    def rerun(self, start: Tensor, forget: Tensor | Sequence[int], generators: list[torch.Generator], *,
               batched: bool | None = None) -> tuple[Tensor, str]:
         if batched and not self.can_rerun_many():
             raise InvalidInput("batched", "False or None: these runs cannot be batched (mini-batches or buffers)",
@@ -262,6 +341,7 @@ class NoisyFineTune(Retrain):
             else:
                 x = _project_rows(x - gamma * (g + lam * x), self.C2)
             x = x + sigma * torch.stack([_gaussian(start, gen) for gen in generators])
+        x = self._restarted(x)
         eta = self.eta_ if self.post_eta is None else self.post_eta
         for _ in range(self._post_steps()):
             x = x - eta * grads(x, X_r, y_r)
@@ -302,7 +382,7 @@ class NoisyFineTune(Retrain):
             return P, reference.new_zeros(0)
         model = copy.deepcopy(self.objective.model)
         for module in model.modules():
-            if hasattr(module, "reset_running_stats"):
+            if _keeps_statistics(module):
                 module.reset_running_stats()
         held = dict(model.named_buffers())
         return P, torch.cat([held[name].detach().reshape(-1) for name in self.objective.buffer_names]).to(reference)
@@ -314,19 +394,20 @@ class NoisyFineTune(Retrain):
             return project(start, self.C0) + self.sigma0 * _gaussian(start, gen)
         return start.clone()
 
-    def _batches(self, n: int, steps: int, gen: torch.Generator) -> list[Tensor]:
+    def _batches(self, n: int, steps: int, gen: torch.Generator) -> list[Batch]:
         """Index sets of the retain set, one per step: full batches, or per-epoch permutations
         cut into ``batch_size`` pieces (drawn from the run's generator, never from Z)."""
         if self.batch_size is None or self.batch_size >= n:
             return [slice(None)] * steps
-        out: list[Tensor] = []
+        out: list[Batch] = []
         while len(out) < steps:
             out += list(torch.randperm(n, generator=gen).split(int(self.batch_size)))
         return out[:steps]
 
     # -- the guarantee --------------------------------------------------------------------------
-    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
-        """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``)."""
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
+        """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``; no knob is
+        declared: ``knob`` is always empty)."""
         acc = account(self.variant, delta=delta, sigma=self.sigma_, steps=self.noisy_steps, gamma=self.gamma,
                       lam=self.lam, C0=self.C0, C1=self.C1, C2=self.C2, sigma0=self.sigma0)
         warnings = []
@@ -338,10 +419,28 @@ class NoisyFineTune(Retrain):
             self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
             certified_epsilon=acc.epsilon,
             theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): " + acc.formula
-                    + (f"; then {self._post_steps()} noise-free steps on D \\ Z (post-processing)"
-                       if self._post_steps() else ""),
+                    + self._post_processing(),
             constants=self._constants(acc), conditions=self._conditions(),
             assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()), warnings=warnings)
+
+    def _post_processing(self) -> str:
+        """What the release does after the noisy phase, for the certificate's theorem line."""
+        steps = [self._restart_done()] if self._restart_done() else []
+        steps += [self._noise_free_phase()] if self._noise_free_phase() else []
+        return f"; then {', then '.join(steps)} (post-processing)" if steps else ""
+
+    def _restart_done(self) -> str:
+        """What ``restart`` does to this model, in words ('' for nothing)."""
+        done = ["the parameter tensors rescaled to their norms at theta0"] if self.restart == "init-scale" else []
+        if self.restart != "none" and bool(self._normalisation_reset(self.theta_)[0].any()):
+            done.append("the normalisation layers' scales and shifts set to 1 and 0")
+        return " and ".join(done)
+
+    def _noise_free_phase(self) -> str:
+        return f"{self._post_steps()} noise-free steps on D \\ Z" if self._post_steps() else ""
+
+    def _released_statistics(self) -> str:
+        return "recomputed on D \\ Z"
 
     def _public_assumption(self) -> str:
         return (f"the parameters declared public ({', '.join(self.public)}) were never trained on the private data "
@@ -387,7 +486,7 @@ class NoisyFineTune(Retrain):
             Condition("retain set only", True, "the noisy and the noise-free steps read D \\ Z only"),
             Condition("assumption on the loss", True, "none: no smoothness or convexity constant is used"),
             Condition("buffers", True, "BatchNorm running statistics: the start's are discarded, the noisy steps use "
-                      "the reset statistics and the released ones are recomputed on D \\ Z (post-processing)"
+                      f"the reset statistics and the released ones are {self._released_statistics()} (post-processing)"
                       if self.objective.buffer_names else "the model's parameter vector holds no buffers"),
         ]
 
@@ -407,7 +506,7 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     """
 
     trials_one_per_task = True
-    hyperparameters = NoisyFineTune.hyperparameters + (
+    hyperparameters: ClassVar[tuple[Param, ...]] = NoisyFineTune.hyperparameters + (
         Param("post_train", False, Boolean(), "the noise-free phase is your own train function on D \\ Z, started "
               "from the noisy model (post_steps and post_eta then unused)"),
     )
@@ -428,12 +527,12 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def adopt(self, trained: Any, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """The production model as A(D) (:meth:`unlearners.caller.CallerMethod.adopt`)."""
         self.X_, self.y_, self.theta0_ = X, y, theta0
-        self._reference_start, self.eta_ = (None, None), self._caller_eta()
+        self._reference_start, self.eta_ = None, self._caller_eta()
         self.theta_ = self.trainer_.adopt(trained, X, y, theta0)
         return self.theta_
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
-        self.theta0_, self._reference_start, self.eta_ = theta0, (None, None), self._caller_eta()
+        self.theta0_, self._reference_start, self.eta_ = theta0, None, self._caller_eta()
         self.theta_ = self.trainer_.fit(X, y, theta0)
         return self.theta_
 
@@ -443,7 +542,7 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
                     gen: torch.Generator) -> Tensor:
         """With ``post_train``: the caller's own training on D \\ Z from the noisy model (seeded from
-        the run's generator), then the statistics recomputed on D \\ Z; post-processing either way."""
+        the run's generator), the statistics those it leaves; post-processing either way."""
         if not self.post_train:
             return super()._noise_free(x, reset, private, X_r, y_r, gen)
         from torch.utils.data import TensorDataset
@@ -453,10 +552,16 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         model = _holding(self.objective, torch.cat([x, reset]))
         with seeded(int(torch.randint(2 ** 62, (1,), generator=gen))) as generator:
             trained = self.trainer_.train_fn(model.train(), TensorDataset(X_r, y_r), generator)
-        theta = self.trainer_.trained_theta(trained)
-        if reset.numel() == 0:
-            return theta
-        return retain_statistics(self.objective, theta, X_r, y_r, [], 0.0, gen)
+        # the statistics are what your training leaves: it started them at the reset values and read
+        # D \\ Z only (as a retraining leaves them), so no second pass over D \\ Z is needed
+        return self.trainer_.trained_theta(trained)
+
+    def _noise_free_phase(self) -> str:
+        return "your own training on D \\ Z" if self.post_train else super()._noise_free_phase()
+
+    def _released_statistics(self) -> str:
+        return ("those your training computes on D \\ Z from the reset values" if self.post_train
+                else super()._released_statistics())
 
     def _caller_eta(self) -> float:
         """The noise-free steps' default step size: ``eta``, else gamma (the caller's A has no
@@ -470,12 +575,12 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         return {**super().report_hyperparameters(), "train": self.trainer_.report_hyperparameters()["train"]}
 
 
-def _never(*_: Any) -> None:  # pragma: no cover - the caller's training only: noisy-ft is U
+def _never(*_: Any) -> NoReturn:  # pragma: no cover - the caller's training only: noisy-ft is U
     raise RuntimeError("noisy-ft runs its own unlearning")
 
 
-def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: list,
-                      eta: float, gen: torch.Generator, frozen: set[str] = frozenset()) -> Tensor:
+def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: Sequence[Batch],
+                      eta: float, gen: torch.Generator, frozen: Collection[str] = frozenset()) -> Tensor:
     """The noise-free phase of a model with buffers, then its buffers recomputed on the retain set.
 
     The steps run in train mode (BatchNorm on batch statistics, dropout drawing from a seed taken
@@ -492,8 +597,8 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
             with torch.no_grad():
                 for p in params:
                     if p.grad is not None:
-                        p -= eta * p.grad
-        norms = [m for m in model.modules() if hasattr(m, "reset_running_stats")]
+                        p.sub_(eta * p.grad)
+        norms = [m for m in model.modules() if _keeps_statistics(m)]
         for m in norms:
             m.reset_running_stats()
             m.momentum = None  # cumulative average: the statistics of the whole pass
@@ -507,6 +612,20 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
 #: Records per forward pass when recomputing the running statistics: the cumulative average gives
 #: every chunk one weight, so the statistics depend on this and on the retain set's order, never on Z.
 STATISTICS_CHUNK = 512
+
+
+class _RunningStatistics(Protocol):
+    """A normalisation layer that keeps running statistics (BatchNorm, InstanceNorm that tracks)."""
+
+    momentum: float | None
+
+    def reset_running_stats(self) -> None: ...
+
+
+def _keeps_statistics(module: torch.nn.Module) -> TypeGuard[_RunningStatistics]:
+    """Whether ``module`` keeps running statistics (it has ``reset_running_stats``, as torch's
+    normalisation layers that track them do)."""
+    return callable(getattr(module, "reset_running_stats", None))
 
 
 def _holding(objective: Objective, theta: Tensor) -> torch.nn.Module:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -37,9 +37,10 @@ class Retrain(Unlearner):
     precision = Precision(True, "nothing numerical: exact unlearning (epsilon = 0) holds because the unlearned "
                                 "and retrained models are the same computation at either precision; T and eta are"
                                 " reported")
-    assumptions = ("the released model is exactly A(D \\ Z): nothing to certify beyond that",)
-    deviations = ()
-    hyperparameters = GRADIENT_DESCENT_OPTIONS
+    # the base's declared types: a subclass (noisy-ft) declares tables of other lengths
+    assumptions: ClassVar[tuple[str, ...]] = ("the released model is exactly A(D \\ Z): nothing to certify beyond that",)
+    deviations: ClassVar[tuple[str, ...]] = ()
+    hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS
     capabilities = Capabilities(batched_training=True)
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
