@@ -6,7 +6,7 @@ A comparison is a directory::
     OUT/report.html                      its page (audit.report.comparison_html)
     OUT/report.dsse.json                 one signature over the page, the document and every method's files
     OUT/deletion-commitment.salt         the salt shared by every method's commitment (0600)
-    OUT/methods/<name>/report.json       that method's own audit report (schema 2.2) ...
+    OUT/methods/<name>/report.json       that method's own audit report (schema 2.3) ...
     OUT/methods/<name>/report.html       ... its page ...
     OUT/methods/<name>/report.dsse.json  ... and its own signature, so it verifies alone
 
@@ -65,7 +65,7 @@ from audit.report.schema import (
 )
 from certify.errors import InvalidInput
 
-COMPARISON_SCHEMA_VERSION = "1.1"
+COMPARISON_SCHEMA_VERSION = "1.2"
 COMPARISON_SCHEMA_ID = f"https://unlearn-audit.dev/schemas/comparison-{COMPARISON_SCHEMA_VERSION}.schema.json"
 MethodName = Annotated[str, Field(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$")]
 

@@ -1386,7 +1386,7 @@ verdict_of = _verdict_of
 
 
 class ReportModel(_Section):
-    """An unlearn-audit report (``report.json``), schema version 2.2."""
+    """An unlearn-audit report (``report.json``), schema version 2.3."""
 
     model_config = ConfigDict(
         extra="forbid", strict=True, use_attribute_docstrings=True,
