@@ -52,7 +52,9 @@ def pytest_terminal_summary(terminalreporter):
     slow = sorted(((t, n) for n, t in _over_the_limit.items() if t > FAST_LANE_LIMIT_S), reverse=True)
     if slow:
         terminalreporter.section("fast lane")
-        terminalreporter.write_line(f"{len(slow)} test(s) not marked slow took over {FAST_LANE_LIMIT_S:g} s: make them "
-                                    "cheaper or mark them @pytest.mark.slow (docs/install.md, running the tests)")
+        terminalreporter.write_line(
+            f"{len(slow)} test(s) not marked slow took over {FAST_LANE_LIMIT_S:g} s: make them "
+            "cheaper or mark them @pytest.mark.slow (docs/install.md, running the tests)"
+        )
         for t, nodeid in slow:
             terminalreporter.write_line(f"{t:8.1f} s  {nodeid}")

@@ -22,9 +22,16 @@ def code_blocks(path: Path) -> list[dict]:
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
         marker = MARKER.fullmatch(lines[i - 1].strip()) if i else None
-        blocks.append({"page": path.relative_to(ROOT).as_posix(), "line": i + 1, "language": opening.group(1),
-                       "text": "\n".join(lines[i + 1:end]) + "\n",
-                       "kind": marker.group(1) if marker else "test", "note": (marker.group(2) or "") if marker else ""})
+        blocks.append(
+            {
+                "page": path.relative_to(ROOT).as_posix(),
+                "line": i + 1,
+                "language": opening.group(1),
+                "text": "\n".join(lines[i + 1 : end]) + "\n",
+                "kind": marker.group(1) if marker else "test",
+                "note": (marker.group(2) or "") if marker else "",
+            }
+        )
         i = end + 1
     return blocks
 

@@ -65,8 +65,9 @@ def main(cfg: dict) -> dict:
     torch.set_num_threads(int(cfg.get("threads", 1)))
     classes = int(cfg.get("classes", 2))
     X, y = synthetic(n=int(cfg["n"]), d=int(cfg["features"]), classes=classes, seed=0)
-    obj = Objective(build_model(cfg.get("model", "mlp"), int(cfg["features"]), classes,
-                                **cfg.get("options", {})).double())
+    obj = Objective(
+        build_model(cfg.get("model", "mlp"), int(cfg["features"]), classes, **cfg.get("options", {})).double()
+    )
     theta0 = default_init(obj, torch.Generator().manual_seed(0))
     options = cfg.get("method_options", {})
     if cfg["method"] == "hf":
@@ -89,9 +90,16 @@ def main(cfg: dict) -> dict:
         method.fit(X, y, theta0)  # chooses the same chunk as the estimate: the cap is not binding
         method.unlearn(list(range(int(cfg.get("forget", 10)))))
     measured = peak_rss() - base
-    return {"config": cfg, "d": obj.dim, "stored": estimate["stored"], "working": estimate["working"],
-            "simulated": estimate["stored"] + estimate["working"], "bound": estimate["bound"],
-            "measured": measured, "estimate_s": round(estimate_s, 3)}
+    return {
+        "config": cfg,
+        "d": obj.dim,
+        "stored": estimate["stored"],
+        "working": estimate["working"],
+        "simulated": estimate["stored"] + estimate["working"],
+        "bound": estimate["bound"],
+        "measured": measured,
+        "estimate_s": round(estimate_s, 3),
+    }
 
 
 if __name__ == "__main__":

@@ -12,15 +12,18 @@ import pytest
 from audit import allocator
 
 
-@pytest.mark.parametrize(("environ", "platform", "why"), [
-    ({"AUDIT_MALLOC": "default"}, "linux", "AUDIT_MALLOC=default"),
-    ({}, "darwin", "not Linux"),
-    ({}, "win32", "not Linux"),
-    ({"MALLOC_MMAP_THRESHOLD_": "65536"}, "linux", "the environment sets glibc's malloc"),
-    ({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1"}, "linux", "the environment sets glibc's malloc"),
-    ({"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}, "linux", "jemalloc is preloaded"),
-    ({"LD_PRELOAD": "libtcmalloc_minimal.so.4"}, "linux", "tcmalloc is preloaded"),
-])
+@pytest.mark.parametrize(
+    ("environ", "platform", "why"),
+    [
+        ({"AUDIT_MALLOC": "default"}, "linux", "AUDIT_MALLOC=default"),
+        ({}, "darwin", "not Linux"),
+        ({}, "win32", "not Linux"),
+        ({"MALLOC_MMAP_THRESHOLD_": "65536"}, "linux", "the environment sets glibc's malloc"),
+        ({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1"}, "linux", "the environment sets glibc's malloc"),
+        ({"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}, "linux", "jemalloc is preloaded"),
+        ({"LD_PRELOAD": "libtcmalloc_minimal.so.4"}, "linux", "tcmalloc is preloaded"),
+    ],
+)
 def test_the_allocator_is_left_alone_where_it_is_not_ours_to_set(environ, platform, why):
     assert why in allocator._decide(environ, platform)
 

@@ -31,7 +31,9 @@ def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             targets = [f"{base}.{a.name}" for a in node.names] + [base]
         else:
             continue
@@ -64,7 +66,7 @@ def test_no_import_circle():
 
     def visit(node):
         if node in stack:
-            cycles.append(stack[stack.index(node):] + [node])
+            cycles.append(stack[stack.index(node) :] + [node])
             return
         if node in seen:
             return
@@ -82,8 +84,7 @@ def test_no_import_circle():
 def test_interface_modules_import_no_implementation():
     graph = _graph()
     for interface in ("unlearners.base", "unlearners.registry", "attacks.base", "attacks.registry"):
-        implementations = {t for t in graph[interface]
-                           if t.startswith(("unlearners.", "attacks.")) and t != interface}
+        implementations = {t for t in graph[interface] if t.startswith(("unlearners.", "attacks.")) and t != interface}
         allowed = {"unlearners.base", "unlearners.objective", "unlearners.modelcheck", "attacks.base"}
         assert implementations <= allowed, (interface, implementations - allowed)
 

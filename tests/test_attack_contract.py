@@ -70,32 +70,55 @@ def _inputs(mode: str) -> AttackInputs:
         ru, rr = draws(theta_d, 9, sigma), draws(theta_r, 9, sigma)
     else:
         nu, nr = draws(theta_d, 9, 0.1), draws(theta_r, 9, 0.1)
-        ru, rr = nu + sigma * torch.randn(nu.shape, generator=gen, dtype=nu.dtype), \
-            nr + sigma * torch.randn(nr.shape, generator=gen, dtype=nr.dtype)
-    return AttackInputs(objective=objective, X=X, y=y, forget=forget, X_unseen=X_unseen, y_unseen=y_unseen,
-                        theta_original=theta_d, theta_unlearned=theta_d, theta_retrained=theta_r,
-                        released_unlearned=ru, released_retrained=rr, noiseless_unlearned=nu,
-                        noiseless_retrained=nr, sigma=sigma, delta=1e-5, seed=7,
-                        settings={"relearn_max_steps": 20, "rmia_population": 16},
-                        shadows_in=draws(theta_d, 4, sigma), shadows_out=draws(theta_r, 4, sigma), smoothness=2.0)
+        ru, rr = (
+            nu + sigma * torch.randn(nu.shape, generator=gen, dtype=nu.dtype),
+            nr + sigma * torch.randn(nr.shape, generator=gen, dtype=nr.dtype),
+        )
+    return AttackInputs(
+        objective=objective,
+        X=X,
+        y=y,
+        forget=forget,
+        X_unseen=X_unseen,
+        y_unseen=y_unseen,
+        theta_original=theta_d,
+        theta_unlearned=theta_d,
+        theta_retrained=theta_r,
+        released_unlearned=ru,
+        released_retrained=rr,
+        noiseless_unlearned=nu,
+        noiseless_retrained=nr,
+        sigma=sigma,
+        delta=1e-5,
+        seed=7,
+        settings={"relearn_max_steps": 20, "rmia_population": 16},
+        shadows_in=draws(theta_d, 4, sigma),
+        shadows_out=draws(theta_r, 4, sigma),
+        smoothness=2.0,
+    )
 
 
 def _rows(rows: ModelRows, a: int, b: int, pad_to: int | None = None) -> ModelRows:
     """Models a .. b - 1 of ``rows``, padded with copies of the last to ``pad_to`` models."""
+
     def cut(t: torch.Tensor | None) -> torch.Tensor | None:
         if t is None:
             return None
         t = t[a:b]
         extra = 0 if pad_to is None else pad_to - t.shape[0]
         return torch.cat([t, t[-1:].expand(extra, -1)]) if extra > 0 else t
+
     return ModelRows(cut(rows.released), cut(rows.noiseless))
 
 
 def _worlds(cls: type, inputs: AttackInputs) -> dict[str, ModelRows]:
     """The models of each world the audit would hand ``cls``: shadow models only to an attack
     that needs them."""
-    return {world: rows for world, rows in inputs.worlds().items()
-            if "shadows" in cls.needs or not world.startswith("shadows")}
+    return {
+        world: rows
+        for world, rows in inputs.worlds().items()
+        if "shadows" in cls.needs or not world.startswith("shadows")
+    }
 
 
 def _blocked(attack: Any, shared: AttackInputs, rows: ModelRows) -> dict[str, np.ndarray]:
@@ -137,7 +160,7 @@ def test_features_are_row_pure(name, mode):
         for key, value in whole.items():
             value = np.asarray(value)
             assert np.array_equal(value, np.concatenate([np.asarray(h[key]) for h in halves])), (world, key)
-            assert np.array_equal(value[cut:], np.asarray(padded[key])[:n - cut]), (world, key)
+            assert np.array_equal(value[cut:], np.asarray(padded[key])[: n - cut]), (world, key)
             assert np.array_equal(value, blocked[key]), (world, key)
 
 
@@ -180,5 +203,8 @@ def test_an_attack_that_scores_nothing_is_refused_when_defined():
     with pytest.raises(TypeError, match="implements neither run nor features and score"):
         type("Empty", (Attack,), {"name": "empty", "title": "Empty", "description": "nothing"})
     with pytest.raises(TypeError, match="implements features without score"):
-        type("Half", (Attack,), {"name": "half", "title": "Half", "description": "x",
-                                 "features": lambda self, inputs, models: {}})
+        type(
+            "Half",
+            (Attack,),
+            {"name": "half", "title": "Half", "description": "x", "features": lambda self, inputs, models: {}},
+        )

@@ -71,8 +71,17 @@ def test_whitebox_bound_approaches_but_never_exceeds_realized_epsilon():
 
 
 def test_retrain_mode_trials_use_new_seeds():
-    r = audit.run(AuditConfig(trial_mode="retrain", attacks=("whitebox",), max_train=2000,
-                              forget_count=5, curve_points=2, noise_draws=2, trials=20))
+    r = audit.run(
+        AuditConfig(
+            trial_mode="retrain",
+            attacks=("whitebox",),
+            max_train=2000,
+            forget_count=5,
+            curve_points=2,
+            noise_draws=2,
+            trials=20,
+        )
+    )
     assert r.attacks.trials.mode == "retrain" and r.attacks.trials.path == "vmap"
     assert not r.attacks.comparison.certificate_violated
 
@@ -107,24 +116,45 @@ def test_relearn_attack_steps_are_relearn_times_and_its_curve_is_the_own_models(
     for max_steps in (3, 60):  # some models censored; every model reaches the target early
         stacks = [start + 0.3 * torch.randn(7, obj.dim, generator=gen, dtype=torch.float64) for _ in range(2)]
         own = start + 0.1
-        inputs = AttackInputs(objective=obj, X=X, y=y, forget=forget, X_unseen=X[:0], y_unseen=y[:0],
-                              theta_original=start - 5 * obj.grad(start, X[forget], y[forget]),
-                              theta_unlearned=own, theta_retrained=start, released_unlearned=stacks[0],
-                              released_retrained=stacks[1], noiseless_unlearned=own, noiseless_retrained=start,
-                              sigma=0.3, delta=1e-5, seed=0, settings={"relearn_max_steps": max_steps},
-                              smoothness=0.5)
+        inputs = AttackInputs(
+            objective=obj,
+            X=X,
+            y=y,
+            forget=forget,
+            X_unseen=X[:0],
+            y_unseen=y[:0],
+            theta_original=start - 5 * obj.grad(start, X[forget], y[forget]),
+            theta_unlearned=own,
+            theta_retrained=start,
+            released_unlearned=stacks[0],
+            released_retrained=stacks[1],
+            noiseless_unlearned=own,
+            noiseless_retrained=start,
+            sigma=0.3,
+            delta=1e-5,
+            seed=0,
+            settings={"relearn_max_steps": max_steps},
+            smoothness=0.5,
+        )
         out = relearn.RelearnTime().run(inputs)
         target = float(obj.loss(inputs.theta_original, X[forget], y[forget]))
         for world, stack, theta in zip(("unlearned", "retrained"), stacks, (own, start)):
-            direct = relearn_time(obj, stack, X[forget], y[forget], target_loss=target, lr=2.0, max_steps=max_steps,
-                                  chunk=chunk).summary()
-            curve = relearn_time(obj, theta.unsqueeze(0), X[forget], y[forget], target_loss=target, lr=2.0,
-                                 max_steps=max_steps).curve
-            assert out.details[world] == {**{k: v for k, v in direct.items() if k != "curve_mean_forget_loss"},
-                                          "curve_forget_loss": curve}
-        assert np.array_equal(out.scores_unlearned, -relearn_time(obj, stacks[0], X[forget], y[forget],
-                                                                   target_loss=target, lr=2.0,
-                                                                   max_steps=max_steps).steps.astype(float))
+            direct = relearn_time(
+                obj, stack, X[forget], y[forget], target_loss=target, lr=2.0, max_steps=max_steps, chunk=chunk
+            ).summary()
+            curve = relearn_time(
+                obj, theta.unsqueeze(0), X[forget], y[forget], target_loss=target, lr=2.0, max_steps=max_steps
+            ).curve
+            assert out.details[world] == {
+                **{k: v for k, v in direct.items() if k != "curve_mean_forget_loss"},
+                "curve_forget_loss": curve,
+            }
+        assert np.array_equal(
+            out.scores_unlearned,
+            -relearn_time(
+                obj, stacks[0], X[forget], y[forget], target_loss=target, lr=2.0, max_steps=max_steps
+            ).steps.astype(float),
+        )
 
 
 def test_attack_validation():
@@ -144,10 +174,24 @@ def _null_inputs(d: int, n: int, gen: torch.Generator):
 
     u, r = torch.randn(n, d, generator=gen), torch.randn(n, d, generator=gen)
     empty = torch.zeros(0)
-    return AttackInputs(objective=None, X=empty, y=empty, forget=empty, X_unseen=empty, y_unseen=empty,
-                        theta_original=u[0], theta_unlearned=u[0], theta_retrained=r[0],
-                        released_unlearned=u, released_retrained=r, noiseless_unlearned=u, noiseless_retrained=r,
-                        sigma=0.0, delta=1e-5, seed=0)
+    return AttackInputs(
+        objective=None,
+        X=empty,
+        y=empty,
+        forget=empty,
+        X_unseen=empty,
+        y_unseen=empty,
+        theta_original=u[0],
+        theta_unlearned=u[0],
+        theta_retrained=r[0],
+        released_unlearned=u,
+        released_retrained=r,
+        noiseless_unlearned=u,
+        noiseless_retrained=r,
+        sigma=0.0,
+        delta=1e-5,
+        seed=0,
+    )
 
 
 def test_retrain_mode_whitebox_is_valid_on_a_null():
@@ -161,8 +205,9 @@ def test_retrain_mode_whitebox_is_valid_on_a_null():
         inputs = _null_inputs(1000, 500, gen)
         out = WhiteBox().run(inputs)
         assert out.details["scored_trials"] == 500 and out.details["direction_from_trials"] == 500
-        positive += clopper_pearson_epsilon(out.scores_unlearned, out.scores_retrained, delta=1e-5,
-                                            seed=rep).epsilon_lower > 0
+        positive += (
+            clopper_pearson_epsilon(out.scores_unlearned, out.scores_retrained, delta=1e-5, seed=rep).epsilon_lower > 0
+        )
         direction, midpoint, _ = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
         su = whitebox_scores(inputs.released_unlearned, direction, midpoint).numpy()
         sr = whitebox_scores(inputs.released_retrained, direction, midpoint).numpy()

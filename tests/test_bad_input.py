@@ -42,9 +42,11 @@ def _fixtures(root: Path) -> dict[str, str]:
     shutil.copy(DATA / "sample-report.json", root / "report.json")
     (root / "ids.txt").write_text("1\n2\n")
     (root / "model.txt").write_text("def build(shape, classes):\n    pass\n")
-    (root / "sleepy.py").write_text("import time\n\ndef train(model, dataset, generator):\n    time.sleep(0.02)\n"
-                                    "    return model\n\ndef unlearn(model, forget, retain, generator):\n"
-                                    "    return model\n")
+    (root / "sleepy.py").write_text(
+        "import time\n\ndef train(model, dataset, generator):\n    time.sleep(0.02)\n"
+        "    return model\n\ndef unlearn(model, forget, retain, generator):\n"
+        "    return model\n"
+    )
     rows = [f"{150 + i},{i % 2}" for i in range(40)]
     rows[7] = "17O,1"  # a typo in a numeric column
     (root / "typo.csv").write_text("height,outcome\n" + "\n".join(rows) + "\n")
@@ -60,7 +62,7 @@ def _fixtures(root: Path) -> dict[str, str]:
     (root / "readonly").mkdir()  # read-only and full only as _machine answers for them (root writes anywhere)
     (root / "fulldisk").mkdir()
     # a signed directory whose envelope is deeply nested JSON, and one whose report was tampered with
-    for name, envelope in (("nested_env", "[" * 100_000 + "]" * 100_000), ("garbage_env", "{\"payload\": 5}")):
+    for name, envelope in (("nested_env", "[" * 100_000 + "]" * 100_000), ("garbage_env", '{"payload": 5}')):
         d = root / name
         d.mkdir()
         shutil.copy(DATA / "sample-report.json", d / "report.json")
@@ -84,10 +86,12 @@ def _fixtures(root: Path) -> dict[str, str]:
     # the caller's pipeline (outside root: importing it writes __pycache__) and a state dict of another model
     code = root.parent / (root.name + "-code")
     code.mkdir(exist_ok=True)
-    (code / "pipeline.py").write_text("from torch import nn\n"
-                                      "def build(shape, classes):\n    return nn.Linear(shape[0], classes)\n"
-                                      "def train(model, dataset, generator):\n    return model\n"
-                                      "def unlearn(model, forget, retain, generator):\n    return model\n")
+    (code / "pipeline.py").write_text(
+        "from torch import nn\n"
+        "def build(shape, classes):\n    return nn.Linear(shape[0], classes)\n"
+        "def train(model, dataset, generator):\n    return model\n"
+        "def unlearn(model, forget, retain, generator):\n    return model\n"
+    )
     import torch
 
     torch.save({"weight": torch.zeros(3)}, root / "other.pt")
@@ -118,20 +122,40 @@ CLI_CASES = [
     ("steps-zero", ["run", "--steps", "0"], 2, "--steps"),
     ("hidden-text", ["run", "--hidden", "a,b", "--model", "mlp"], 2, "--hidden"),
     ("model-unknown", ["run", "--model", "nope"], 2, "--model"),
-    ("model-text-file", ["run", "--model", "module:" + R + "/afile:build", *FAST], 2,
-     "--model must be a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module>:<factory>' or"),
-    ("model-text-file-with-suffix", ["run", "--model", "module:" + R + "/model.txt:build", *FAST], 2,
-     "(a Python source file ending in .py)"),
+    (
+        "model-text-file",
+        ["run", "--model", "module:" + R + "/afile:build", *FAST],
+        2,
+        "--model must be a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module>:<factory>' or",
+    ),
+    (
+        "model-text-file-with-suffix",
+        ["run", "--model", "module:" + R + "/model.txt:build", *FAST],
+        2,
+        "(a Python source file ending in .py)",
+    ),
     ("dataset-unknown", ["run", "--dataset", "nope"], 2, "--dataset"),
     ("dataset-csv-missing", ["run", "--dataset", "csv:/does/not/exist.csv"], 2, "--dataset"),
-    ("dataset-csv-directory", ["run", "--dataset", "csv:" + R + "/adir", "--label-column", "outcome"], 2,
-     "This path is a directory"),
-    ("dataset-csv-text-in-numeric-column", ["run", "--dataset", "csv:" + R + "/typo.csv", "--label-column", "outcome",
-                                            *FAST], 2, "height must be a number in every row"),
+    (
+        "dataset-csv-directory",
+        ["run", "--dataset", "csv:" + R + "/adir", "--label-column", "outcome"],
+        2,
+        "This path is a directory",
+    ),
+    (
+        "dataset-csv-text-in-numeric-column",
+        ["run", "--dataset", "csv:" + R + "/typo.csv", "--label-column", "outcome", *FAST],
+        2,
+        "height must be a number in every row",
+    ),
     ("dataset-idx-missing", ["run", "--dataset", "idx:/does/not/exist"], 2, "--dataset"),
     ("trials-too-few", ["run", "--trials", "5"], 2, "--trials"),
-    ("trials-beyond-memory", ["run", "--trials", "10000000", "--max-train", "300", "--curve-points", "2",
-                              "--noise-draws", "2"], 2, "--trials"),
+    (
+        "trials-beyond-memory",
+        ["run", "--trials", "10000000", "--max-train", "300", "--curve-points", "2", "--noise-draws", "2"],
+        2,
+        "--trials",
+    ),
     ("confidence-one", ["run", "--confidence", "1"], 2, "--confidence"),
     ("seed-negative", ["run", "--seed", "-1"], 2, "--seed"),
     ("utility-records-too-few", ["run", "--utility-records", "5"], 2, "--utility-records"),
@@ -150,12 +174,20 @@ CLI_CASES = [
     ("unknown-flag", ["run", "--bogus"], 2, "--bogus"),
     ("executor-unknown", ["run", "--executor", "threads"], 2, "--executor"),
     ("ray-address-without-ray", ["run", "--ray-address", "127.0.0.1:6379"], 2, "--ray-address"),
-    ("ray-address-port-out-of-range", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:99999"], 2,
-     "--ray-address"),
+    (
+        "ray-address-port-out-of-range",
+        ["run", "--executor", "ray", "--ray-address", "127.0.0.1:99999"],
+        2,
+        "--ray-address",
+    ),
     ("ray-address-auto", ["run", "--executor", "ray", "--ray-address", "auto"], 2, "--ray-address"),
     # refused before the data stage: a closed port answers at once (a silent host within 5 s)
-    ("ray-address-unreachable", ["run", "--executor", "ray", "--ray-address", "127.0.0.1:{closed_port}", *FAST], 2,
-     "No Ray head answered at 127.0.0.1:"),
+    (
+        "ray-address-unreachable",
+        ["run", "--executor", "ray", "--ray-address", "127.0.0.1:{closed_port}", *FAST],
+        2,
+        "No Ray head answered at 127.0.0.1:",
+    ),
     ("workers-with-local", ["run", "--workers", "2"], 2, "--workers"),
     ("workers-zero", ["run", "--executor", "processes", "--workers", "0"], 2, "--workers"),
     ("shard-size-zero", ["run", "--shard-size", "0"], 2, "--shard-size"),
@@ -172,9 +204,27 @@ CLI_CASES = [
     ("target-ceiling-with-trials", ["run", "--trials", "64", "--target-ceiling", "2"], 2, "--target-ceiling"),
     ("config-target-ceiling-with-trials", ["run", "--config", R + "/ceiling_trials.toml"], 2, "--target-ceiling"),
     ("config-rewind-list", ["run", "--config", R + "/rewind_list.toml"], 2, "rewind (in"),
-    ("trial-mode-noise-without-noise", ["run", "--method", "retrain", "--trial-mode", "noise", "--quiet",
-                                        "--max-train", "300", "--curve-points", "2", "--noise-draws", "2",
-                                        "--attacks", "mia"], 2, "--trial-mode"),
+    (
+        "trial-mode-noise-without-noise",
+        [
+            "run",
+            "--method",
+            "retrain",
+            "--trial-mode",
+            "noise",
+            "--quiet",
+            "--max-train",
+            "300",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--attacks",
+            "mia",
+        ],
+        2,
+        "--trial-mode",
+    ),
     ("request-id-space", ["run", "--request-id", "REQ 42"], 2, "--request-id"),
     ("request-id-too-long", ["run", "--request-id", "R" * 129], 2, "--request-id"),
     # -- audit run: files and paths
@@ -204,15 +254,31 @@ CLI_CASES = [
     ("calibrate-neither", ["calibrate", "--delta", "1e-5"], 2, "--epsilon"),
     ("calibrate-both", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sigma", "1"], 2, "--sigma"),
     ("calibrate-negative-sigma", ["calibrate", "--delta", "1e-5", "--sigma", "-1"], 2, "sigma"),
-    ("calibrate-huge-sensitivity", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "1e308"],
-     2, "sensitivity"),
+    (
+        "calibrate-huge-sensitivity",
+        ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "1e308"],
+        2,
+        "sensitivity",
+    ),
     ("calibrate-negative-epsilon", ["calibrate", "--delta", "1e-5", "--epsilon", "-1"], 2, "epsilon"),
-    ("calibrate-negative-sensitivity", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "-1"],
-     2, "sensitivity"),
-    ("calibrate-classic-above-1", ["calibrate", "--delta", "1e-5", "--epsilon", "3", "--mechanism", "classic"],
-     2, "epsilon"),
-    ("calibrate-mechanism-unknown", ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--mechanism", "x"],
-     2, "--mechanism"),
+    (
+        "calibrate-negative-sensitivity",
+        ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--sensitivity", "-1"],
+        2,
+        "sensitivity",
+    ),
+    (
+        "calibrate-classic-above-1",
+        ["calibrate", "--delta", "1e-5", "--epsilon", "3", "--mechanism", "classic"],
+        2,
+        "epsilon",
+    ),
+    (
+        "calibrate-mechanism-unknown",
+        ["calibrate", "--delta", "1e-5", "--epsilon", "1", "--mechanism", "x"],
+        2,
+        "--mechanism",
+    ),
     # -- audit report
     ("report-directory", ["report", R + "/adir", "--html", R + "/page.html"], 2, "REPORT_JSON"),
     ("report-missing", ["report", R + "/missing.json", "--html", R + "/page.html"], 2, "REPORT_JSON"),
@@ -227,53 +293,184 @@ CLI_CASES = [
     ("sign-no-report", ["sign", R + "/norep", "--key", R + "/keys/private.pem"], 2, "report"),
     ("sign-key-loose", ["sign", R + "/garbage_env", "--key", R + "/loose.pem"], 2, "chmod 600"),
     ("verify-key-missing", ["verify", R + "/garbage_env", "--key", R + "/missing.pem"], 2, "--key"),
-    ("verify-nested-envelope", ["verify", R + "/nested_env", "--key", R + "/keys/public.pem"], 3, "verification failed"),
-    ("verify-garbage-envelope", ["verify", R + "/garbage_env", "--key", R + "/keys/public.pem"], 3,
-     "verification failed"),
-    ("verify-uncovered-file", ["verify", R + "/extra_signed", "--key", R + "/keys/public.pem"], 3,
-     "The signature does not cover notes.txt"),
+    (
+        "verify-nested-envelope",
+        ["verify", R + "/nested_env", "--key", R + "/keys/public.pem"],
+        3,
+        "verification failed",
+    ),
+    (
+        "verify-garbage-envelope",
+        ["verify", R + "/garbage_env", "--key", R + "/keys/public.pem"],
+        3,
+        "verification failed",
+    ),
+    (
+        "verify-uncovered-file",
+        ["verify", R + "/extra_signed", "--key", R + "/keys/public.pem"],
+        3,
+        "The signature does not cover notes.txt",
+    ),
     ("verify-unsigned", ["verify", R + "/norep", "--key", R + "/keys/public.pem"], 3, "verification failed"),
-    ("commitment-wrong-salt", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
-                               R + "/ids.txt"], 3, "does not open"),
-    ("commitment-salt-directory", ["commitment", "verify", R + "/report.json", "--salt", R + "/adir", "--ids",
-                                   R + "/ids.txt"], 2, "--salt"),
-    ("commitment-ids-missing", ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids",
-                                R + "/missing.txt"], 2, "--ids"),
+    (
+        "commitment-wrong-salt",
+        ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids", R + "/ids.txt"],
+        3,
+        "does not open",
+    ),
+    (
+        "commitment-salt-directory",
+        ["commitment", "verify", R + "/report.json", "--salt", R + "/adir", "--ids", R + "/ids.txt"],
+        2,
+        "--salt",
+    ),
+    (
+        "commitment-ids-missing",
+        ["commitment", "verify", R + "/report.json", "--salt", R + "/good.salt", "--ids", R + "/missing.txt"],
+        2,
+        "--ids",
+    ),
     # -- audit compare: a run directory is the caller's input, never one method's refusal
-    ("compare-resume-stale", ["compare", "--methods", "r2d,retrain", "--resume", R + "/stale", "--out", R + "/out",
-                              "--max-train", "200", "--attacks", "mia", "--trials", "10", "--curve-points", "2",
-                              "--noise-draws", "2", "--frontier", "none", "-q"], 2, "another configuration"),
-    ("compare-resume-is-a-run-directory", ["compare", "--methods", "r2d,retrain", "--resume", R + "/arun",
-                                           "--out", R + "/out"], 2, "--resume"),
-    ("compare-resume-is-a-file", ["compare", "--methods", "r2d", "--resume", R + "/afile", "--out", R + "/out"],
-     2, "--resume"),
+    (
+        "compare-resume-stale",
+        [
+            "compare",
+            "--methods",
+            "r2d,retrain",
+            "--resume",
+            R + "/stale",
+            "--out",
+            R + "/out",
+            "--max-train",
+            "200",
+            "--attacks",
+            "mia",
+            "--trials",
+            "10",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--frontier",
+            "none",
+            "-q",
+        ],
+        2,
+        "another configuration",
+    ),
+    (
+        "compare-resume-is-a-run-directory",
+        ["compare", "--methods", "r2d,retrain", "--resume", R + "/arun", "--out", R + "/out"],
+        2,
+        "--resume",
+    ),
+    (
+        "compare-resume-is-a-file",
+        ["compare", "--methods", "r2d", "--resume", R + "/afile", "--out", R + "/out"],
+        2,
+        "--resume",
+    ),
     ("unlearn-without-train", ["run", "--unlearn", "module:pipeline.py:unlearn"], 2, "--train must be"),
-    ("train-not-a-module-ref", ["run", "--train", "pipeline.py:train", "--unlearn", "module:pipeline.py:u"], 2,
-     "--train must be"),
-    ("unlearn-with-method", ["run", "--method", "finetune", "--train", "module:p.py:t", "--unlearn", "module:p.py:u"],
-     2, "--method must be left unset with unlearn"),
-    ("train-file-missing", ["run", "--train", "module:" + R + "/nofile.py:t", "--unlearn", "module:" + R
-     + "/nofile.py:u", *FAST], 2, "--train must be"),
+    (
+        "train-not-a-module-ref",
+        ["run", "--train", "pipeline.py:train", "--unlearn", "module:pipeline.py:u"],
+        2,
+        "--train must be",
+    ),
+    (
+        "unlearn-with-method",
+        ["run", "--method", "finetune", "--train", "module:p.py:t", "--unlearn", "module:p.py:u"],
+        2,
+        "--method must be left unset with unlearn",
+    ),
+    (
+        "train-file-missing",
+        ["run", "--train", "module:" + R + "/nofile.py:t", "--unlearn", "module:" + R + "/nofile.py:u", *FAST],
+        2,
+        "--train must be",
+    ),
     # -- audit compare with your own candidates: refused before any data is read
     ("compare-candidate-not-a-pair", ["compare", "--candidate", "mine"], 2, "--candidate must be NAME=module:"),
-    ("compare-candidate-is-a-method", ["compare", "--candidate", "r2d=module:p.py:u", "--train", "module:p.py:t"], 2,
-     "--candidate must be names of your own"),
+    (
+        "compare-candidate-is-a-method",
+        ["compare", "--candidate", "r2d=module:p.py:u", "--train", "module:p.py:t"],
+        2,
+        "--candidate must be names of your own",
+    ),
     ("compare-candidate-without-train", ["compare", "--candidate", "mine=module:p.py:u"], 2, "--train must be"),
-    ("compare-candidate-file-missing", ["compare", "--candidate", "mine=module:" + R + "/nofile.py:u", "--train",
-                                        "module:" + R + "/nofile.py:t"], 2, "--train must be"),
+    (
+        "compare-candidate-file-missing",
+        ["compare", "--candidate", "mine=module:" + R + "/nofile.py:u", "--train", "module:" + R + "/nofile.py:t"],
+        2,
+        "--train must be",
+    ),
     ("original-without-unlearn", ["run", "--original", R + "/other.pt", *FAST], 2, "--original must be used with"),
-    ("original-not-a-state-dict", ["run", "--model", "module:{code}/pipeline.py:build", "--train",
-                                   "module:{code}/pipeline.py:train", "--unlearn", "module:{code}/pipeline.py:unlearn",
-                                   "--original", R + "/afile", *FAST], 2, "--original must be the model"),
-    ("original-of-another-model", ["run", "--model", "module:{code}/pipeline.py:build", "--train",
-                                   "module:{code}/pipeline.py:train", "--unlearn", "module:{code}/pipeline.py:unlearn",
-                                   "--original", R + "/other.pt", *FAST], 2, "--original must be the model"),
+    (
+        "original-not-a-state-dict",
+        [
+            "run",
+            "--model",
+            "module:{code}/pipeline.py:build",
+            "--train",
+            "module:{code}/pipeline.py:train",
+            "--unlearn",
+            "module:{code}/pipeline.py:unlearn",
+            "--original",
+            R + "/afile",
+            *FAST,
+        ],
+        2,
+        "--original must be the model",
+    ),
+    (
+        "original-of-another-model",
+        [
+            "run",
+            "--model",
+            "module:{code}/pipeline.py:build",
+            "--train",
+            "module:{code}/pipeline.py:train",
+            "--unlearn",
+            "module:{code}/pipeline.py:unlearn",
+            "--original",
+            R + "/other.pt",
+            *FAST,
+        ],
+        2,
+        "--original must be the model",
+    ),
     ("time-budget-zero", ["run", "--time-budget", "0"], 2, "--time-budget"),
-    ("time-budget-over", ["run", "--train", "module:" + R + "/sleepy.py:train", "--unlearn", "module:" + R
-     + "/sleepy.py:unlearn", "--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--frontier", "none",
-     "--attacks", "mia", "--trials", "10", "--timing-repeats", "1", "--time-budget", "0.1", "--resume", R + "/new",
-     "-q"],
-     2, "--time-budget must be at least what the trials would take: about "),
+    (
+        "time-budget-over",
+        [
+            "run",
+            "--train",
+            "module:" + R + "/sleepy.py:train",
+            "--unlearn",
+            "module:" + R + "/sleepy.py:unlearn",
+            "--max-train",
+            "300",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--frontier",
+            "none",
+            "--attacks",
+            "mia",
+            "--trials",
+            "10",
+            "--timing-repeats",
+            "1",
+            "--time-budget",
+            "0.1",
+            "--resume",
+            R + "/new",
+            "-q",
+        ],
+        2,
+        "--time-budget must be at least what the trials would take: about ",
+    ),
 ]
 
 
@@ -289,10 +486,14 @@ def _machine(monkeypatch, root: Path) -> None:
     def under(path, name: str) -> bool:
         return Path(path).absolute().is_relative_to(root / name)
 
-    monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (mode & os.W_OK and under(path, "readonly"))
-                        and access(path, mode, **kw))
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(path)._replace(free=0) if under(path, "fulldisk")
-                        else usage(path))
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, **kw: not (mode & os.W_OK and under(path, "readonly")) and access(path, mode, **kw),
+    )
+    monkeypatch.setattr(
+        shutil, "disk_usage", lambda path: usage(path)._replace(free=0) if under(path, "fulldisk") else usage(path)
+    )
 
 
 @pytest.mark.parametrize(("argv", "code", "names"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
@@ -432,19 +633,45 @@ def test_cli_a_disk_that_fills_during_the_run_is_one_sentence_naming_resume(tmp_
         _atomic_write(path, data)
 
     monkeypatch.setattr("audit.runstore._atomic_write", full_for_shards)
-    argv = ["run", *FAST[:-2], "--attacks", "mia", "--trials", "64", "--quiet", "--resume", str(tmp_path / "run"),
-            "--out", str(tmp_path / "out")]
+    argv = [
+        "run",
+        *FAST[:-2],
+        "--attacks",
+        "mia",
+        "--trials",
+        "64",
+        "--quiet",
+        "--resume",
+        str(tmp_path / "run"),
+        "--out",
+        str(tmp_path / "out"),
+    ]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 2, (result.stderr, result.exception)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: --resume ") and "No space left on device" in lines[0]
     assert _listing(tmp_path) == ["run", f"run/{MANIFEST}"]
-@pytest.mark.parametrize(("address", "endpoint"), [
-    ("127.0.0.1:6379", ("127.0.0.1", 6379)), ("head.example:65535", ("head.example", 65535)),
-    ("[::1]:6379", ("::1", 6379)), ("ray://10.0.0.2:10001", ("10.0.0.2", 10001)),
-    ("127.0.0.1:99999", None), ("127.0.0.1:0", None), ("127.0.0.1", None), ("auto", None), ("local", None),
-    ("::1:6379", None), ("ray://host", None), ("http://h:80", None), ("h :1", None), ("h:-1", None),
-])
+
+
+@pytest.mark.parametrize(
+    ("address", "endpoint"),
+    [
+        ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+        ("head.example:65535", ("head.example", 65535)),
+        ("[::1]:6379", ("::1", 6379)),
+        ("ray://10.0.0.2:10001", ("10.0.0.2", 10001)),
+        ("127.0.0.1:99999", None),
+        ("127.0.0.1:0", None),
+        ("127.0.0.1", None),
+        ("auto", None),
+        ("local", None),
+        ("::1:6379", None),
+        ("ray://host", None),
+        ("http://h:80", None),
+        ("h :1", None),
+        ("h:-1", None),
+    ],
+)
 def test_a_ray_address_is_host_and_port(address, endpoint):
     from audit.config import ray_endpoint
 

@@ -97,11 +97,18 @@ def test_uncertified_baselines_issue_no_certificate(cls, noisy_problem):
     assert "no certificate" in cert.warnings[-1] and "empirically" in cert.warnings[-1]
 
 
-@pytest.mark.parametrize("cls, field, value", [
-    (FineTune, "finetune_steps", 0), (FineTune, "finetune_steps", 2.5), (FineTune, "finetune_eta", 0.0),
-    (NegativeGradient, "neggrad_steps", -1), (NegativeGradient, "neggrad_eta", float("inf")),
-    (NegativeGradient, "ascent_weight", -0.5), (NegativeGradient, "ascent_weight", float("nan")),
-])
+@pytest.mark.parametrize(
+    "cls, field, value",
+    [
+        (FineTune, "finetune_steps", 0),
+        (FineTune, "finetune_steps", 2.5),
+        (FineTune, "finetune_eta", 0.0),
+        (NegativeGradient, "neggrad_steps", -1),
+        (NegativeGradient, "neggrad_eta", float("inf")),
+        (NegativeGradient, "ascent_weight", -0.5),
+        (NegativeGradient, "ascent_weight", float("nan")),
+    ],
+)
 def test_bad_baseline_options_name_the_field(cls, field, value, noisy_problem):
     with pytest.raises(InvalidInput) as err:
         cls(noisy_problem[0], **{field: value})
@@ -180,10 +187,20 @@ def test_dpsgd_handles_empty_poisson_batches_and_multiclass():
     assert method.epsilon_spent_ <= 4.0
 
 
-@pytest.mark.parametrize("field, value", [
-    ("accountant", "gdp"), ("epochs", 0), ("batch_size", 1.5), ("clip", -1.0), ("eta", 0.0),
-    ("target_epsilon", 0.0), ("target_delta", 1.0), ("seed", -1), ("seed", "0"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("accountant", "gdp"),
+        ("epochs", 0),
+        ("batch_size", 1.5),
+        ("clip", -1.0),
+        ("eta", 0.0),
+        ("target_epsilon", 0.0),
+        ("target_delta", 1.0),
+        ("seed", -1),
+        ("seed", "0"),
+    ],
+)
 def test_bad_dpsgd_options_name_the_field(field, value, noisy_problem):
     with pytest.raises(InvalidInput) as err:
         DPSGD(noisy_problem[0], **{field: value})
@@ -200,9 +217,16 @@ def test_dpsgd_bad_forget_set(dp_fitted):
 
 # -- end to end through the library -----------------------------------------------------------
 def test_dpsgd_audit_reports_the_group_guarantee():
-    config = AuditConfig(method="dpsgd", epsilon=1.0, forget_count=3, max_train=1000, attacks=(),
-                         curve_points=2, noise_draws=2,
-                         method_options={"epochs": 20, "accountant": "rdp"})  # target_epsilon: from --epsilon
+    config = AuditConfig(
+        method="dpsgd",
+        epsilon=1.0,
+        forget_count=3,
+        max_train=1000,
+        attacks=(),
+        curve_points=2,
+        noise_draws=2,
+        method_options={"epochs": 20, "accountant": "rdp"},
+    )  # target_epsilon: from --epsilon
     report = run(config)
     cert = report.certificate
     consts = {c.name: c for c in cert.constants}
@@ -222,8 +246,18 @@ def test_dpsgd_audit_reports_the_group_guarantee():
 def test_dpsgd_attacked_in_retrain_mode_is_not_violated_by_a_realized_epsilon():
     """Training noise releases the model itself (sigma = 0): two trainings differ, so the realized
     epsilon at sigma = 0 is infinite and tests nothing; only the retrain-mode attacks test it."""
-    report = run(AuditConfig(method="dpsgd", max_train=200, trials=10, shadow_models=2, attacks=("mia",),
-                             noise_draws=2, frontier=(), method_options={"epochs": 1}))
+    report = run(
+        AuditConfig(
+            method="dpsgd",
+            max_train=200,
+            trials=10,
+            shadow_models=2,
+            attacks=("mia",),
+            noise_draws=2,
+            frontier=(),
+            method_options={"epochs": 1},
+        )
+    )
     assert report.attacks.trials.mode == "retrain" and report.realized.epsilon == math.inf
     assert not report.realized.exceeds_certified and report.verdict == "consistent"
     assert "realized-exceeds-certified" not in {f.code for f in report.findings}
@@ -245,8 +279,12 @@ def test_a_certificate_above_the_requested_epsilon_is_a_finding(certified, flagg
 
     cert = NS(kind="training-noise", valid=True, epsilon=certified, delta=1e-5, method="dpsgd")
     split = NS(test=NS(accuracy=0.9, noisy_accuracy_mean=None))
-    utility = NS(unlearned=split, retrained=split, test_chance_accuracy=0.5,
-                 unlearned_vs_retrained=NS(accuracy_gap=0.0, p_value=1.0))
+    utility = NS(
+        unlearned=split,
+        retrained=split,
+        test_chance_accuracy=0.5,
+        unlearned_vs_retrained=NS(accuracy_gap=0.0, p_value=1.0),
+    )
     found = certificate_findings(cert, None, utility, requested_epsilon=1.0)
     assert ("epsilon-above-request" in {f["code"] for f in found}) is flagged
     assert verdict_of(found) == ("not-certified" if flagged else "consistent")

@@ -78,8 +78,7 @@ def test_batched_evaluation_shapes_values_and_chunking(data, classes):
     # Chunks only change the batch size of the vmapped kernels: equal up to the last bit or two.
     for chunk in (1, 3, 7, 100):
         torch.testing.assert_close(batched_logits(obj, thetas, X, chunk=chunk), logits, rtol=0, atol=1e-14)
-        torch.testing.assert_close(batched_per_sample_loss(obj, thetas, X, y, chunk=chunk), losses,
-                                   rtol=0, atol=1e-14)
+        torch.testing.assert_close(batched_per_sample_loss(obj, thetas, X, y, chunk=chunk), losses, rtol=0, atol=1e-14)
         assert torch.equal(batched_accuracy(obj, thetas, X, y, chunk=chunk), acc)
     with pytest.raises(InvalidInput):
         batched_logits(obj, thetas, X, chunk=0)

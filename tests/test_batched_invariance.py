@@ -17,8 +17,11 @@ def test_rows_do_not_depend_on_how_many_are_stacked(model):
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(300, 6, generator=gen, dtype=torch.float64)
     y = (X[:, 0] > 0).long() if model != "softmax" else torch.randint(0, 3, (300,), generator=gen)
-    module = {"binary": nn.Sequential(nn.Linear(6, 1)), "softmax": nn.Sequential(nn.Linear(6, 3)),
-              "mlp": nn.Sequential(nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 1))}[model]
+    module = {
+        "binary": nn.Sequential(nn.Linear(6, 1)),
+        "softmax": nn.Sequential(nn.Linear(6, 3)),
+        "mlp": nn.Sequential(nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 1)),
+    }[model]
     objective = Objective(module.double())
     thetas = torch.stack([default_init(objective, torch.Generator().manual_seed(i)) for i in range(40)])
     full, kept = batched_gradient_descent(objective, thetas, X, y, eta=0.5, steps=15, keep={7})
@@ -49,16 +52,33 @@ def test_retrain_trials_report_progress_per_group_without_changing_a_bit():
     group = progress_group(objective, X, None)
     n = 2 * group + 5
     seen = []
-    grouped = make_trials("retrain", method, torch.tensor([1, 2]), 0.1, n, seed=9, init=init,
-                          progress=lambda done, total: seen.append((done, total)))
+    grouped = make_trials(
+        "retrain",
+        method,
+        torch.tensor([1, 2]),
+        0.1,
+        n,
+        seed=9,
+        init=init,
+        progress=lambda done, total: seen.append((done, total)),
+    )
     assert seen == [(group, n), (2 * group, n), (n, n)]
     whole = method.train_many(grouped.initial, torch.tensor([1, 2]))  # every trial in one call
     assert torch.equal(grouped.theta_unlearned, whole.unlearned)
     assert torch.equal(grouped.theta_retrained, whole.retrained)
     assert torch.equal(grouped.theta_original, whole.original)
     looped = []
-    make_trials("retrain", method, torch.tensor([1, 2]), 0.1, 3, seed=9, init=init, batched=False,
-                progress=lambda done, total: looped.append(done))
+    make_trials(
+        "retrain",
+        method,
+        torch.tensor([1, 2]),
+        0.1,
+        3,
+        seed=9,
+        init=init,
+        batched=False,
+        progress=lambda done, total: looped.append(done),
+    )
     assert looped == [1, 2, 3]
 
 
@@ -74,8 +94,11 @@ def test_shards_of_trials_are_the_whole_runs_rows(mode, hidden):
     gen = torch.Generator().manual_seed(4)
     X = torch.randn(120, 4, generator=gen, dtype=torch.float64)
     y = (X[:, 0] > 0).long()
-    module = nn.Sequential(nn.Linear(4, 1)) if hidden == 0 else nn.Sequential(
-        nn.Linear(4, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+    module = (
+        nn.Sequential(nn.Linear(4, 1))
+        if hidden == 0
+        else nn.Sequential(nn.Linear(4, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+    )
     objective = Objective(module.double())
     method = get_method("r2d")(objective, steps=5, rewind=2)
     method.fit(X, y, default_init(objective, torch.Generator().manual_seed(0), torch.float64))
@@ -88,8 +111,9 @@ def test_shards_of_trials_are_the_whole_runs_rows(mode, hidden):
     n = 2 * block + 7
     whole = make_trials(mode, method, forget, 0.05, n, seed=11, init=init)
     cuts = [0, block, 2 * block, n]
-    shards = [make_trials(mode, method, forget, 0.05, b - a, seed=11, init=init, first=a)
-              for a, b in zip(cuts, cuts[1:])]
+    shards = [
+        make_trials(mode, method, forget, 0.05, b - a, seed=11, init=init, first=a) for a, b in zip(cuts, cuts[1:])
+    ]
     for name in ("unlearned", "retrained", "original"):
         assert torch.equal(torch.cat([getattr(s, name) for s in shards]), getattr(whole, name))
     if mode == "retrain":  # a shard off the row block would round its trials differently: refused

@@ -34,8 +34,9 @@ class TinyNet(nn.Module):
 
     def __init__(self, d=6, width=16, classes=2):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(d, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Dropout(0.1),
-                                  nn.Linear(width, classes))
+        self.body = nn.Sequential(
+            nn.Linear(d, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Dropout(0.1), nn.Linear(width, classes)
+        )
 
     def forward(self, x):
         return self.body(x)
@@ -56,8 +57,9 @@ class DigitsCNN(nn.Module):
 def adam(model, dataset, generator, epochs=8, lr=0.03, batch=16):
     """The pipeline's training: Adam on shuffled mini-batches (the loader takes the generator)."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    loader = DataLoader(dataset, batch_size=batch, shuffle=True, generator=generator,
-                        drop_last=len(dataset) % batch == 1)  # BatchNorm refuses a batch of one record
+    loader = DataLoader(
+        dataset, batch_size=batch, shuffle=True, generator=generator, drop_last=len(dataset) % batch == 1
+    )  # BatchNorm refuses a batch of one record
     for _ in range(epochs):
         for xb, yb in loader:
             opt.zero_grad()
@@ -92,8 +94,18 @@ def blobs(n=32, d=6, seed=0):
 
 
 def _config(**kw):
-    return AuditConfig(**{"attacks": ("mia",), "trials": 10, "curve_points": 2, "noise_draws": 2, "frontier": [],
-                          "forget_strategy": "mislabelled", "forget_count": 2, **kw})
+    return AuditConfig(
+        **{
+            "attacks": ("mia",),
+            "trials": 10,
+            "curve_points": 2,
+            "noise_draws": 2,
+            "frontier": [],
+            "forget_strategy": "mislabelled",
+            "forget_count": 2,
+            **kw,
+        }
+    )
 
 
 # -- the method ------------------------------------------------------------------------------
@@ -157,8 +169,12 @@ def test_trials_reach_train_with_the_seed_of_their_index(fitted):
     trials = retrain_trials(probe, torch.tensor([0, 3]), 2, 11, init=init, sigma=0.0, first=5)
     assert trials.path == "loop"
     n = int(method.X_.shape[0])
-    assert seen == [(n, call_seed(11, 5, "train")), (n - 2, call_seed(11, 5, "retrain")),
-                    (n, call_seed(11, 6, "train")), (n - 2, call_seed(11, 6, "retrain"))]
+    assert seen == [
+        (n, call_seed(11, 5, "train")),
+        (n - 2, call_seed(11, 5, "retrain")),
+        (n, call_seed(11, 6, "train")),
+        (n - 2, call_seed(11, 6, "retrain")),
+    ]
 
 
 def test_a_function_that_returns_no_model_is_refused(fitted):
@@ -171,8 +187,12 @@ def test_a_challenge_submission_becomes_an_unlearn_function():
     seen = {}
 
     def unlearning(net, retain_loader, forget_loader, val_loader):  # the challenge's signature
-        seen.update(retain=len(retain_loader.dataset), forget=len(forget_loader.dataset),
-                    val=len(val_loader.dataset), batch=retain_loader.batch_size)
+        seen.update(
+            retain=len(retain_loader.dataset),
+            forget=len(forget_loader.dataset),
+            val=len(val_loader.dataset),
+            batch=retain_loader.batch_size,
+        )
         with torch.no_grad():
             net.weight.zero_()  # in place, returns nothing: as submissions do
         return "ignored"
@@ -255,8 +275,7 @@ def test_a_run_over_its_time_budget_is_refused_before_its_trials_with_the_number
     seen = set()
 
     def slow(model, dataset, generator):  # the model arrives on the audit's device, in its dtype
-        seen.add((next(model.parameters()).device.type, next(model.parameters()).dtype,
-                  dataset.tensors[0].device.type))
+        seen.add((next(model.parameters()).device.type, next(model.parameters()).dtype, dataset.tensors[0].device.type))
         time.sleep(0.02)
         return adam(model, dataset, generator, epochs=1)
 
@@ -264,9 +283,12 @@ def test_a_run_over_its_time_budget_is_refused_before_its_trials_with_the_number
     with pytest.raises(InvalidInput) as refused:
         audit.run(config, model=TinyNet(), data=blobs(), train=slow, unlearn=keep)
     message = str(refused.value)
-    assert re.match(r"time_budget must be at least what the trials would take: about [\d.]+ s \(20 trainings x "
-                    r"[\d.]+ s \+ 10 unlearnings x [\d.e-]+ s, from this audit's own run\), over the budget; got "
-                    r"0\.1\. Lower trials \(--trials\) or raise time_budget \(--time-budget\)\.$", message), message
+    assert re.match(
+        r"time_budget must be at least what the trials would take: about [\d.]+ s \(20 trainings x "
+        r"[\d.]+ s \+ 10 unlearnings x [\d.e-]+ s, from this audit's own run\), over the budget; got "
+        r"0\.1\. Lower trials \(--trials\) or raise time_budget \(--time-budget\)\.$",
+        message,
+    ), message
     training = float(re.search(r"20 trainings x ([\d.]+) s", message).group(1))
     assert training >= 0.02 and float(re.search(r"about ([\d.]+) s", message).group(1)) >= 20 * 0.02
     assert not (tmp_path / "run").exists()  # refused before the run directory was made
@@ -282,16 +304,33 @@ def test_the_run_key_changes_when_the_callers_code_is_edited(fitted, tmp_path):
     source = tmp_path / "pipeline.py"
     source.write_text("def unlearn(model, forget, retain, generator):\n    return model\n")
     caller = CallerMethod(method.objective, train=adam, unlearn=load_factory(f"module:{source}:unlearn", "unlearn"))
-    wrapped = CallerMethod(method.objective, train=adam, unlearn=challenge(load_factory(f"module:{source}:unlearn",
-                                                                                        "unlearn")))
+    wrapped = CallerMethod(
+        method.objective, train=adam, unlearn=challenge(load_factory(f"module:{source}:unlearn", "unlearn"))
+    )
     forget = torch.tensor([0, 3])
 
     def key(m):
-        setup = AttackSetup(objective=m.objective, method=m, init=None, X=X, y=y, forget=forget, X_unseen=X,
-                            y_unseen=y, theta_original=theta, theta_unlearned=theta, theta_retrained=theta, sigma=0.0,
-                            delta=1e-5, certified_epsilon=None, realized_epsilon=0.0, smoothness=None)
-        return ShardContext(setup=setup, attacks=(), mode="retrain", seed=0, settings={}, sizes={"trials": 10},
-                            granule=1).key()
+        setup = AttackSetup(
+            objective=m.objective,
+            method=m,
+            init=None,
+            X=X,
+            y=y,
+            forget=forget,
+            X_unseen=X,
+            y_unseen=y,
+            theta_original=theta,
+            theta_unlearned=theta,
+            theta_retrained=theta,
+            sigma=0.0,
+            delta=1e-5,
+            certified_epsilon=None,
+            realized_epsilon=0.0,
+            smoothness=None,
+        )
+        return ShardContext(
+            setup=setup, attacks=(), mode="retrain", seed=0, settings={}, sizes={"trials": 10}, granule=1
+        ).key()
 
     before = key(caller), wrapped.code_identity()
     assert key(caller) == before[0]  # the same code, the same key: a rerun resumes
@@ -347,10 +386,13 @@ def test_a_batchnorm_cnn_trained_with_adam(digits):
     """No unlearning leaks at the ceiling, retraining from scratch shows nothing, fine-tuning sits
     in between (ranked by the attacks' AUROC)."""
     config = _config(attacks=("mia", "ulira"), trials=20, shadow_models=4, max_train=120, forget_count=3)
-    reports = {fn.__name__: audit.run(config, model=DigitsCNN(), data=digits, train=cnn_train, unlearn=fn)
-               for fn in (keep, cnn_finetune, cnn_from_scratch)}
-    auroc = {name: max(float(r.attacks.attacks[a].bound.roc.auroc) for a in ("mia", "ulira"))
-             for name, r in reports.items()}
+    reports = {
+        fn.__name__: audit.run(config, model=DigitsCNN(), data=digits, train=cnn_train, unlearn=fn)
+        for fn in (keep, cnn_finetune, cnn_from_scratch)
+    }
+    auroc = {
+        name: max(float(r.attacks.attacks[a].bound.roc.auroc) for a in ("mia", "ulira")) for name, r in reports.items()
+    }
     kept, scratch = reports["keep"], reports["cnn_from_scratch"]
     assert "leak-measured" in {f.code for f in kept.findings}
     ulira = kept.attacks.attacks["ulira"].bound
@@ -365,9 +407,17 @@ def test_local_and_worker_processes_give_the_same_report():
     """cloudpickle ships the caller's functions to spawned workers; each trial is a pure function of
     (seed, role, index), so everything but the execution block (and the clock) is identical."""
     config = _config(attacks=("mia", "ulira"), shadow_models=2)
-    reports = [audit.run(dataclasses.replace(config, **kw), model=TinyNet(), data=blobs(), train=adam,
-                         unlearn=finetune, salt=b"s" * 32).to_json_dict()
-               for kw in ({}, {"executor": "processes", "workers": 2})]
+    reports = [
+        audit.run(
+            dataclasses.replace(config, **kw),
+            model=TinyNet(),
+            data=blobs(),
+            train=adam,
+            unlearn=finetune,
+            salt=b"s" * 32,
+        ).to_json_dict()
+        for kw in ({}, {"executor": "processes", "workers": 2})
+    ]
     for report in reports:
         assert report["attacks"].pop("execution")["executor"] in ("local", "processes")
         for volatile in ("created_at", "started_at", "timings", "config", "environment"):
@@ -382,8 +432,7 @@ RAW = {"forget_strategy": "random", "feature_map": {"standardize": False, "row_n
 def production(epochs=8, seed=3):
     """The model the pipeline trained on D itself: the same code, its own seed."""
     torch.manual_seed(seed)
-    return adam(TinyNet().train(), TensorDataset(*blobs()["train"]), torch.Generator().manual_seed(seed),
-                epochs=epochs)
+    return adam(TinyNet().train(), TensorDataset(*blobs()["train"]), torch.Generator().manual_seed(seed), epochs=epochs)
 
 
 def clock_seeded(model, dataset, generator):
@@ -459,7 +508,11 @@ def test_the_production_model_must_hold_every_parameter_and_buffer_in_its_shape(
 def test_a_training_that_ignores_its_seed_is_not_reproducible(fitted):
     method, _, theta0, (X, y) = fitted
     assert method.reproducibility(X, y, theta0, records=16) == {
-        "records": 16, "seed": call_seed(7, 0, "train"), "equal": True, "max_abs_difference": 0.0}
+        "records": 16,
+        "seed": call_seed(7, 0, "train"),
+        "equal": True,
+        "max_abs_difference": 0.0,
+    }
     report = audit.run(_config(attacks=()), model=TinyNet(), data=blobs(), train=clock_seeded, unlearn=keep)
     assert not report.reproducibility.equal and report.reproducibility.max_abs_difference > 0
     assert "not-reproducible" in {f.code for f in report.findings} and CODES["not-reproducible"].vacuous

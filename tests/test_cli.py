@@ -20,8 +20,9 @@ def invoke(*args):
 
 def test_run_writes_report_and_prints_json(tmp_path):
     # K = 0.99 T: the noise leaves the released model useful on 2,000 records (at 0.95 T it is at chance)
-    result = invoke("run", "--method", "r2d", "--epsilon", "1", *FAST, "--rewind-fraction", "0.99",
-                    "--out", str(tmp_path), "--json")
+    result = invoke(
+        "run", "--method", "r2d", "--epsilon", "1", *FAST, "--rewind-fraction", "0.99", "--out", str(tmp_path), "--json"
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["certificate"]["epsilon"] == 1.0 and report["verdict"] == "consistent"
@@ -55,9 +56,10 @@ def test_bad_input_exits_2_with_one_sentence_and_no_file(tmp_path, args, field):
 @pytest.mark.slow
 def test_config_file_with_flag_precedence(tmp_path):
     cfg = tmp_path / "audit.toml"
-    cfg.write_text('[audit]\nepsilon = 0.5\nforget_count = 3\nmax_train = 2000\n')
-    result = invoke("run", "--config", str(cfg), "--epsilon", "2", "--curve-points", "2",
-                    "--noise-draws", "2", "--json", "-q")
+    cfg.write_text("[audit]\nepsilon = 0.5\nforget_count = 3\nmax_train = 2000\n")
+    result = invoke(
+        "run", "--config", str(cfg), "--epsilon", "2", "--curve-points", "2", "--noise-draws", "2", "--json", "-q"
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["config"]["epsilon"] == 2.0 and report["dataset"]["forget_size"] == 3
@@ -101,8 +103,9 @@ def test_methods_lists_r2d_its_declared_options_and_the_attacks():
 @pytest.mark.slow
 def test_console_script_never_prints_a_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--epsilon", "nan"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "audit", "run", "--epsilon", "nan"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "epsilon" in proc.stderr
 

@@ -79,8 +79,9 @@ def test_shell_completion_is_offered_and_completes_a_command():
     result = invoke("--show-completion", "bash", env={"COLUMNS": "80"})
     assert result.exit_code == 0 and "_AUDIT_COMPLETE=complete_bash" in result.stdout
     # what the installed script does on <TAB>: the completion variable set, the words typed so far
-    done = invoke(env={"_AUDIT_COMPLETE": "complete_bash", "COMP_WORDS": "audit cal", "COMP_CWORD": "1"},
-                  prog_name="audit")
+    done = invoke(
+        env={"_AUDIT_COMPLETE": "complete_bash", "COMP_WORDS": "audit cal", "COMP_CWORD": "1"}, prog_name="audit"
+    )
     assert done.exit_code == 0 and done.stdout.split() == ["calibrate"]
 
 
@@ -102,11 +103,14 @@ def test_readme_exit_code_table_matches_the_enum():
         assert rows[str(int(code))] == meaning
 
 
-@pytest.mark.parametrize(("args", "code"), [
-    ([], ExitCode.CONSISTENT),
-    (["--method", "finetune", "--trial-mode", "retrain"], ExitCode.NOT_CERTIFIED),
-    (["--forget-count", "20", "--G", "1e-7"], ExitCode.VIOLATED),
-])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ([], ExitCode.CONSISTENT),
+        (["--method", "finetune", "--trial-mode", "retrain"], ExitCode.NOT_CERTIFIED),
+        (["--forget-count", "20", "--G", "1e-7"], ExitCode.VIOLATED),
+    ],
+)
 def test_exit_code_follows_the_verdict(args, code):
     result = invoke("run", *FAST, *args, "--json", "-q")
     assert result.exit_code == code, result.stderr
@@ -123,10 +127,13 @@ def test_the_summary_opens_with_the_headline_and_strict_refuses_a_vacuous_pass()
     assert result.exit_code == ExitCode.VACUOUS, result.stderr
     lines = [line for line in result.stderr.splitlines() if not line.startswith("[")]  # after the stages' lines
     # the noise that puts the release at chance also hides the deletion: a no-op would pass too
-    assert lines[0].startswith("CONSISTENT — 3 warnings: " + CODES["no-op-passes"].short + "; "
-                               + CODES["released-at-chance"].short + "; "), lines[0]
-    assert lines[-1] == ("refused by --strict: the verdict is consistent, but the pass proves little "
-                         "(no-op-passes, released-at-chance): exit 7")
+    assert lines[0].startswith(
+        "CONSISTENT — 3 warnings: " + CODES["no-op-passes"].short + "; " + CODES["released-at-chance"].short + "; "
+    ), lines[0]
+    assert lines[-1] == (
+        "refused by --strict: the verdict is consistent, but the pass proves little "
+        "(no-op-passes, released-at-chance): exit 7"
+    )
 
 
 #: The CLI started with a signal that arrives during its start-up and is swallowed there (as a library's
@@ -160,8 +167,13 @@ def _working(proc: subprocess.Popen) -> str:
     raise AssertionError("the run ended before its first stage: " + "".join(seen))
 
 
-@pytest.mark.parametrize(("sig", "word"), [(signal.SIGINT, "interrupted"),  # SIGTERM: slow (fast-lane budget)
-                                           pytest.param(signal.SIGTERM, "terminated", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    ("sig", "word"),
+    [
+        (signal.SIGINT, "interrupted"),  # SIGTERM: slow (fast-lane budget)
+        pytest.param(signal.SIGTERM, "terminated", marks=pytest.mark.slow),
+    ],
+)
 # during start-up (swallowed there: it must not be lost), and during the work (after the data stage; a
 # subprocess that trains: slow)
 @pytest.mark.parametrize("when", ["start-up", pytest.param("work", marks=pytest.mark.slow)])
@@ -169,8 +181,9 @@ def test_a_signal_ends_with_one_line_and_the_conventional_status(tmp_path, sig, 
     argv = ["run", "--trials", "2000", "--out", str(tmp_path / "out")]
     swallowed = ["-c", SWALLOWED_AT_START_UP.format(sig=int(sig), argv=argv)]
     command = ["-m", "audit", *argv] if when == "work" else swallowed
-    proc = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=ENV, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path
+    )
     seen = ""
     if when == "work":
         seen = _working(proc)
@@ -212,8 +225,13 @@ def test_a_signal_swallowed_after_the_last_check_still_ends_the_process_by_it(mo
 @pytest.mark.slow  # a subprocess audit end to end
 def test_piped_output_prints_a_line_per_stage_and_does_not_wrap(tmp_path):
     env = {k: v for k, v in ENV.items() if k != "COLUMNS"}
-    proc = subprocess.run([sys.executable, "-m", "audit", "run", *FAST, "--method", "finetune",
-                           "--trial-mode", "retrain"], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "audit", "run", *FAST, "--method", "finetune", "--trial-mode", "retrain"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     lines = proc.stderr.splitlines()
     for stage in ("data", "learn", "unlearn", "retrain", "certify", "utility"):
         assert any(re.fullmatch(rf"\[\s*[\d.]+s\] {stage} done in [\d.]+s", line) for line in lines), stage
@@ -229,14 +247,15 @@ def test_piped_output_prints_a_line_per_stage_and_does_not_wrap(tmp_path):
 
 @pytest.mark.slow
 def test_a_sequence_shows_its_ledger_in_the_summary_and_the_page_headline(tmp_path):
-    result = invoke("run", "--method", "hf", "--requests", "3", "--budget-epsilon", "1.5", *FAST,
-                    "--out", str(tmp_path / "out"))
+    result = invoke(
+        "run", "--method", "hf", "--requests", "3", "--budget-epsilon", "1.5", *FAST, "--out", str(tmp_path / "out")
+    )
     assert result.exit_code == 0, result.stderr
     text = re.sub(r"\s+", " ", result.stderr.replace("│", " "))
     assert re.search(r"cumulative epsilon over 3 releases \(delta\) [\d.]+ \(1e-05\)", text)
     assert "budget epsilon 1.5" in text and "retrain due YES, since release" in text
     page = (tmp_path / "out" / "report.html").read_text()
-    headline = page[page.index('id="verdict"'):page.index("</section>")]
+    headline = page[page.index('id="verdict"') : page.index("</section>")]
     assert "cumulative ε, 3 releases" in headline and "budget ε = 1.5" in headline and "retrain due" in headline
     assert "written: " in result.stderr
 
@@ -245,7 +264,7 @@ def test_an_uncertified_method_shows_no_certified_epsilon_on_the_page(tmp_path):
     result = invoke("run", *FAST, "--method", "finetune", "--trial-mode", "retrain", "--out", str(tmp_path / "o"))
     assert result.exit_code == ExitCode.NOT_CERTIFIED
     page = (tmp_path / "o" / "report.html").read_text()
-    headline = page[page.index('id="verdict"'):page.index("</section>")]
+    headline = page[page.index('id="verdict"') : page.index("</section>")]
     assert "certified ε" not in headline and "no certificate (the method has no theorem)" in headline
 
 

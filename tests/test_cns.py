@@ -122,8 +122,9 @@ def test_lr_newton_step_lands_within_1e3_of_the_retrained_optimum_and_delta_boun
         assert not cert.valid
         assert any("lambda = 0 is not above the Hessian norm" in w for w in cert.warnings)
     # the same step by the LiSSA recursion (deterministic, full-batch Hessian samples)
-    lissa = ConstrainedNewtonStep(obj, steps=500, eta=4.0, l2=1e-2, lam=0.0, solver="lissa",
-                                  hessian_batch=None, depth=8000)
+    lissa = ConstrainedNewtonStep(
+        obj, steps=500, eta=4.0, l2=1e-2, lam=0.0, solver="lissa", hessian_batch=None, depth=8000
+    )
     lissa.fit(X, y, theta0)
     forget = _forget(X.shape[0], 0)
     unlearned, retrained = lissa.unlearn(forget), lissa.retrain(forget)
@@ -246,8 +247,18 @@ def test_projection_and_registry():
 def test_audit_plugs_in_and_keeps_test_accuracy_within_a_point_of_retraining():
     import audit
 
-    report = audit.run(audit.AuditConfig(method="cns", model="mlp", max_train=3000, forget_count=30,
-                                         attacks=("whitebox",), trials=100, curve_points=2, noise_draws=2))
+    report = audit.run(
+        audit.AuditConfig(
+            method="cns",
+            model="mlp",
+            max_train=3000,
+            forget_count=30,
+            attacks=("whitebox",),
+            trials=100,
+            curve_points=2,
+            noise_draws=2,
+        )
+    )
     d = report.to_dict()
     cert = d["certificate"]
     assert cert["valid"] and cert["conditional"]
@@ -282,6 +293,7 @@ def test_minibatch_training_keeps_the_certificate_it_measures():
 
 def _exact_step(obj, theta, X, y, l2, lam):
     """An independent Newton step: torch.func.hessian of the regularised retained loss, torch.linalg.solve."""
+
     def loss(t):
         return obj.loss(t, X, y) + 0.5 * l2 * torch.dot(t, t)
 
@@ -324,8 +336,12 @@ def test_dense_step_at_w_star_is_the_exact_newton_step_on_the_retained_records(m
     err = cert.constant("solve_error").value
     assert 0 <= err < 1e-9 and "Theorem 3.4" in cert.theorem
     assert cert.sensitivity == pytest.approx(
-        cns_exact_newton_bound(cns.C, cert.constant("M").value, cns.lam_, cert.constant("lambda_min").value,
-                               cert.constant("G").value) + err, rel=1e-12)
+        cns_exact_newton_bound(
+            cns.C, cert.constant("M").value, cns.lam_, cert.constant("lambda_min").value, cert.constant("G").value
+        )
+        + err,
+        rel=1e-12,
+    )
 
 
 def test_lissa_spectrum_at_w_star_bounds_the_retained_hessian_by_weyl():
@@ -366,5 +382,7 @@ def test_auto_reports_the_solver_it_ran_and_why():
     assert capped.certify(forget, 1.0, 1e-5).constant("rho").value > 0
     asked = ConstrainedNewtonStep(obj, steps=100, l2=5e-2, solver="lissa")
     asked.fit(X, y, theta0)
-    assert (asked.report_hyperparameters()["solver"], asked.report_hyperparameters()["solver_reason"]) == \
-        ("lissa", "requested")
+    assert (asked.report_hyperparameters()["solver"], asked.report_hyperparameters()["solver_reason"]) == (
+        "lissa",
+        "requested",
+    )

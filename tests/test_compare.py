@@ -21,8 +21,16 @@ from audit.report.html import fmt, pct
 from certify.errors import InvalidInput
 
 #: Small and quick, with every column filled: noise-mode attacks incl. U-LiRA and RMIA, a frontier.
-SETTINGS = dict(max_train=400, trials=20, shadow_models=4, noise_draws=4, curve_points=3,
-                attacks=("mia", "ulira", "rmia"), frontier=(0.5, 1.0, 4.0), seed=3)
+SETTINGS = dict(
+    max_train=400,
+    trials=20,
+    shadow_models=4,
+    noise_draws=4,
+    curve_points=3,
+    attacks=("mia", "ulira", "rmia"),
+    frontier=(0.5, 1.0, 4.0),
+    seed=3,
+)
 METHODS = ("r2d", "newton", "ngd", "finetune", "retrain")
 SALT = bytes(range(32))
 #: Wall-clock measurements: the only fields that differ between two runs of the same audit.
@@ -67,17 +75,27 @@ def test_every_row_number_is_the_one_in_that_methods_report(comparison, written)
         r = json.loads(text)
         u = r["utility"]["unlearned"]["test"]
         assert row.certified_epsilon == (r["certificate"]["epsilon"] if r["certificate"]["valid"] else None)
-        assert (row.sigma, row.verdict, row.certificate_kind) == (r["certificate"]["sigma"], r["verdict"],
-                                                                   r["certificate"]["kind"])
+        assert (row.sigma, row.verdict, row.certificate_kind) == (
+            r["certificate"]["sigma"],
+            r["verdict"],
+            r["certificate"]["kind"],
+        )
         assert (row.test_accuracy_noiseless, row.test_accuracy_released_mean, row.test_accuracy_released_std) == (
-            u["accuracy"], u["noisy_accuracy_mean"], u["noisy_accuracy_std"])
+            u["accuracy"],
+            u["noisy_accuracy_mean"],
+            u["noisy_accuracy_std"],
+        )
         assert row.test_accuracy_retrained == r["utility"]["retrained"]["test"]["accuracy"]
-        assert row.loss_vs_retrained_points == 100 * (r["utility"]["retrained"]["test"]["accuracy"]
-                                                      - u["noisy_accuracy_mean"])
+        assert row.loss_vs_retrained_points == 100 * (
+            r["utility"]["retrained"]["test"]["accuracy"] - u["noisy_accuracy_mean"]
+        )
         assert (row.learn_s, row.unlearn_s, row.retrain_s, row.speedup_vs_retrain) == tuple(
-            r["timings"][k] for k in ("learn_s", "unlearn_s", "retrain_s", "speedup_vs_retrain"))
-        assert (row.unlearn_repeats_s, row.retrain_repeats_s) == (r["timings"]["unlearn_repeats_s"],
-                                                                  r["timings"]["retrain_repeats_s"])
+            r["timings"][k] for k in ("learn_s", "unlearn_s", "retrain_s", "speedup_vs_retrain")
+        )
+        assert (row.unlearn_repeats_s, row.retrain_repeats_s) == (
+            r["timings"]["unlearn_repeats_s"],
+            r["timings"]["retrain_repeats_s"],
+        )
         assert row.unlearn_s == sorted(row.unlearn_repeats_s)[1] and len(row.retrain_repeats_s) == 3  # the median
         assert row.leakage.best_empirical_epsilon == r["attacks"]["comparison"]["best_empirical_epsilon"]
         assert row.leakage.auroc == {a: v["bound"]["roc"]["auroc"] for a, v in r["attacks"]["attacks"].items()}
@@ -93,8 +111,10 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
     for name in METHODS:
         r = json.loads((out / "methods" / name / "report.json").read_text())
         row = re.search(rf'<tr id="row-{name}".*?</tr>', page, re.S).group(0)
-        cells = {m[0]: unescape(re.sub(r"<[^>]+>", "", m[1])).strip()
-                 for m in re.findall(r'data-field="([^"]+)">(.*?)</td>', row, re.S)}
+        cells = {
+            m[0]: unescape(re.sub(r"<[^>]+>", "", m[1])).strip()
+            for m in re.findall(r'data-field="([^"]+)">(.*?)</td>', row, re.S)
+        }
         cert, u = r["certificate"], r["utility"]["unlearned"]["test"]
         assert cells["sigma"] == fmt(cert["sigma"])
         assert cells["no_op_epsilon"].startswith(fmt(r["realized"]["no_op_epsilon"]))
@@ -110,8 +130,9 @@ def test_every_number_on_the_page_is_the_one_in_that_methods_report(written):
         assert cells["best_empirical_epsilon"].startswith(fmt(best["best_empirical_epsilon"]))
         for attack in ("ulira", "rmia"):
             assert cells[f"auroc-{attack}"] == fmt(r["attacks"]["attacks"][attack]["bound"]["roc"]["auroc"])
-        frontier = re.search(rf"<tr><th>{name}</th>(.*?)</tr>", page.split('id="frontier-table"')[1].split("</table>")[0],
-                             re.S)
+        frontier = re.search(
+            rf"<tr><th>{name}</th>(.*?)</tr>", page.split('id="frontier-table"')[1].split("</table>")[0], re.S
+        )
         if r["frontier"]["applicable"]:
             shown = re.findall(r'data-epsilon="([^"]+)">([^<]+)<', frontier.group(1))
             assert shown == [(str(p["epsilon"]), pct(p["test_accuracy_mean"])) for p in r["frontier"]["points"]]
@@ -143,21 +164,44 @@ def test_frontier_and_knob_reach_the_comparison(comparison):
 
 
 def _row(name: str, **kw):
-    base = dict(name=name, title=name, paper="p", report=f"methods/{name}/report.json", report_sha256="0" * 64,
-                verdict="consistent", certificate_kind="output-noise", certified_epsilon=1.0, conditional=False,
-                cumulative_epsilon=None,
-                sigma=0.1, sensitivity=0.1, test_accuracy_noiseless=0.8, test_accuracy_released_mean=0.79,
-                test_accuracy_released_std=0.01, test_accuracy_retrained=0.8, noise_cost_points=1.0,
-                loss_vs_retrained_points=1.0, learn_s=1.0, unlearn_s=1.0, retrain_s=2.0, speedup_vs_retrain=2.0, leakage=None,
-                frontier=None, knob=None, findings=[])
+    base = dict(
+        name=name,
+        title=name,
+        paper="p",
+        report=f"methods/{name}/report.json",
+        report_sha256="0" * 64,
+        verdict="consistent",
+        certificate_kind="output-noise",
+        certified_epsilon=1.0,
+        conditional=False,
+        cumulative_epsilon=None,
+        sigma=0.1,
+        sensitivity=0.1,
+        test_accuracy_noiseless=0.8,
+        test_accuracy_released_mean=0.79,
+        test_accuracy_released_std=0.01,
+        test_accuracy_retrained=0.8,
+        noise_cost_points=1.0,
+        loss_vs_retrained_points=1.0,
+        learn_s=1.0,
+        unlearn_s=1.0,
+        retrain_s=2.0,
+        speedup_vs_retrain=2.0,
+        leakage=None,
+        frontier=None,
+        knob=None,
+        findings=[],
+    )
     return ComparisonModel.model_fields["methods"].annotation.__args__[0](**{**base, **kw})
 
 
 def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
-    rows = [_row("slow", unlearn_s=5.0, retrain_s=20.0, loss_vs_retrained_points=0.1),
-            _row("fast", unlearn_s=0.1, loss_vs_retrained_points=3.0),
-            _row("none", certified_epsilon=None, certificate_kind="none", verdict="not-certified"),
-            _row("bad", verdict="violated", unlearn_s=0.01)]
+    rows = [
+        _row("slow", unlearn_s=5.0, retrain_s=20.0, loss_vs_retrained_points=0.1),
+        _row("fast", unlearn_s=0.1, loss_vs_retrained_points=3.0),
+        _row("none", certified_epsilon=None, certificate_kind="none", verdict="not-certified"),
+        _row("bad", verdict="violated", unlearn_s=0.01),
+    ]
     rec = FastestWithin(1.0).apply(rows, 1.0, 1e-5)
     assert rec.method == "slow" and rec.eligible == ["slow"]
     assert "3.00 points below retraining" in rec.excluded["fast"] and "violated" in rec.excluded["bad"]
@@ -169,9 +213,20 @@ def test_the_rule_picks_the_fastest_eligible_and_names_what_each_other_misses():
 
 
 def _retrain_row(unlearn_s: float, runs: list[float] | None = None):
-    return _row("retrain", certificate_kind="exact", certified_epsilon=0.0, sigma=0.0, sensitivity=0.0,
-                loss_vs_retrained_points=0.0, noise_cost_points=0.0, unlearn_s=unlearn_s, retrain_s=unlearn_s,
-                speedup_vs_retrain=1.0, unlearn_repeats_s=runs, retrain_repeats_s=runs)
+    return _row(
+        "retrain",
+        certificate_kind="exact",
+        certified_epsilon=0.0,
+        sigma=0.0,
+        sensitivity=0.0,
+        loss_vs_retrained_points=0.0,
+        noise_cost_points=0.0,
+        unlearn_s=unlearn_s,
+        retrain_s=unlearn_s,
+        speedup_vs_retrain=1.0,
+        unlearn_repeats_s=runs,
+        retrain_repeats_s=runs,
+    )
 
 
 def test_a_method_slower_than_retraining_is_never_recommended_over_it():
@@ -209,8 +264,10 @@ def test_a_difference_inside_the_timing_spread_is_a_tie_that_goes_to_retrain():
 
 def test_without_retrain_each_method_must_beat_its_own_retraining():
     own = dict(retrain_s=2.0, retrain_repeats_s=[1.9, 2.0, 2.1])
-    rows = [_row("a", unlearn_s=3.0, unlearn_repeats_s=[2.9, 3.0, 3.1], **own),
-            _row("b", unlearn_s=0.5, unlearn_repeats_s=[0.4, 0.5, 0.6], **own)]
+    rows = [
+        _row("a", unlearn_s=3.0, unlearn_repeats_s=[2.9, 3.0, 3.1], **own),
+        _row("b", unlearn_s=0.5, unlearn_repeats_s=[0.4, 0.5, 0.6], **own),
+    ]
     rec = FastestWithin(1.0).apply(rows, 1.0, 1e-5)
     assert rec.method == "b" and "its own retraining's 2 s (1.9-2.1)" in rec.why
     assert "slower than its own retraining's" in rec.excluded["a"] and "add it to the comparison" in rec.excluded["a"]
@@ -219,8 +276,11 @@ def test_without_retrain_each_method_must_beat_its_own_retraining():
 def test_a_method_whose_theorem_excludes_a_multiclass_cnn_is_listed_with_its_reason():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(90, 1, 16, 16)).astype("float32"), rng.integers(0, 3, 90)
-    result = compare(AuditConfig(model="cnn", dataset="caller", attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
-                     ("newton", "ngd", "retrain"), data=(X, y))
+    result = compare(
+        AuditConfig(model="cnn", dataset="caller", attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
+        ("newton", "ngd", "retrain"),
+        data=(X, y),
+    )
     doc = result.document
     assert [m.name for m in doc.methods] == ["retrain"]
     reasons = {m.name: m.reason for m in doc.not_applicable}
@@ -232,8 +292,11 @@ def test_a_layer_the_theorem_excludes_is_named_and_the_method_not_run():
     import torch
 
     net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
-    result = compare(AuditConfig(model="caller", max_train=200, attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
-                     ("r2d", "finetune"), model=net)
+    result = compare(
+        AuditConfig(model="caller", max_train=200, attacks=(), steps=3, noise_draws=2, frontier=(1.0,)),
+        ("r2d", "finetune"),
+        model=net,
+    )
     assert [m.name for m in result.document.methods] == ["finetune"]
     (skipped,) = result.document.not_applicable
     assert skipped.name == "r2d" and "layer 1 (ReLU)" in skipped.reason and "smooth" in skipped.reason
@@ -281,8 +344,12 @@ def test_a_newer_minor_comparison_is_read_without_the_keys_it_adds(written):
     out, _ = written
     doc = json.loads((out / "report.json").read_text())
     major, minor = COMPARISON_SCHEMA_VERSION.split(".")
-    newer = {**doc, "schema_version": f"{major}.{int(minor) + 1}", "added_later": 1,
-             "recommendation": {**doc["recommendation"], "added_later": 2}}
+    newer = {
+        **doc,
+        "schema_version": f"{major}.{int(minor) + 1}",
+        "added_later": 1,
+        "recommendation": {**doc["recommendation"], "added_later": 2},
+    }
     read = validate_comparison(newer)
     assert read.schema_version == newer["schema_version"]
     assert read.recommendation.method == doc["recommendation"]["method"]
@@ -297,8 +364,24 @@ def test_the_schema_file_is_current():
 
 
 # -- the command line ---------------------------------------------------------------------------
-FLAGS = ["--max-train", "400", "--trials", "20", "--shadow-models", "4", "--noise-draws", "4", "--curve-points", "3",
-         "--attacks", "mia,ulira,rmia", "--frontier", "0.5,1,4", "--seed", "3"]
+FLAGS = [
+    "--max-train",
+    "400",
+    "--trials",
+    "20",
+    "--shadow-models",
+    "4",
+    "--noise-draws",
+    "4",
+    "--curve-points",
+    "3",
+    "--attacks",
+    "mia,ulira,rmia",
+    "--frontier",
+    "0.5,1,4",
+    "--seed",
+    "3",
+]
 
 
 def test_cli_compare_writes_a_signed_set_and_its_method_reports_equal_audit_run(tmp_path):
@@ -307,26 +390,37 @@ def test_cli_compare_writes_a_signed_set_and_its_method_reports_equal_audit_run(
     private, _ = generate_keypair(tmp_path / "keys")
     out = tmp_path / "cmp"
     runner = CliRunner()
-    result = runner.invoke(app, ["compare", "--methods", "r2d,retrain", *FLAGS, "--out", str(out),
-                                 "--sign-key", str(private)])
+    result = runner.invoke(
+        app, ["compare", "--methods", "r2d,retrain", *FLAGS, "--out", str(out), "--sign-key", str(private)]
+    )
     assert result.exit_code == 0, result.stderr
     assert "recommendation:" in result.stderr and "rule: the fastest method" in result.stderr
     assert "no-op eps" in result.stderr  # the no-op reference is a column of the table
-    assert sorted(p.name for p in out.iterdir()) == ["deletion-commitment.salt", "methods", "report.dsse.json",
-                                                     "report.html", "report.json"]
-    alone = runner.invoke(app, ["run", "--method", "r2d", *FLAGS, "--commitment-salt",
-                                str(out / "deletion-commitment.salt"), "--json", "-q"])
+    assert sorted(p.name for p in out.iterdir()) == [
+        "deletion-commitment.salt",
+        "methods",
+        "report.dsse.json",
+        "report.html",
+        "report.json",
+    ]
+    alone = runner.invoke(
+        app,
+        ["run", "--method", "r2d", *FLAGS, "--commitment-salt", str(out / "deletion-commitment.salt"), "--json", "-q"],
+    )
     embedded = json.loads((out / "methods" / "r2d" / "report.json").read_text())
     assert _without_time(json.loads(alone.stdout)) == _without_time(embedded)
 
 
-@pytest.mark.parametrize(("argv", "words"), [
-    (["--methods", "r2d,nosuch"], "--methods"),
-    (["--methods", "r2d,r2d"], "each method once"),
-    (["--max-accuracy-loss", "-1"], "--max-accuracy-loss"),
-    (["--methods", "r2d", "-o", "nonsense=1"], "declared by at least one compared method"),
-    (["--sigma-budget", "1"], "No such option"),
-])
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--methods", "r2d,nosuch"], "--methods"),
+        (["--methods", "r2d,r2d"], "each method once"),
+        (["--max-accuracy-loss", "-1"], "--max-accuracy-loss"),
+        (["--methods", "r2d", "-o", "nonsense=1"], "declared by at least one compared method"),
+        (["--sigma-budget", "1"], "No such option"),
+    ],
+)
 def test_cli_compare_bad_input_is_one_sentence_and_writes_nothing(tmp_path, argv, words):
     result = CliRunner().invoke(app, ["compare", *argv, "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.stderr
@@ -344,8 +438,10 @@ def test_cli_compare_refuses_a_config_file_that_picks_one_method(tmp_path):
 def test_the_library_call_and_audit_report_rerender_a_comparison(tmp_path):
     import audit
 
-    result = audit.compare(audit.AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2,
-                                             frontier=(1.0,)), ["newton", "retrain"])
+    result = audit.compare(
+        audit.AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,)),
+        ["newton", "retrain"],
+    )
     out = tmp_path / "cmp"
     result.write(out)
     page = tmp_path / "again.html"
@@ -364,8 +460,9 @@ def test_a_method_that_refuses_while_running_is_listed_and_the_others_stand(monk
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(audit.pipeline, "run", refusing)
-    config = AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,),
-                         resume=str(tmp_path / "shards"))
+    config = AuditConfig(
+        max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,), resume=str(tmp_path / "shards")
+    )
     doc = compare(config, ["newton", "retrain"]).document
     assert [m.name for m in doc.methods] == ["retrain"]
     (refused,) = doc.not_applicable
@@ -374,8 +471,16 @@ def test_a_method_that_refuses_while_running_is_listed_and_the_others_stand(monk
 
 
 def test_a_comparison_resumes_each_methods_shards_from_a_directory_of_its_own(tmp_path):
-    config = AuditConfig(max_train=200, trials=10, shadow_models=2, attacks=("mia",), noise_draws=2, curve_points=2,
-                         frontier=(1.0,), resume=str(tmp_path / "shards"))
+    config = AuditConfig(
+        max_train=200,
+        trials=10,
+        shadow_models=2,
+        attacks=("mia",),
+        noise_draws=2,
+        curve_points=2,
+        frontier=(1.0,),
+        resume=str(tmp_path / "shards"),
+    )
     first = compare(config, ["r2d", "retrain"], salt=SALT)
     again = compare(config, ["r2d", "retrain"], salt=SALT)
     assert sorted(p.name for p in (tmp_path / "shards").iterdir()) == ["r2d", "retrain"]
@@ -395,14 +500,21 @@ def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_or_added
         pytest.skip("needs bash, base64, sha256sum and openssl")
     private, public = generate_keypair(tmp_path / "keys")
     out = tmp_path / "cmp"
-    compare(AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,)),
-            ["newton", "retrain"]).write(out, sign_key=private)
+    compare(
+        AuditConfig(max_train=200, attacks=(), noise_draws=2, curve_points=2, frontier=(1.0,)), ["newton", "retrain"]
+    ).write(out, sign_key=private)
     (tmp_path / "verify.sh").write_text(OPENSSL_VERIFY_SCRIPT)
 
     def script():
         env = {"PATH": "/usr/bin:/bin", "DIR": str(out), "PUB": str(public)}
-        return subprocess.run(["bash", str(tmp_path / "verify.sh")], cwd=tmp_path / "keys", env=env,
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            ["bash", str(tmp_path / "verify.sh")],
+            cwd=tmp_path / "keys",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     shutil.copytree(out / "methods" / "newton", tmp_path / "kept-newton")
     ok = script()
@@ -421,7 +533,8 @@ def test_the_openssl_recipe_verifies_a_comparison_and_catches_a_changed_or_added
     assert noop.returncode != 0 and "FAIL: the signature does not cover 'methods/noop/'" in noop.stderr
     verified = CliRunner().invoke(app, ["verify", str(out), "--key", str(public)])
     assert verified.exit_code == 3 and verified.stderr.startswith(
-        "error: verification failed: The signature does not cover methods/noop/ in ")
+        "error: verification failed: The signature does not cover methods/noop/ in "
+    )
 
 
 def test_a_sequence_of_requests_shows_each_methods_cumulative_epsilon():
@@ -444,11 +557,14 @@ def test_a_methods_page_opens_the_commitment_with_the_comparisons_one_salt(writt
     assert not (out / "methods" / "r2d" / "deletion-commitment.salt").exists()
 
 
-@pytest.mark.parametrize(("args", "kwargs", "field", "allowed"), [
-    ((None,), {}, "config", "AuditConfig"),
-    (({"epsilon": 1.0},), {}, "config", "AuditConfig.from_dict"),
-    ((AuditConfig(),), {"rule": "fastest"}, "rule", "FastestWithin(max_accuracy_loss="),
-])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "field", "allowed"),
+    [
+        ((None,), {}, "config", "AuditConfig"),
+        (({"epsilon": 1.0},), {}, "config", "AuditConfig.from_dict"),
+        ((AuditConfig(),), {"rule": "fastest"}, "rule", "FastestWithin(max_accuracy_loss="),
+    ],
+)
 def test_library_compare_refuses_a_wrong_argument_naming_it(args, kwargs, field, allowed):
     import audit
 
@@ -462,8 +578,15 @@ def test_a_stale_method_run_directory_is_the_callers_error_not_a_methods_refusal
 
     (tmp_path / "shards" / "retrain").mkdir(parents=True)
     (tmp_path / "shards" / "retrain" / MANIFEST).write_text(json.dumps({"format": FORMAT, "key": "0" * 64}))
-    config = AuditConfig(max_train=200, trials=10, attacks=("mia",), noise_draws=2, curve_points=2, frontier=(),
-                         resume=str(tmp_path / "shards"))
+    config = AuditConfig(
+        max_train=200,
+        trials=10,
+        attacks=("mia",),
+        noise_draws=2,
+        curve_points=2,
+        frontier=(),
+        resume=str(tmp_path / "shards"),
+    )
     with pytest.raises(InvalidInput, match="another configuration") as info:
         compare(config, ["retrain"])
     assert info.value.field == "resume" and info.value.got == str(tmp_path / "shards" / "retrain")
@@ -483,15 +606,21 @@ def test_when_retraining_is_fastest_retrain_is_recommended_and_shown_and_signed_
     from unlearners.r2d import RewindToDelete
 
     for cls in (RewindToDelete, NewtonRemoval):
+
         def slowed(self, *args, _real=cls._unlearn, **kwargs):
             time.sleep(0.05)
             return _real(self, *args, **kwargs)
+
         monkeypatch.setattr(cls, "_unlearn", slowed)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
     y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
-    result = compare(AuditConfig(dataset="caller", attacks=(), noise_draws=2, curve_points=2, frontier=()),
-                     ["r2d", "newton", "retrain"], rule=FastestWithin(100.0), data=(X, y))  # timing alone decides
+    result = compare(
+        AuditConfig(dataset="caller", attacks=(), noise_draws=2, curve_points=2, frontier=()),
+        ["r2d", "newton", "retrain"],
+        rule=FastestWithin(100.0),
+        data=(X, y),
+    )  # timing alone decides
     doc = result.document
     rows = {r.name: r for r in doc.methods}
     assert doc.recommendation.method == "retrain" and doc.recommendation.eligible == ["retrain"]
@@ -509,6 +638,8 @@ def test_when_retraining_is_fastest_retrain_is_recommended_and_shown_and_signed_
     claims = verify_report(tmp_path / "cmp", public).predicate
     assert claims["recommended"] == "retrain"
     assert {m["name"]: (m["certificate_kind"], m["certified_epsilon"]) for m in claims["methods"]}["retrain"] == (
-        "exact", 0.0)
+        "exact",
+        0.0,
+    )
     single = verify_report(tmp_path / "cmp" / "methods" / "retrain", public).predicate
     assert single["certified"]["kind"] == "exact" and single["certified"]["epsilon"] == 0.0

@@ -26,8 +26,15 @@ MINE = f"{adam.__module__}.adam"
 @pytest.fixture(scope="module")
 def candidates():
     """Two candidates alone (no registered method, so no reference): two caller audits, ~1 s."""
-    return compare(_config(timing_repeats=1), [], candidates={"keep": keep, "scratch": from_scratch}, train=adam, model=TinyNet(),
-                   data=blobs(), salt=SALT)
+    return compare(
+        _config(timing_repeats=1),
+        [],
+        candidates={"keep": keep, "scratch": from_scratch},
+        train=adam,
+        model=TinyNet(),
+        data=blobs(),
+        salt=SALT,
+    )
 
 
 def test_each_candidate_is_a_row_of_its_own_code_with_its_own_report(candidates, tmp_path):
@@ -60,15 +67,18 @@ def test_doing_nothing_leaks_more_than_retraining_and_no_candidate_is_recommende
     assert all("your own code" in doc.recommendation.excluded[n] for n in ("keep", "scratch"))
 
 
-@pytest.mark.parametrize(("kwargs", "field", "words"), [
-    ({"candidates": {"r2d": keep}, "train": adam}, "candidates", "not a registered method's"),
-    ({"candidates": {CANDIDATE_REFERENCE: keep}, "train": adam}, "candidates", "names of your own"),
-    ({"candidates": {"My FT": keep}, "train": adam}, "candidates", "lowercase letters and digits"),
-    ({"candidates": {"mine": 3}, "train": adam}, "candidates", "a function"),
-    ({"candidates": {"mine": keep}}, "train", "with candidates"),
-    ({"train": adam}, "train", "given with candidates"),
-    ({"candidates": [keep], "train": adam}, "candidates", "a mapping"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field", "words"),
+    [
+        ({"candidates": {"r2d": keep}, "train": adam}, "candidates", "not a registered method's"),
+        ({"candidates": {CANDIDATE_REFERENCE: keep}, "train": adam}, "candidates", "names of your own"),
+        ({"candidates": {"My FT": keep}, "train": adam}, "candidates", "lowercase letters and digits"),
+        ({"candidates": {"mine": 3}, "train": adam}, "candidates", "a function"),
+        ({"candidates": {"mine": keep}}, "train", "with candidates"),
+        ({"train": adam}, "train", "given with candidates"),
+        ({"candidates": [keep], "train": adam}, "candidates", "a mapping"),
+    ],
+)
 def test_a_bad_candidate_is_refused_before_any_work_naming_it(kwargs, field, words):
     with pytest.raises(InvalidInput) as info:
         compare(_config(), ["retrain"], model=TinyNet(), data=blobs(), **kwargs)
@@ -81,24 +91,58 @@ def test_a_configuration_naming_your_code_is_refused_train_and_candidates_carry_
 
 
 def _row(name: str, **kw):
-    base = dict(name=name, title=name, paper="p", report=f"methods/{name}/report.json", report_sha256="0" * 64,
-                verdict="not-certified", certificate_kind="none", certified_epsilon=None, conditional=False,
-                cumulative_epsilon=None, sigma=0.0, sensitivity=None, test_accuracy_noiseless=0.8,
-                test_accuracy_released_mean=0.8, test_accuracy_released_std=0.0, test_accuracy_retrained=0.8,
-                noise_cost_points=0.0, loss_vs_retrained_points=0.0, learn_s=1.0, unlearn_s=0.001, retrain_s=2.0,
-                speedup_vs_retrain=2000.0, leakage=None, frontier=None, knob=None, findings=[], trained_by=MINE)
+    base = dict(
+        name=name,
+        title=name,
+        paper="p",
+        report=f"methods/{name}/report.json",
+        report_sha256="0" * 64,
+        verdict="not-certified",
+        certificate_kind="none",
+        certified_epsilon=None,
+        conditional=False,
+        cumulative_epsilon=None,
+        sigma=0.0,
+        sensitivity=None,
+        test_accuracy_noiseless=0.8,
+        test_accuracy_released_mean=0.8,
+        test_accuracy_released_std=0.0,
+        test_accuracy_retrained=0.8,
+        noise_cost_points=0.0,
+        loss_vs_retrained_points=0.0,
+        learn_s=1.0,
+        unlearn_s=0.001,
+        retrain_s=2.0,
+        speedup_vs_retrain=2000.0,
+        leakage=None,
+        frontier=None,
+        knob=None,
+        findings=[],
+        trained_by=MINE,
+    )
     return ComparisonModel.model_fields["methods"].annotation.__args__[0](**{**base, **kw})
 
 
 def _leak(epsilon: float, auroc: float, power: bool = True) -> Leakage:
-    return Leakage(trial_mode="retrain", n_trials=10, best_empirical_epsilon=epsilon, best_attack="mia",
-                   auroc={"mia": auroc}, positive_control_has_power=power)
+    return Leakage(
+        trial_mode="retrain",
+        n_trials=10,
+        best_empirical_epsilon=epsilon,
+        best_attack="mia",
+        auroc={"mia": auroc},
+        positive_control_has_power=power,
+    )
 
 
 def test_the_measured_ranking_orders_by_leakage_and_leaves_out_what_it_cannot_rank():
-    rows = [_row("leaky", leakage=_leak(0.6, 1.0)), _row("close", leakage=_leak(0.0, 0.62)),
-            _row("blind", leakage=_leak(0.0, 0.5, power=False)), _row("unmeasured"),
-            _row("best", leakage=_leak(0.0, 0.45)), _row("retrain", trained_by=None, leakage=_leak(0.0, 0.5))]
+    rows = [
+        _row("leaky", leakage=_leak(0.6, 1.0)),
+        _row("close", leakage=_leak(0.0, 0.62)),
+        _row("blind", leakage=_leak(0.0, 0.5, power=False)),
+        _row("unmeasured"),
+        _row("best", leakage=_leak(0.0, 0.45)),
+        _row("retrain", trained_by=None, leakage=_leak(0.0, 0.5)),
+    ]
     ranking = measured_ranking(rows)
     assert ranking.order == ["best", "close", "leaky"]  # |0.45 - 0.5| < |0.62 - 0.5|; registered rows excluded
     assert set(ranking.not_ranked) == {"blind", "unmeasured"} and "no power" in ranking.not_ranked["blind"]
@@ -128,8 +172,15 @@ def test_retrain_with_forgets_the_model_it_is_given():
 def test_retrain_and_two_candidates_with_the_reference_of_your_training(tmp_path):
     from audit.report.keys import generate_keypair
 
-    result = compare(_config(steps=20, timing_repeats=1), ["retrain"], candidates={"keep": keep, "scratch": from_scratch},
-                     train=adam, model=TinyNet(), data=blobs(), salt=SALT)
+    result = compare(
+        _config(steps=20, timing_repeats=1),
+        ["retrain"],
+        candidates={"keep": keep, "scratch": from_scratch},
+        train=adam,
+        model=TinyNet(),
+        data=blobs(),
+        salt=SALT,
+    )
     doc = result.document
     assert [r.name for r in doc.methods] == ["retrain", "keep", "scratch", CANDIDATE_REFERENCE]
     assert doc.reference == "retrain" and doc.candidate_reference == CANDIDATE_REFERENCE
@@ -145,7 +196,7 @@ def test_retrain_and_two_candidates_with_the_reference_of_your_training(tmp_path
     assert (tmp_path / "out" / "methods" / CANDIDATE_REFERENCE / "report.json").is_file()
 
 
-PIPELINE = '''
+PIPELINE = """
 import math
 import torch
 from torch import nn
@@ -164,18 +215,45 @@ def train(model, dataset, generator):
 
 def keep(model, forget, retain, generator):
     return model
-'''
+"""
 
 
 @pytest.mark.slow  # one caller audit through the CLI
 def test_cli_compare_takes_candidates_from_modules(tmp_path):
     (tmp_path / "pipe.py").write_text(PIPELINE)
     code = f"module:{tmp_path / 'pipe.py'}"
-    result = CliRunner().invoke(app, [
-        "compare", "--dataset", "digits", "--max-train", "48", "--model", f"{code}:net", "--methods", "",
-        "--candidate", f"keep={code}:keep", "--train", f"{code}:train", "--attacks", "mia", "--trials", "10",
-        "--curve-points", "2", "--noise-draws", "2", "--forget-count", "2", "--forget-strategy", "mislabelled",
-        "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            "--dataset",
+            "digits",
+            "--max-train",
+            "48",
+            "--model",
+            f"{code}:net",
+            "--methods",
+            "",
+            "--candidate",
+            f"keep={code}:keep",
+            "--train",
+            f"{code}:train",
+            "--attacks",
+            "mia",
+            "--trials",
+            "10",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--forget-count",
+            "2",
+            "--forget-strategy",
+            "mislabelled",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     assert "your candidates by measured leakage (measured, not certified), least first: keep" in result.stderr
     doc = json.loads((tmp_path / "out" / "report.json").read_text())

@@ -45,8 +45,9 @@ def _reference_rule_eps(tpr, fnr, fpr, tnr, delta):
     eps[(eps == 0) & (fpr * fnr == 0)] = np.nan
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmax of an all-NaN column
-        computed = np.clip(np.nanmax([np.log(1 - delta - fpr) - np.log(fnr),
-                                      np.log(1 - delta - fnr) - np.log(fpr)], axis=0), 0, None)
+        computed = np.clip(
+            np.nanmax([np.log(1 - delta - fpr) - np.log(fnr), np.log(1 - delta - fnr) - np.log(fpr)], axis=0), 0, None
+        )
     return np.where(eps == 0, computed, eps)
 
 
@@ -70,8 +71,13 @@ def reference_example_epsilon(pos, neg, delta=DELTA):
     # single-threshold rules
     both = np.concatenate([pos, neg])
     t = np.linspace(both.min(), both.max(), int(np.ceil((both.max() - both.min()) * 100)))
-    eps_s = _reference_rule_eps((pos[:, None] >= t).mean(0), (pos[:, None] < t).mean(0),
-                                (neg[:, None] >= t).mean(0), (neg[:, None] < t).mean(0), delta)
+    eps_s = _reference_rule_eps(
+        (pos[:, None] >= t).mean(0),
+        (pos[:, None] < t).mean(0),
+        (neg[:, None] >= t).mean(0),
+        (neg[:, None] < t).mean(0),
+        delta,
+    )
     eps = np.concatenate([eps_d, eps_s])
     eps = eps[~np.isnan(eps)]
     return float(np.clip(eps.max(), 0, EPSILON_CAP)) if eps.size else 0.0
@@ -80,8 +86,12 @@ def reference_example_epsilon(pos, neg, delta=DELTA):
 def reference_forget_score(unlearned, retrained):
     k, m = unlearned.shape
     r_pos = np.median(retrained, 0) > np.median(unlearned, 0)
-    eps = [reference_example_epsilon(retrained[:, i] if r_pos[i] else unlearned[:, i],
-                                      unlearned[:, i] if r_pos[i] else retrained[:, i]) for i in range(m)]
+    eps = [
+        reference_example_epsilon(
+            retrained[:, i] if r_pos[i] else unlearned[:, i], unlearned[:, i] if r_pos[i] else retrained[:, i]
+        )
+        for i in range(m)
+    ]
     top = np.ceil(np.log(k - 1))
     start, points, buckets = 0.0, 1.0, {}
     while start + 0.5 <= top:
@@ -130,9 +140,9 @@ def test_bucketing_values():
     b = bucket_points(512)
     assert len(b) == 14
     assert [x[0] for x in b] == [0.5 * i for i in range(14)]
-    assert [x[2] for x in b] == [2.0 ** -i for i in range(14)]
+    assert [x[2] for x in b] == [2.0**-i for i in range(14)]
     got = bucketed_points([0.0, 0.49, 0.5, 1.0, 6.49, 6.5, 6.99, 7.0, 50.0], 512)
-    assert list(got) == [1.0, 1.0, 0.5, 0.25, 2.0 ** -12, 2.0 ** -13, 2.0 ** -13, 0.0, 0.0]
+    assert list(got) == [1.0, 1.0, 0.5, 0.25, 2.0**-12, 2.0**-13, 2.0**-13, 0.0, 0.0]
     assert bucket_points(2) == [] and list(bucketed_points([0.0], 2)) == [0.0]  # ln(1) = 0: no bucket
     assert bucket_points(3) == [(0.0, 0.5, 1.0), (0.5, 1.0, 0.5)]
     with pytest.raises(InvalidInput):
@@ -234,10 +244,24 @@ def _inputs(n=40, m=6, shift=0.0, mode="noise"):
     ru[:, :4] += shift  # class 0's weights (a shift of every logit alike would change no softmax)
     rr = theta + 0.3 * torch.randn(n, obj.dim, generator=gen, dtype=torch.float64)
     noiseless_u = theta if mode == "noise" else ru
-    return AttackInputs(objective=obj, X=X, y=y, forget=torch.arange(m), X_unseen=X[:0], y_unseen=y[:0],
-                        theta_original=theta, theta_unlearned=theta, theta_retrained=theta,
-                        released_unlearned=ru, released_retrained=rr, noiseless_unlearned=noiseless_u,
-                        noiseless_retrained=theta if mode == "noise" else rr, sigma=0.3, delta=1e-5, seed=0)
+    return AttackInputs(
+        objective=obj,
+        X=X,
+        y=y,
+        forget=torch.arange(m),
+        X_unseen=X[:0],
+        y_unseen=y[:0],
+        theta_original=theta,
+        theta_unlearned=theta,
+        theta_retrained=theta,
+        released_unlearned=ru,
+        released_retrained=rr,
+        noiseless_unlearned=noiseless_u,
+        noiseless_retrained=theta if mode == "noise" else rr,
+        sigma=0.3,
+        delta=1e-5,
+        seed=0,
+    )
 
 
 def test_the_attack_scores_mean_confidence_and_reports_the_competition():

@@ -27,7 +27,7 @@ def test_closed_form_bounds_hold_at_random_and_extreme_parameters(classes):
         theta = scale * torch.randn(obj.dim, generator=g, dtype=torch.float64)
         worst_g = max(worst_g, float(obj.per_sample_grads(theta, X, y).norm(dim=1).max()))
         for i in range(0, 200, 20):
-            H = torch.autograd.functional.hessian(lambda t: obj.loss(t, X[i:i + 1], y[i:i + 1]), theta)
+            H = torch.autograd.functional.hessian(lambda t: obj.loss(t, X[i : i + 1], y[i : i + 1]), theta)
             worst_h = max(worst_h, float(torch.linalg.eigvalsh(H).abs().max()))
     assert worst_g <= G.value * (1 + 1e-12)  # strict in exact arithmetic; softmax saturates in floats
     assert worst_h <= L.value * (1 + 1e-12)
@@ -55,8 +55,7 @@ def test_estimated_constants_for_mlp_are_flagged_and_cover_samples():
     X, y = synthetic(n=100, d=4, seed=4)
     obj = Objective(build_model("mlp", 4, 2, hidden=(8,)).double())
     theta = torch.randn(obj.dim, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    consts = model_constants(obj, X, y, [theta], generator=torch.Generator().manual_seed(0),
-                             records_for_smoothness=100)
+    consts = model_constants(obj, X, y, [theta], generator=torch.Generator().manual_seed(0), records_for_smoothness=100)
     assert consts["G"].provenance == consts["L"].provenance == "estimated"
     assert consts["G"].diagnostics["safety_factor"] == 1.2
     assert float(obj.per_sample_grads(theta, X, y).norm(dim=1).max()) <= consts["G"].value
@@ -83,8 +82,11 @@ def _mlps():
     yield "tanh-3", build_model("mlp", 4, 3, hidden=(6, 5), activation="tanh"), 3
     yield "gelu-4", build_model("mlp", 4, 4, hidden=(7,), activation="gelu"), 4
     # a leading Flatten, two linear layers in a row, a layer without bias, a sigmoid
-    yield "mixed", nn.Sequential(nn.Flatten(), nn.Linear(4, 6), nn.Linear(6, 5, bias=False), nn.Sigmoid(),
-                                 nn.Linear(5, 3)), 3
+    yield (
+        "mixed",
+        nn.Sequential(nn.Flatten(), nn.Linear(4, 6), nn.Linear(6, 5, bias=False), nn.Sigmoid(), nn.Linear(5, 3)),
+        3,
+    )
 
 
 @pytest.mark.parametrize("name, model, classes", list(_mlps()), ids=[m[0] for m in _mlps()])
@@ -94,12 +96,18 @@ def test_mlp_estimators_equal_the_generic_ones(name, model, classes):
     X, y = synthetic(n=300, d=4, classes=classes, seed=4)
     obj = Objective(model.double())
     assert _MLP.of(obj) is not None
-    thetas = {t: torch.randn(obj.dim, generator=torch.Generator().manual_seed(t), dtype=torch.float64)
-              for t in (1, 2)}
+    thetas = {t: torch.randn(obj.dim, generator=torch.Generator().manual_seed(t), dtype=torch.float64) for t in (1, 2)}
     found = {}
     for structured in (None, False):
-        sampler = ConstantSampler(obj, X, y, generator=torch.Generator().manual_seed(0), structured=structured,
-                                  records_for_smoothness=60, chunk=128)
+        sampler = ConstantSampler(
+            obj,
+            X,
+            y,
+            generator=torch.Generator().manual_seed(0),
+            structured=structured,
+            records_for_smoothness=60,
+            chunk=128,
+        )
         found[structured] = sampler.constants(thetas)
     for c in ("G", "L"):
         new, old = found[None][c], found[False][c]
@@ -124,8 +132,9 @@ def test_split_estimate_equals_one_call_and_samples_each_iterate_once():
     samples are reused, and the result equals one call at all iterates with the same seed."""
     X, y = synthetic(n=150, d=4, seed=3)
     obj = Objective(build_model("mlp", 4, 2, hidden=(8,)).double())
-    points = {t: torch.randn(obj.dim, generator=torch.Generator().manual_seed(t), dtype=torch.float64)
-              for t in range(4)}
+    points = {
+        t: torch.randn(obj.dim, generator=torch.Generator().manual_seed(t), dtype=torch.float64) for t in range(4)
+    }
     sampler = ConstantSampler(obj, X, y, generator=torch.Generator().manual_seed(9))
     first = sampler.constants({0: points[0]}, which=("L",))
     assert set(first) == {"L"} and sampler.computed == {"G": 0, "L": 1}  # only what was asked

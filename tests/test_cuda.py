@@ -13,9 +13,12 @@ import torch
 import audit
 from audit.config import AuditConfig
 
-pytestmark = [pytest.mark.cuda,
-              pytest.mark.skipif(not torch.cuda.is_available(),
-                                 reason="needs a CUDA GPU (torch.cuda.is_available() is False on this machine)")]
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False on this machine)"
+    ),
+]
 SMALL = dict(device="cuda", max_train=400, steps=20, trials=150, curve_points=2, noise_draws=2)
 
 

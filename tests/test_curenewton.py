@@ -29,9 +29,13 @@ def _degenerate_problem(seed: int, d: int = 40, zeros: int = 25, negatives: int 
     """A Hessian with a null space and a few small negative eigenvalues (Observation 1)."""
     g = torch.Generator().manual_seed(seed)
     Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    ev = torch.cat([-0.01 * torch.rand(negatives, generator=g, dtype=torch.float64),
-                    torch.zeros(zeros, dtype=torch.float64),
-                    torch.rand(d - zeros - negatives, generator=g, dtype=torch.float64) + 0.1])
+    ev = torch.cat(
+        [
+            -0.01 * torch.rand(negatives, generator=g, dtype=torch.float64),
+            torch.zeros(zeros, dtype=torch.float64),
+            torch.rand(d - zeros - negatives, generator=g, dtype=torch.float64) + 0.1,
+        ]
+    )
     H = Q @ torch.diag(ev) @ Q.T
     return (H + H.T) / 2, 0.01 * torch.randn(d, generator=g, dtype=torch.float64), Q, ev
 
@@ -40,10 +44,12 @@ def _brute_force(H, g, L):
     """Minimise the cubic model ⟨g, s⟩ + ½sᵀHs + (L/3)‖s‖³ by L-BFGS from several starts."""
     best, best_s = math.inf, None
     for start in range(4):
-        s = (1e-3 * torch.randn(g.numel(), generator=torch.Generator().manual_seed(start),
-                                dtype=g.dtype)).requires_grad_(True)
-        opt = torch.optim.LBFGS([s], max_iter=500, tolerance_grad=1e-15, tolerance_change=1e-18,
-                                line_search_fn="strong_wolfe")
+        s = (
+            1e-3 * torch.randn(g.numel(), generator=torch.Generator().manual_seed(start), dtype=g.dtype)
+        ).requires_grad_(True)
+        opt = torch.optim.LBFGS(
+            [s], max_iter=500, tolerance_grad=1e-15, tolerance_change=1e-18, line_search_fn="strong_wolfe"
+        )
 
         def closure():
             opt.zero_grad()
@@ -172,8 +178,18 @@ def test_uncertified_reporting():
 def test_audit_plugs_in_and_reports_not_certified():
     import audit
 
-    report = audit.run(audit.AuditConfig(method="curenewton", model="mlp", max_train=1000, forget_count=30,
-                                         attacks=("whitebox",), trials=20, curve_points=2, noise_draws=2))
+    report = audit.run(
+        audit.AuditConfig(
+            method="curenewton",
+            model="mlp",
+            max_train=1000,
+            forget_count=30,
+            attacks=("whitebox",),
+            trials=20,
+            curve_points=2,
+            noise_draws=2,
+        )
+    )
     d = report.to_dict()
     assert report.verdict == "not-certified"
     # sigma = 0: the trials redraw the training (one replica per trial); what they show is a measurement
@@ -222,11 +238,17 @@ def test_memory_estimate_bounds_the_measured_peak():
     import sys
     from pathlib import Path
 
-    config = {"method": "curenewton", "n": 6000, "features": 2, "options": {"hidden": [64]},
-              "method_options": {"steps": 3}}
+    config = {
+        "method": "curenewton",
+        "n": 6000,
+        "features": 2,
+        "options": {"hidden": [64]},
+        "method_options": {"steps": 3},
+    }
     probe = Path(__file__).resolve().parent / "memory_probe.py"
-    out = subprocess.run([sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True,
-                         check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True, check=True, timeout=600
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["measured"] > 50 * 2**20, result
     assert result["measured"] <= result["bound"] <= 4 * result["measured"], result

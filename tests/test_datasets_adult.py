@@ -104,9 +104,7 @@ def test_adult_rows_have_unit_norm(adult: AuditData) -> None:
     assert "reference split (2442 records)" in fm["fitted_on"]
 
 
-def test_feature_map_does_not_depend_on_the_training_set(
-    adult: AuditData, adult_small: AuditData
-) -> None:
+def test_feature_map_does_not_depend_on_the_training_set(adult: AuditData, adult_small: AuditData) -> None:
     assert adult_small.X_train.shape == (1000, 2)
     assert adult_small.preprocessing["split"]["sizes"]["train_before_max_train"] == 34190
     # the smaller training set is a prefix of the full one, with identical features
@@ -115,9 +113,7 @@ def test_feature_map_does_not_depend_on_the_training_set(
     np.testing.assert_array_equal(adult_small.X_test, adult.X_test)
     np.testing.assert_array_equal(adult_small.X_unseen, adult.X_unseen)
     assert adult.feature_map is not None and adult_small.feature_map is not None
-    np.testing.assert_array_equal(
-        adult_small.feature_map.components_, adult.feature_map.components_
-    )
+    np.testing.assert_array_equal(adult_small.feature_map.components_, adult.feature_map.components_)
     assert adult_small.preprocessing["feature_map"] == adult.preprocessing["feature_map"]
 
 
@@ -193,8 +189,11 @@ def _reference_rows(text: str, filename: str) -> list[list[str]]:
         if len(parts) != len(adult_loader.ADULT_COLUMNS) or any(p != p.strip() for p in parts):
             parts = [p.strip() for p in s.split(",")]
         if len(parts) != len(adult_loader.ADULT_COLUMNS):
-            raise InvalidInput("dataset", f"{len(adult_loader.ADULT_COLUMNS)} comma-separated fields per Adult record",
-                               f"{len(parts)} fields at {filename} line {lineno}")
+            raise InvalidInput(
+                "dataset",
+                f"{len(adult_loader.ADULT_COLUMNS)} comma-separated fields per Adult record",
+                f"{len(parts)} fields at {filename} line {lineno}",
+            )
         income = parts[-1].rstrip(".")
         if income not in ("<=50K", ">50K"):
             raise InvalidInput("dataset", "income '<=50K' or '>50K'", f"{parts[-1]!r} at {filename} line {lineno}")
@@ -237,8 +236,16 @@ def _reference_arrays(data: dict[str, bytes], group_column: str | None = None) -
         uniq, groups = np.unique(gvals, return_inverse=True)
         groups = groups.astype(np.int64).reshape(-1)
         group_values = [v.item() for v in uniq]
-    return {"X": np.hstack(blocks), "y": y, "feature_names": names, "continuous": continuous,
-            "vocabulary": vocab, "groups": groups, "group_values": group_values, "records": records}
+    return {
+        "X": np.hstack(blocks),
+        "y": y,
+        "feature_names": names,
+        "continuous": continuous,
+        "vocabulary": vocab,
+        "groups": groups,
+        "group_values": group_values,
+        "records": records,
+    }
 
 
 def _assert_same_arrays(new: dict, old: dict) -> None:
@@ -261,8 +268,9 @@ def adult_bytes() -> dict[str, bytes]:
 
 
 # the fast lane keeps the ungrouped parse; each grouping column is slow (the fast-lane budget, README)
-@pytest.mark.parametrize("group_column", [None, *(pytest.param(c, marks=pytest.mark.slow)
-                                                for c in ("race", "age", "native-country"))])
+@pytest.mark.parametrize(
+    "group_column", [None, *(pytest.param(c, marks=pytest.mark.slow) for c in ("race", "age", "native-country"))]
+)
 def test_vectorised_parser_equals_the_line_parser_on_the_vendored_files(
     adult_bytes: dict[str, bytes], group_column: str | None
 ) -> None:
@@ -273,26 +281,60 @@ def test_vectorised_parser_equals_the_line_parser_on_the_vendored_files(
     assert "?" in new["vocabulary"]["workclass"] and "?" in new["vocabulary"]["native-country"]
     assert adult_bytes["adult.test"].startswith(b"|") and b"<=50K." in adult_bytes["adult.test"]
     assert new["records"] == {"adult.data": 32561, "adult.test": 16281}
-    assert new["X"].shape == (ADULT_TOTAL, 108 - (0 if group_column is None else
-                                                  1 if group_column == "age" else
-                                                  len(new["vocabulary"][group_column])))
+    assert new["X"].shape == (
+        ADULT_TOTAL,
+        108 - (0 if group_column is None else 1 if group_column == "age" else len(new["vocabulary"][group_column])),
+    )
 
 
 def _record(**over: str) -> str:
-    fields = dict(zip(adult_loader.ADULT_COLUMNS,
-                      ["39", "State-gov", "77516", "Bachelors", "13", "Never-married", "Adm-clerical",
-                       "Not-in-family", "White", "Male", "2174", "0", "40", "United-States", "<=50K"]))
+    fields = dict(
+        zip(
+            adult_loader.ADULT_COLUMNS,
+            [
+                "39",
+                "State-gov",
+                "77516",
+                "Bachelors",
+                "13",
+                "Never-married",
+                "Adm-clerical",
+                "Not-in-family",
+                "White",
+                "Male",
+                "2174",
+                "0",
+                "40",
+                "United-States",
+                "<=50K",
+            ],
+        )
+    )
     fields.update({k.replace("_", "-"): v for k, v in over.items()})
     return ", ".join(fields.values())
 
 
 EDGE_CASES = {
-    "dotted labels, comments, blanks": "|a comment, with, commas\n\n" + _record(income=">50K.") + "\n   \n"
-    + _record(income="<=50K..") + "\n",
-    "missing values and spacing": _record(workclass="?") + "\n" + _record(occupation="?").replace(", ", " ,\t")
-    + "  \n\t" + _record(native_country="?").replace(", ", ",") + "\n",
-    "CR LF and other line breaks": _record().replace("\n", "") + "\r\n" + _record(age="50") + "\r\r\n"
-    + _record(sex="Female") + "\x0b" + _record(race="Black") + "\x0c\x1c" + _record(age="17"),
+    "dotted labels, comments, blanks": "|a comment, with, commas\n\n"
+    + _record(income=">50K.")
+    + "\n   \n"
+    + _record(income="<=50K..")
+    + "\n",
+    "missing values and spacing": _record(workclass="?")
+    + "\n"
+    + _record(occupation="?").replace(", ", " ,\t")
+    + "  \n\t"
+    + _record(native_country="?").replace(", ", ",")
+    + "\n",
+    "CR LF and other line breaks": _record().replace("\n", "")
+    + "\r\n"
+    + _record(age="50")
+    + "\r\r\n"
+    + _record(sex="Female")
+    + "\x0b"
+    + _record(race="Black")
+    + "\x0c\x1c"
+    + _record(age="17"),
     "no final newline, one record": _record(capital_gain="99999"),
     "too few fields": _record() + "\n" + _record().rsplit(", ", 1)[0] + "\n",
     "too many fields": _record() + "\n\n" + _record() + ", extra\n" + _record(income="oops") + "\n",
@@ -300,7 +342,9 @@ EDGE_CASES = {
     "empty label": _record(income="...") + "\n",
     "label with inner space": _record(income="<=50K .") + "\n",
     "numbers other than digit strings": _record(age="-1", fnlwgt="1.5e3", capital_gain="0042", hours_per_week="+7")
-    + "\n" + _record(capital_loss="12345678901234567") + "\n",
+    + "\n"
+    + _record(capital_loss="12345678901234567")
+    + "\n",
     "empty file": "",
     "only comments": "|one\n   |two\n\n",
 }

@@ -21,8 +21,7 @@ def test_from_arrays_splits_and_groups() -> None:
     groups = np.repeat(np.arange(20), 10)
     data = from_arrays(X, y, groups=groups, seed=4)
     sizes = data.preprocessing["split"]["sizes"]
-    assert sizes == {"reference": 10, "test": 30, "unseen": 20, "train": 140,
-                     "train_before_max_train": 140}
+    assert sizes == {"reference": 10, "test": 30, "unseen": 20, "train": 140, "train_before_max_train": 140}
     assert data.groups_train is not None and data.groups_train.shape == (140,)
     rows = data.source_rows
     assert rows is not None

@@ -44,8 +44,12 @@ def test_both_formats_give_the_same_images(tmp_path: Path, fmt):
     pixels, labels = batches["test_batch"]
     np.testing.assert_allclose(data.X_test[0, 0, 0, :4], pixels[0, :4] / 255.0, rtol=1e-6)
     np.testing.assert_allclose(data.X_test[0, 2, 31, 31], pixels[0, 3071] / 255.0, rtol=1e-6)
-    assert data.n_train + data.preprocessing["split"]["sizes"]["unseen"] + \
-        data.preprocessing["split"]["sizes"]["reference"] == 60
+    assert (
+        data.n_train
+        + data.preprocessing["split"]["sizes"]["unseen"]
+        + data.preprocessing["split"]["sizes"]["reference"]
+        == 60
+    )
 
 
 def test_a_pickle_that_would_run_code_is_refused(tmp_path: Path):

@@ -69,8 +69,20 @@ def _with_labels(path: Path, labels: list[str]) -> Path:
 @pytest.mark.parametrize(
     "hole",
     ["", "NaN", "nan", "NAN", "-nan", "   ", '""', '"  "', "NA", "n/a", "null", "?"],
-    ids=["empty", "NaN", "nan-text", "NAN", "minus-nan", "whitespace", "quoted-empty",
-         "quoted-whitespace", "NA", "n/a", "null", "question-mark"],
+    ids=[
+        "empty",
+        "NaN",
+        "nan-text",
+        "NAN",
+        "minus-nan",
+        "whitespace",
+        "quoted-empty",
+        "quoted-whitespace",
+        "NA",
+        "n/a",
+        "null",
+        "question-mark",
+    ],
 )
 def test_csv_missing_label_is_refused(tmp_path: Path, hole: str) -> None:
     # rows 4 and 9 (file lines 5 and 10) lack a label; before issue 13 they became a class
@@ -107,8 +119,9 @@ def test_csv_labels_that_look_like_missing_but_are_not(tmp_path: Path) -> None:
 
 
 def _with_heights(path: Path, heights: list[str]) -> Path:
-    lines = ["height,colour,outcome"] + [f"{h},{['red', 'blue'][i % 2]},{['no', 'yes'][i % 2]}"
-                                         for i, h in enumerate(heights)]
+    lines = ["height,colour,outcome"] + [
+        f"{h},{['red', 'blue'][i % 2]},{['no', 'yes'][i % 2]}" for i, h in enumerate(heights)
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 

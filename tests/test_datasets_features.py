@@ -15,9 +15,7 @@ def test_feature_map_whitening_and_norms() -> None:
     fm = FeatureMap(standardize=True, pca_components=5, whiten=True, row_norm="none").fit(ref)
     Z = fm.transform(ref).astype(np.float64)
     np.testing.assert_allclose(np.cov(Z, rowvar=False), np.eye(5), atol=1e-5)
-    clipped = FeatureMap(standardize=False, row_norm="clip").transform(
-        np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
-    )
+    clipped = FeatureMap(standardize=False, row_norm="clip").transform(np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]]))
     np.testing.assert_allclose(np.linalg.norm(clipped, axis=1), [1.0, 0.5, 0.0], atol=1e-6)
     with pytest.raises(InvalidInput) as info:
         FeatureMap(pca_components=9).fit(ref)

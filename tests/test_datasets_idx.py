@@ -15,9 +15,7 @@ from certify.errors import InvalidInput
 SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mnist"
 
 
-def _write_idx(
-    path: Path, array: np.ndarray, *, magic: int | None = None, gz: bool = False
-) -> None:
+def _write_idx(path: Path, array: np.ndarray, *, magic: int | None = None, gz: bool = False) -> None:
     array = np.asarray(array, dtype=np.uint8)
     if magic is None:
         magic = 0x00000803 if array.ndim == 3 else 0x00000801
@@ -44,8 +42,7 @@ def test_idx_loader_on_synthetic_files(tmp_path: Path) -> None:
     assert data.X_test.shape == (20, 1, 4, 5)  # t10k is the test split, kept as 1 x 4 x 5 images
     assert data.input_shape == (1, 4, 5) and data.n_features == 20
     sizes = data.preprocessing["split"]["sizes"]
-    assert sizes == {"reference": 4, "test": 20, "unseen": 8, "train": 68,
-                     "train_before_max_train": 68}
+    assert sizes == {"reference": 4, "test": 20, "unseen": 8, "train": 68, "train_before_max_train": 68}
     assert data.source["verified"] is False and len(data.source["sha256"]) == 4
     # default: raw pixels / 255, rows clipped into the unit ball
     assert data.preprocessing["feature_map"]["config"]["pca_components"] is None
@@ -124,8 +121,19 @@ def _write_header(path: Path, magic: int, dims: tuple[int, ...], data: bytes = b
         (0x803, (2**32 - 1,) * 3, b"", f"{(2**32 - 1) ** 3} data bytes"),
         (0x801, (2**31 - 1,), bytes(3), f"{2**31 - 1} data bytes"),
     ],
-    ids=["zero-images", "zero-rows", "zero-cols", "zero-labels", "truncated", "trailing",
-         "product-exceeds-file", "huge-count", "int64-overflow", "uint32-max", "huge-labels"],
+    ids=[
+        "zero-images",
+        "zero-rows",
+        "zero-cols",
+        "zero-labels",
+        "truncated",
+        "trailing",
+        "product-exceeds-file",
+        "huge-count",
+        "int64-overflow",
+        "uint32-max",
+        "huge-labels",
+    ],
 )
 def test_idx_header_is_checked_against_the_file(tmp_path: Path, magic, dims, data, words, gz) -> None:
     path = _write_header(tmp_path / "f-idx-ubyte", magic, dims, data, gz=gz)

@@ -66,7 +66,7 @@ def test_bad_options_are_named() -> None:
 # Discovery: one module per source, plug-ins through entry points, failures reported
 # ---------------------------------------------------------------------------------------------
 
-_TINY = '''
+_TINY = """
 import numpy as np
 
 from audit.datasets import Loader, from_arrays
@@ -82,7 +82,7 @@ LOADER = Loader(
     name="tiny", load=load, description="three Gaussian columns", source="generated",
     licence="CC0", citation="none", order=25,
 )
-'''
+"""
 
 
 @pytest.fixture
@@ -103,8 +103,7 @@ def drop_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def test_builtin_loaders_are_one_module_each() -> None:
     from audit.datasets import loaders
 
-    modules = sorted(m.name for m in pkgutil.iter_modules(loaders.__path__)
-                     if not m.name.startswith("_"))
+    modules = sorted(m.name for m in pkgutil.iter_modules(loaders.__path__) if not m.name.startswith("_"))
     assert modules == ["adult", "cifar10", "csv", "digits", "idx"]
     table = available_datasets()
     assert list(table) == ["adult", "digits", "idx:<dir>", "cifar10:<dir>", "csv:<file>"]
@@ -142,9 +141,7 @@ def test_a_broken_loader_module_is_reported_not_dropped(drop_in: Path) -> None:
     assert info.value.field == "dataset"
 
 
-def test_plugins_register_through_entry_points(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_plugins_register_through_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tiny_plugin.py").write_text(
         _TINY + "\nNOT_A_LOADER = 3\nCLASH = Loader(name='adult', load=load, description='',"
         " source='', licence='', citation='')\n"
@@ -158,9 +155,7 @@ def test_plugins_register_through_entry_points(
         EntryPoint(name="three", value="tiny_plugin:NOT_A_LOADER", group=group),
         EntryPoint(name="adult2", value="tiny_plugin:CLASH", group=group),
     ]
-    monkeypatch.setattr(
-        registry, "entry_points", lambda group: [ep for ep in eps if ep.group == group]
-    )
+    monkeypatch.setattr(registry, "entry_points", lambda group: [ep for ep in eps if ep.group == group])
     try:
         assert "tiny" in available_datasets()
         assert load_dataset("tiny", max_train=10).n_train == 10
@@ -220,7 +215,11 @@ def test_catalogue_lists_every_source_with_licence_and_kind() -> None:
         assert e["licence"] and e["source"] and e["title"]
     assert {n for n, e in entries.items() if e["bundled"]} == {"adult", "digits"}
     assert [entries[n]["needs"] for n in ("adult", "idx:<dir>", "cifar10:<dir>", "csv:<file>")] == [
-        None, "a directory", "a directory", "a file"]
+        None,
+        "a directory",
+        "a directory",
+        "a file",
+    ]
     assert entries["adult"]["source"] == "https://doi.org/10.24432/C5XW20"
     assert entries["adult"]["licence"] == "CC BY 4.0"
     # a directory source has no shape of its own; the public sets it is made for have one

@@ -58,8 +58,10 @@ def test_every_block_is_run_or_says_why_not():
             if b["note"].startswith("patch"):
                 continue  # tests/test_docs_site.py applies the recipe
             assert b["note"] in ("", "slow", "loader"), f"{where}: unknown test marker {b['note']!r}"
-            assert b["language"] in ("python", "bash"), f"{where}: a {b['language'] or 'plain'} block is run " \
-                                                        "only as python or bash: mark it illustrative with a reason"
+            assert b["language"] in ("python", "bash"), (
+                f"{where}: a {b['language'] or 'plain'} block is run "
+                "only as python or bash: mark it illustrative with a reason"
+            )
             if b["language"] == "bash":
                 for line in commands(b["text"]):
                     assert line[0] == "audit", f"{where}: a run bash block holds audit commands only: {line}"
@@ -109,27 +111,36 @@ def _readme_comparison_is_this_comparison(out: Path) -> None:
     rows = {row["name"]: row for row in document["methods"]}
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     r2d, newton = rows["r2d"], rows["newton"]
-    for fact in (f"R2D's certified noise on 2,000 records (σ = {r2d['sigma']:.3g}) puts its released model "
-                 f"{r2d['loss_vs_retrained_points']:.1f} points below",
-                 f"Newton removal's (σ = {newton['sigma']:.2g}) costs {newton['loss_vs_retrained_points']:.2f} points"):
+    for fact in (
+        f"R2D's certified noise on 2,000 records (σ = {r2d['sigma']:.3g}) puts its released model "
+        f"{r2d['loss_vs_retrained_points']:.1f} points below",
+        f"Newton removal's (σ = {newton['sigma']:.2g}) costs {newton['loss_vs_retrained_points']:.2f} points",
+    ):
         assert fact in readme, f"the README says otherwise than this comparison: {fact!r}"
-    assert document["recommendation"]["method"] in ("newton", "retrain") and "r2d" in document["recommendation"]["excluded"]
+    assert (
+        document["recommendation"]["method"] in ("newton", "retrain")
+        and "r2d" in document["recommendation"]["excluded"]
+    )
 
 
 def _readme_numbers_are_this_run(out: Path) -> None:
-    """"One run, explained" quotes the numbers of the run it shows: they are this run's."""
+    """ "One run, explained" quotes the numbers of the run it shows: they are this run's."""
     from audit.findings import headline
     from audit.report.schema import load_report
 
     report = load_report(out / "report.json")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = " ".join(readme[readme.index("## One run, explained"):readme.index("## Which method?")].split())
+    section = " ".join(readme[readme.index("## One run, explained") : readme.index("## Which method?")].split())
     ceilings = {a.bound.ceiling for a in report.attacks.attacks.values()}
-    quoted = [f"Δ = {report.certificate.sensitivity:.3g}", f"σ = {report.certificate.sigma:.3g}",
-              f"is {report.realized.distance_unlearned_retrained:.2g}".replace("e-06", " × 10⁻⁶"),
-              f"ε = {report.realized.epsilon:.2g}".replace("e-05", " × 10⁻⁵"),
-              f"only ε = {report.realized.no_op_epsilon:.2g}", f"the {ceilings.pop():.3g} that 1,000 trials",
-              headline(report.verdict, report.findings).text()]
+    quoted = [
+        f"Δ = {report.certificate.sensitivity:.3g}",
+        f"σ = {report.certificate.sigma:.3g}",
+        f"is {report.realized.distance_unlearned_retrained:.2g}".replace("e-06", " × 10⁻⁶"),
+        f"ε = {report.realized.epsilon:.2g}".replace("e-05", " × 10⁻⁵"),
+        f"only ε = {report.realized.no_op_epsilon:.2g}",
+        f"the {ceilings.pop():.3g} that 1,000 trials",
+        headline(report.verdict, report.findings).text(),
+    ]
     for fact in quoted:
         assert fact in section, f"the README says otherwise than this run: {fact!r}"
     assert not ceilings and all(a.bound.epsilon_lower == 0 for a in report.attacks.attacks.values())

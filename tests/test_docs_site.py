@@ -42,19 +42,51 @@ def test_report_section_recipe_runs_as_written(tmp_path):
         path = tmp_path / file
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         at = [i for i, x in enumerate(lines) if x.rstrip("\n") == line][0]
-        lines[at:at + (how == "replace")] = [text]
+        lines[at : at + (how == "replace")] = [text]
         path.write_text("".join(lines), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(copy)}
     regenerate = [b for b in code_blocks(ROOT / "docs" / "extending.md") if b["note"] == "patch-command"]
     for command in commands(regenerate[0]["text"]):
         subprocess.run([sys.executable, *command[1:]], cwd=tmp_path, env=env, check=True, timeout=300)
-    assert "ForgetClasses" in (copy / "audit" / "report" / "schemas").joinpath(
-        next(p.name for p in (copy / "audit" / "report" / "schemas").glob("report-*.json"))).read_text()
+    assert (
+        "ForgetClasses"
+        in (copy / "audit" / "report" / "schemas")
+        .joinpath(next(p.name for p in (copy / "audit" / "report" / "schemas").glob("report-*.json")))
+        .read_text()
+    )
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "audit", "run", "--max-train", "300", "--steps", "20", "--trials", "100",
-                          "--curve-points", "2", "--noise-draws", "2", "--attacks", "mia", "--forget-count", "3",
-                          "--frontier", "none", "-q", "--out", str(out)], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audit",
+            "run",
+            "--max-train",
+            "300",
+            "--steps",
+            "20",
+            "--trials",
+            "100",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--attacks",
+            "mia",
+            "--forget-count",
+            "3",
+            "--frontier",
+            "none",
+            "-q",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode in (0, 4, 5), run.stderr
     report = json.loads((out / "report.json").read_text())
     assert sum(report["forget_classes"]["counts"].values()) == 3
@@ -70,8 +102,13 @@ def test_the_documentation_site_builds_strictly(tmp_path):
         message = f"the site needs {', '.join(missing)}: pip install '.[docs]'"
         pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
 
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     page = (tmp_path / "site" / "methods" / "r2d" / "index.html").read_text(encoding="utf-8")
     assert "Theorem 3.1" in page and "Deviations from the paper" in page

@@ -93,8 +93,9 @@ def test_a_batched_step_equals_opacus_on_the_same_batch_and_noise(problem, kind,
     reference, history = opacus_descent(objective, theta0, X, y, spec, [(idx, xi)], accountant="rdp")
     padded = torch.cat([idx, torch.zeros(5, dtype=torch.long)]).unsqueeze(0)  # padding: any index, weight 0
     valid = torch.cat([torch.ones(7), torch.zeros(5)]).double().unsqueeze(0)
-    ours = dpsgd_step(per_sample_clipped_sum(objective, X, y), theta0.unsqueeze(0), padded, valid,
-                      xi.unsqueeze(0), spec)[0]
+    ours = dpsgd_step(
+        per_sample_clipped_sum(objective, X, y), theta0.unsqueeze(0), padded, valid, xi.unsqueeze(0), spec
+    )[0]
     torch.testing.assert_close(ours, reference, rtol=0, atol=1e-15)
     assert not torch.equal(ours, theta0) and history == [(1.3, 0.2, 1)]
 
@@ -128,8 +129,9 @@ def test_a_convolutional_model_trains_each_trial_through_opacus(fitted):
     train_many runs Opacus per row there, bit for bit a replica's own fit and retrain."""
     X = torch.rand(60, 1, 4, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     y = torch.arange(60) % 2  # q = 1/6 and T = 12, as the fixture's: its calibration is reused
-    objective = Objective(torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten(),
-                                              torch.nn.Linear(8, 1)).double())
+    objective = Objective(
+        torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten(), torch.nn.Linear(8, 1)).double()
+    )
     thetas0 = _inits(objective, 2)
     method = DPSGD(objective, epochs=2, batch_size=10, accountant="rdp")
     method.fit(X, y, thetas0[0])

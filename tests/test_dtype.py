@@ -97,8 +97,9 @@ def _comparable(report):
 @pytest.fixture(scope="module")
 def float32_reports():
     """Two runs of one seed under dtype = auto, which trains retrain in float32."""
-    config = AuditConfig(method="retrain", dtype="auto", steps=5, attacks=(), curve_points=2, noise_draws=1,
-                         frontier=())
+    config = AuditConfig(
+        method="retrain", dtype="auto", steps=5, attacks=(), curve_points=2, noise_draws=1, frontier=()
+    )
     X, y = synthetic(n=300, d=4, seed=1)
     return [run(config, data=(X.numpy(), y.numpy()), salt=b"s" * 32) for _ in range(2)]
 

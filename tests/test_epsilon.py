@@ -158,8 +158,7 @@ def test_epsilon_from_rates_bad_inputs(args, field):
 @pytest.mark.parametrize(
     ("total", "expected"),
     # anchors-auditing.md §2.1 (alpha = 0.05, delta = 1e-5; the header counts both sides).
-    [(100, 2.57), (200, 3.28), (500, 4.21), (1000, 4.91), (2000, 5.60), (10_000, 7.21),
-     (100_000, 9.51)],
+    [(100, 2.57), (200, 3.28), (500, 4.21), (1000, 4.91), (2000, 5.60), (10_000, 7.21), (100_000, 9.51)],
 )
 def test_ceiling_anchor_table(total, expected):
     value = epsilon_ceiling(total // 2, delta=1e-5, confidence=0.95)
@@ -251,8 +250,7 @@ def test_bound_fields_are_consistent(split):
 def test_direction_r_greater_than_u_is_detected(split):
     # "Over-unlearning": U scores far *below* R (AUC << 0.5) is leakage too.
     rng = np.random.default_rng(12)
-    b = clopper_pearson_epsilon(rng.normal(-1.5, 1, 2000), rng.normal(0, 1, 2000), delta=1e-5,
-                                split=split)
+    b = clopper_pearson_epsilon(rng.normal(-1.5, 1, 2000), rng.normal(0, 1, 2000), delta=1e-5, split=split)
     assert b.direction == "R>U" and b.epsilon_lower > 0.5
 
 
@@ -352,9 +350,14 @@ N_TRIALS = 2000
 #: each: ~20 thresholds per repetition) is marked slow; the fast lane keeps its randomized-response
 #: case here and its Laplace and identical-distribution cases in test_thresholds.py.
 VALIDITY_PARAMS = [
-    pytest.param(*c, split, id=f"{c[0]}-{split}",
-                 marks=[pytest.mark.slow] if split == "pareto-bonferroni" and c[0] != "randomized-response-eps2" else [])
-    for c in VALIDITY_CASES for split in SPLITS
+    pytest.param(
+        *c,
+        split,
+        id=f"{c[0]}-{split}",
+        marks=[pytest.mark.slow] if split == "pareto-bonferroni" and c[0] != "randomized-response-eps2" else [],
+    )
+    for c in VALIDITY_CASES
+    for split in SPLITS
 ]
 
 
@@ -433,8 +436,7 @@ def test_gdp_estimate_recovers_mu():
     # at 1 % none of these three draws is refused.
     rng = np.random.default_rng(21)
     for mu in (0.5, 1.0, 2.0):
-        g = gdp_epsilon_estimate(rng.normal(mu, 1, 20_000), rng.normal(0, 1, 20_000), 1e-5,
-                                 gof_level=0.01)
+        g = gdp_epsilon_estimate(rng.normal(mu, 1, 20_000), rng.normal(0, 1, 20_000), 1e-5, gof_level=0.01)
         assert isinstance(g, GDPEstimate) and g.kind == "estimate" and g.gof == "accepted"
         assert g.mu == pytest.approx(mu, abs=0.05)
         assert g.direction == "U>R" and g.n_points > 100

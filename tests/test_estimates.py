@@ -88,8 +88,9 @@ def test_separated_worlds_read_as_at_least_what_the_trials_show():
     assert "nearly separated" in est.note
 
 
-@pytest.mark.parametrize("kw, field", [({"n_bootstrap": 5}, "n_bootstrap"), ({"confidence": 1.0}, "confidence"),
-                                       ({"seed": -1}, "seed")])
+@pytest.mark.parametrize(
+    "kw, field", [({"n_bootstrap": 5}, "n_bootstrap"), ({"confidence": 1.0}, "confidence"), ({"seed": -1}, "seed")]
+)
 def test_bad_parameters_name_their_field(kw, field):
     with pytest.raises(InvalidInput, match=field):
         ScorePair([0.0, 1.0], [0.5, 2.0], **kw)
@@ -116,15 +117,17 @@ def _attacks(certified, **attacks):
         est = Estimates(**_pair(mu, 100, 8, n_bootstrap=20).estimates(DELTA, orientation).to_dict())
         return NS(bound=NS(epsilon_lower=bound), estimates=est)
 
-    return NS(comparison=NS(certified_epsilon=certified),
-              attacks={name: result(*spec) for name, spec in attacks.items()})
+    return NS(
+        comparison=NS(certified_epsilon=certified), attacks={name: result(*spec) for name, spec in attacks.items()}
+    )
 
 
 def test_findings_name_the_direction_of_attacks_that_prove_a_leak():
     from audit.findings import CODES, direction_findings
 
-    found = direction_findings(_attacks(None, mia=(1.2, -3.0, "memory"), relearn=(0.8, 3.0, "memory"),
-                                        whitebox=(2.0, 3.0, "worlds")))
+    found = direction_findings(
+        _attacks(None, mia=(1.2, -3.0, "memory"), relearn=(0.8, 3.0, "memory"), whitebox=(2.0, 3.0, "worlds"))
+    )
     assert {f["code"] for f in found} == {"over-unlearning", "under-unlearning"}
     over = next(f for f in found if f["code"] == "over-unlearning")
     assert over["message"].startswith("mia (AUROC 0.0") and "whitebox" not in " ".join(f["message"] for f in found)
@@ -165,10 +168,21 @@ def _row(name: str, mu: float, mode: str = "retrain"):
 def test_compare_ranks_by_the_estimates_and_names_what_it_cannot_separate():
     from audit.comparing import estimated_ranking
 
-    ranking = estimated_ranking([_row("noop", 3.0), _row("retrain", 0.0), _row("finetune", 0.1),
-                                 _row("neggrad", -3.0), _row("r2d", 3.0, mode="noise")])
-    assert ranking.order[0] in {"retrain", "finetune"} and set(ranking.order) == {"noop", "retrain", "finetune",
-                                                                                  "neggrad"}
+    ranking = estimated_ranking(
+        [
+            _row("noop", 3.0),
+            _row("retrain", 0.0),
+            _row("finetune", 0.1),
+            _row("neggrad", -3.0),
+            _row("r2d", 3.0, mode="noise"),
+        ]
+    )
+    assert ranking.order[0] in {"retrain", "finetune"} and set(ranking.order) == {
+        "noop",
+        "retrain",
+        "finetune",
+        "neggrad",
+    }
     pairs = [set(p) for p in ranking.not_separable]
     assert {"retrain", "finetune"} in pairs and {"noop", "neggrad"} in pairs  # no leak vs a 0.1 shift; both separated
     assert set(ranking.order[:2]) == {"retrain", "finetune"} and {"finetune", "noop"} not in pairs
@@ -182,8 +196,18 @@ def test_compare_end_to_end_names_over_unlearning_and_retrain_contains_no_leak(t
     from audit.comparing import compare
     from audit.config import AuditConfig
 
-    result = compare(AuditConfig(max_train=300, trials=100, attacks=("mia", "relearn"), noise_draws=2,
-                                 curve_points=2, frontier=(1.0,), seed=1), ("noop", "finetune", "neggrad", "retrain"))
+    result = compare(
+        AuditConfig(
+            max_train=300,
+            trials=100,
+            attacks=("mia", "relearn"),
+            noise_draws=2,
+            curve_points=2,
+            frontier=(1.0,),
+            seed=1,
+        ),
+        ("noop", "finetune", "neggrad", "retrain"),
+    )
     rows = {r.name: r for r in result.document.methods}
     assert "over-unlearning" in {f.code for f in rows["neggrad"].findings}
     assert rows["neggrad"].leakage.estimates["mia"].direction == "over-unlearning"

@@ -61,6 +61,5 @@ def test_releases_are_scored_in_float32_unless_the_model_pins_float64_buffers():
     assert noisy_dtype(obj, torch.float32) == torch.float32
     norm = Objective(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).double())
     assert noisy_dtype(norm, torch.float64) == torch.float64
-    carried = Objective(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).double(),
-                        with_buffers=True)
+    carried = Objective(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).double(), with_buffers=True)
     assert noisy_dtype(carried, torch.float64) == torch.float32

@@ -23,11 +23,25 @@ from audit.config import AuditConfig
 
 pytestmark = pytest.mark.slow
 SALT = b"e" * 32
-SMALL = dict(max_train=400, steps=20, trials=150, curve_points=2, noise_draws=2, trial_mode="retrain",
-             shadow_models=8)
+SMALL = dict(max_train=400, steps=20, trials=150, curve_points=2, noise_draws=2, trial_mode="retrain", shadow_models=8)
 #: The same audit on the command line (retrain mode: every trial is a training).
-FLAGS = ["--max-train", "400", "--steps", "20", "--curve-points", "2", "--noise-draws", "2",
-         "--trial-mode", "retrain", "--shadow-models", "8", "--seed", "3", "--json"]
+FLAGS = [
+    "--max-train",
+    "400",
+    "--steps",
+    "20",
+    "--curve-points",
+    "2",
+    "--noise-draws",
+    "2",
+    "--trial-mode",
+    "retrain",
+    "--shadow-models",
+    "8",
+    "--seed",
+    "3",
+    "--json",
+]
 
 
 def _scored(report: dict) -> str:
@@ -63,8 +77,9 @@ def _free_port() -> int:
 
 
 def _cli(*args: str, **options) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "audit", "run", *args], capture_output=True, text=True,
-                          timeout=600, **options)
+    return subprocess.run(
+        [sys.executable, "-m", "audit", "run", *args], capture_output=True, text=True, timeout=600, **options
+    )
 
 
 def test_an_existing_two_cpu_ray_cluster_runs_the_audit_of_the_command_line():
@@ -78,9 +93,27 @@ def test_an_existing_two_cpu_ray_cluster_runs_the_audit_of_the_command_line():
     # a loopback test cluster without Ray's token authentication (a shared ~/.ray/auth_token could be
     # rewritten by another cluster on this machine meanwhile); real clusters keep theirs
     env = dict(os.environ, RAY_AUTH_MODE="disabled")
-    head = subprocess.Popen([ray_cli, "start", "--head", "--block", "--num-cpus", "2", "--port", str(port),
-                             "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", temp],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    head = subprocess.Popen(
+        [
+            ray_cli,
+            "start",
+            "--head",
+            "--block",
+            "--num-cpus",
+            "2",
+            "--port",
+            str(port),
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            temp,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -105,8 +138,9 @@ def test_an_existing_two_cpu_ray_cluster_runs_the_audit_of_the_command_line():
 def test_a_run_killed_half_way_resumes_to_the_uninterrupted_report(tmp_path):
     run_dir = tmp_path / "run"
     flags = [*FLAGS, "--trials", "600", "--shard-size", "64", "--resume", str(run_dir)]
-    proc = subprocess.Popen([sys.executable, "-m", "audit", "run", *flags], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audit", "run", *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
     while len(list(run_dir.glob("*-trials-*.npz"))) < 3:  # a few shards of eight are done
         assert proc.poll() is None, proc.stderr.read()
@@ -143,7 +177,8 @@ def test_a_killed_worker_process_is_replaced_and_its_shards_run_again(local_repo
                 killed.append(workers[0].pid)
 
     with caplog.at_level(logging.WARNING, logger="unlearn_audit"):
-        report = audit.run(AuditConfig(**SMALL, executor="processes", workers=2, shard_size=64), progress,
-                           salt=SALT).to_json_dict()
+        report = audit.run(
+            AuditConfig(**SMALL, executor="processes", workers=2, shard_size=64), progress, salt=SALT
+        ).to_json_dict()
     assert killed and "running it again (attempt 2 of 2)" in caplog.text
     assert _scored(report) == _scored(local_report)

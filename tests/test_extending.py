@@ -59,12 +59,22 @@ class DiameterBound(Unlearner):
     def _certify(self, forget, epsilon, delta, mechanism):
         norm = float(torch.linalg.vector_norm(self.theta_))
         bound = Bound(
-            value=2 * self.C, formula="||A(D) - A(D \\ Z)|| <= ||A(D)|| + ||A(D \\ Z)|| <= 2C",
-            conditions=(Condition("projection", norm <= self.C * (1 + 1e-12),
-                                  f"||A(D)|| = {norm:.4g} <= C = {self.C:g}"),),
-            constants=(Constant("C", self.C, "enforced", "radius of the projection ball"),))
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, assumptions=("A projects onto ||theta|| <= C",))
+            value=2 * self.C,
+            formula="||A(D) - A(D \\ Z)|| <= ||A(D)|| + ||A(D \\ Z)|| <= 2C",
+            conditions=(
+                Condition("projection", norm <= self.C * (1 + 1e-12), f"||A(D)|| = {norm:.4g} <= C = {self.C:g}"),
+            ),
+            constants=(Constant("C", self.C, "enforced", "radius of the projection ball"),),
+        )
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            assumptions=("A projects onto ||theta|| <= C",),
+        )
 
 
 class NormAttack(Attack):
@@ -77,8 +87,9 @@ class NormAttack(Attack):
     def run(self, inputs: AttackInputs) -> AttackOutcome:
         su = torch.linalg.vector_norm(inputs.released_unlearned, dim=1).numpy()
         sr = torch.linalg.vector_norm(inputs.released_retrained, dim=1).numpy()
-        return AttackOutcome(su, sr, {"mean_norm_unlearned": float(np.mean(su)),
-                                      "mean_norm_retrained": float(np.mean(sr))})
+        return AttackOutcome(
+            su, sr, {"mean_norm_unlearned": float(np.mean(su)), "mean_norm_retrained": float(np.mean(sr))}
+        )
 
 
 @pytest.fixture
@@ -109,8 +120,12 @@ def test_a_toy_method_and_a_toy_attack_run_a_full_audit(extended):
     # method does nothing, so its no-op reference is its own realized epsilon (no-op-passes, not no-power)
     assert report.verdict == "consistent" and report.tradeoff is None
     # (the ball of radius 0.25 also keeps the trained model itself at the majority rate: original-not-learned)
-    assert {f.code for f in report.findings} == {"released-at-chance", "utility-loss", "no-op-passes",
-                                                 "original-not-learned"}
+    assert {f.code for f in report.findings} == {
+        "released-at-chance",
+        "utility-loss",
+        "no-op-passes",
+        "original-not-learned",
+    }
     assert report.utility.original.test.accuracy <= report.utility.test_chance_accuracy + 0.01
     assert report.realized.no_op_epsilon == report.realized.epsilon
     # the report, its JSON Schema check and the page pick the new attack up without edits
@@ -126,8 +141,26 @@ def test_the_toy_method_is_listed_and_runs_from_the_cli(extended, tmp_path):
     toy = next(m for m in listing["methods"] if m["name"] == "toy-diameter")
     assert toy["options"] == {"steps": 30, "eta": 0.5, "C": 0.25}
     assert "toy-norm" in {a["name"] for a in listing["attacks"]}
-    result = runner.invoke(app, ["run", "--method", "toy-diameter", "--attacks", "toy-norm", "-o", "C=0.5",
-                                 "--max-train", "1500", "--trials", "100", "--noise-draws", "2", "--json", "-q"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--method",
+            "toy-diameter",
+            "--attacks",
+            "toy-norm",
+            "-o",
+            "C=0.5",
+            "--max-train",
+            "1500",
+            "--trials",
+            "100",
+            "--noise-draws",
+            "2",
+            "--json",
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output  # the release is at chance (a warning); the certificate holds
     d = json.loads(result.stdout)
     assert d["verdict"] == "consistent" and "released-at-chance" in {f["code"] for f in d["findings"]}

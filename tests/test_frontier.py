@@ -53,8 +53,10 @@ def test_classic_sigma_is_exactly_inverse_in_epsilon_and_leaves_out_epsilons_abo
 
 def test_exact_retraining_releases_the_noiseless_model_at_every_epsilon():
     f = run(AuditConfig(method="retrain", **SMALL)).frontier
-    assert all(p.sigma == 0 and p.test_accuracy_std == 0 and p.test_accuracy_mean == f.test_accuracy_noiseless
-               for p in f.points)
+    assert all(
+        p.sigma == 0 and p.test_accuracy_std == 0 and p.test_accuracy_mean == f.test_accuracy_noiseless
+        for p in f.points
+    )
 
 
 def test_no_frontier_without_an_output_noise_certificate():
@@ -64,8 +66,19 @@ def test_no_frontier_without_an_output_noise_certificate():
     f = run(AuditConfig(method="finetune", **SMALL)).frontier
     assert f.applicable is False and "carries no certificate" in f.reason
     training = issue("dpsgd", "training-noise", epsilon=1.0, delta=1e-5, theorem="DP-SGD")
-    f = frontier(None, training, None, None, epsilons=(1.0,), delta=1e-5, mechanism="analytic", objective=None,
-                 test=None, draws=2, gen=None)  # decided from the certificate alone: nothing else is read
+    f = frontier(
+        None,
+        training,
+        None,
+        None,
+        epsilons=(1.0,),
+        delta=1e-5,
+        mechanism="analytic",
+        objective=None,
+        test=None,
+        draws=2,
+        gen=None,
+    )  # decided from the certificate alone: nothing else is read
     assert f.applicable is False and "noise is added in training" in f.reason
 
 
@@ -78,8 +91,9 @@ def test_a_sequence_of_requests_has_no_single_frontier_and_none_skips_it():
 def test_frontier_flag_parses_numbers_and_refuses_text(tmp_path):
     result = CliRunner().invoke(app, ["run", "--frontier", "0.1,abc", "--attacks", "none"])
     assert result.exit_code == 2 and "--frontier" in result.stderr and "numbers" in result.stderr
-    result = CliRunner().invoke(app, ["run", "--frontier", "0.5,3", "--attacks", "none", "--max-train", "300",
-                                      "--json", "-q"])
+    result = CliRunner().invoke(
+        app, ["run", "--frontier", "0.5,3", "--attacks", "none", "--max-train", "300", "--json", "-q"]
+    )
     import json
 
     report = json.loads(result.stdout)
@@ -92,6 +106,6 @@ def test_the_report_page_draws_the_frontier_and_says_why_there_is_none(r2d):
 
     page = render_html(r2d)
     assert 'id="frontier"' in page and 'aria-labelledby="frontier-title"' in page
-    assert page.count("<tr><td class=\"num\">") >= len(r2d.frontier.points)
+    assert page.count('<tr><td class="num">') >= len(r2d.frontier.points)
     none = render_html(run(AuditConfig(method="finetune", **SMALL)))
     assert "No frontier: the method carries no certificate" in none

@@ -23,8 +23,10 @@ def test_no_finding_is_a_plain_verdict():
 def test_warnings_are_counted_and_named_and_make_the_pass_a_caution():
     h = headline("consistent", _findings("released-at-chance", "no-power"))
     assert h.caution and h.tally == "2 warnings"
-    assert h.text() == ("CONSISTENT — 2 warnings: the released model is at chance; "
-                        "the attacks had no power: they cannot see a deletion that did nothing")
+    assert h.text() == (
+        "CONSISTENT — 2 warnings: the released model is at chance; "
+        "the attacks had no power: they cannot see a deletion that did nothing"
+    )
     assert h.vacuous == ("released-at-chance", "no-power")
 
 

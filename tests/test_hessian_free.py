@@ -103,8 +103,10 @@ def test_injection_orderings_differ_at_second_order_only():
 
 
 # -- the certificate ----------------------------------------------------------------------------
-@pytest.mark.parametrize("options", [{}, {"batch_size": 40}, {"injection": "before", "batch_size": 64},
-                                     {"retrain_divisor": "original", "eta": 2.0}])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"batch_size": 40}, {"injection": "before", "batch_size": 64}, {"retrain_divisor": "original", "eta": 2.0}],
+)
 def test_bound_covers_the_measured_distance_and_divergence(options):
     method, w = _fitted(3, **options)
     for forget in (torch.tensor([4]), torch.arange(0, 200, 9)):
@@ -191,11 +193,11 @@ def test_nonconvex_model_gets_a_conditional_certificate():
 
 def test_recursion_sums_to_the_corrected_theorem_2():
     eta, q, C, rho, M, T = 0.05, 0.995, 10.0, 0.999, 3.0, 80
-    etas = [eta * q ** t for t in range(T)]
+    etas = [eta * q**t for t in range(T)]
     D = hf_divergence_bound(etas, C, [0.3] * T, None)
-    assert math.isclose(D[-1], 2 * eta * C * (1 - q ** T) / (1 - q), rel_tol=1e-12)  # Lemma 1
+    assert math.isclose(D[-1], 2 * eta * C * (1 - q**T) / (1 - q), rel_tol=1e-12)  # Lemma 1
     recursion = hf_error_bound(etas, [rho] * T, [M] * T, D)
-    closed = (2 * eta ** 2 * C * M / (1 - q)) * ((rho ** T - q ** T) / (rho - q) - (rho ** T - q ** (2 * T)) / (rho - q ** 2))
+    closed = (2 * eta**2 * C * M / (1 - q)) * ((rho**T - q**T) / (rho - q) - (rho**T - q ** (2 * T)) / (rho - q**2))
     assert math.isclose(recursion, closed, rel_tol=1e-10)
     assert math.isclose(hf_theorem2_bound(eta, q, C, rho, M, T), closed, rel_tol=1e-10)
     # linear in C and in the curvature
@@ -291,12 +293,24 @@ def test_working_memory_is_checked_not_only_the_table():
 
 
 MEMORY_CONFIGS = [  # full batch (MLP, softmax regression) and mini-batches, at sizes of 100-600 MB
-    {"method": "hf", "n": 600, "features": 10, "k": 600, "options": {"hidden": [32]},
-     "method_options": {"epochs": 2}},
-    {"method": "hf", "n": 1500, "features": 10, "k": 400, "options": {"hidden": [64]},
-     "method_options": {"epochs": 2, "batch_size": 256}},
-    {"method": "hf", "n": 1500, "features": 40, "k": 1500, "model": "logreg", "classes": 10,
-     "method_options": {"epochs": 2}},
+    {"method": "hf", "n": 600, "features": 10, "k": 600, "options": {"hidden": [32]}, "method_options": {"epochs": 2}},
+    {
+        "method": "hf",
+        "n": 1500,
+        "features": 10,
+        "k": 400,
+        "options": {"hidden": [64]},
+        "method_options": {"epochs": 2, "batch_size": 256},
+    },
+    {
+        "method": "hf",
+        "n": 1500,
+        "features": 40,
+        "k": 1500,
+        "model": "logreg",
+        "classes": 10,
+        "method_options": {"epochs": 2},
+    },
 ]
 
 
@@ -310,8 +324,9 @@ def test_memory_estimate_bounds_the_measured_peak(config):
     import sys
 
     probe = Path(__file__).resolve().parent / "memory_probe.py"
-    out = subprocess.run([sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True,
-                         check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(probe), json.dumps(config)], capture_output=True, text=True, check=True, timeout=600
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["measured"] > 50 * 2**20, result  # large enough to stand out of the baseline's noise
     assert result["measured"] <= result["bound"] <= 4 * result["measured"], result
@@ -347,11 +362,27 @@ def test_deletable_forget_keeps_exactly_the_declared_records():
         assert other.table_.shape[0] == rows and other.deletable == (option if option == "all" else (1, 2))
 
 
-@pytest.mark.parametrize("option, value", [("epochs", 0), ("eta", -1.0), ("decay", 1.5), ("clip", 0.0),
-                                           ("l2", -1e-3), ("retrain_divisor", "mean"), ("injection", "middle"),
-                                           ("deletable", "some"), ("deletable", []), ("deletable", [1, 1]),
-                                           ("deletable", [-1]), ("memory_cap", 0), ("batch_size", 0),
-                                           ("chunk", 0), ("seed", -1), ("nonsense", 1)])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("epochs", 0),
+        ("eta", -1.0),
+        ("decay", 1.5),
+        ("clip", 0.0),
+        ("l2", -1e-3),
+        ("retrain_divisor", "mean"),
+        ("injection", "middle"),
+        ("deletable", "some"),
+        ("deletable", []),
+        ("deletable", [1, 1]),
+        ("deletable", [-1]),
+        ("memory_cap", 0),
+        ("batch_size", 0),
+        ("chunk", 0),
+        ("seed", -1),
+        ("nonsense", 1),
+    ],
+)
 def test_bad_options_name_the_field(option, value):
     obj = Objective(logistic_regression(4, 2).double())
     with pytest.raises(InvalidInput, match=option):
@@ -368,14 +399,17 @@ def test_worst_case_bound_needs_a_size_in_range():
 
 
 # -- the paper's MNIST verification (Fig. 2, logistic regression, 30 % deleted) -------------------
-@pytest.mark.skipif(not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
-                    reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)")
+@pytest.mark.skipif(
+    not (SHARED_MNIST / "train-images-idx3-ubyte.gz").is_file(),
+    reason=f"MNIST IDX files not found at {SHARED_MNIST} (only the CI checkout has ../shared)",
+)
 @pytest.mark.slow
 def test_mnist_logistic_regression_lands_at_the_papers_distance():
     from audit.datasets import load_dataset, select_forget
 
-    data = load_dataset(f"idx:{SHARED_MNIST}", seed=0, max_train=1000,
-                        feature_map={"normalize": [0.1307, 0.3081], "row_norm": "none"})
+    data = load_dataset(
+        f"idx:{SHARED_MNIST}", seed=0, max_train=1000, feature_map={"normalize": [0.1307, 0.3081], "row_norm": "none"}
+    )
     X = torch.as_tensor(data.X_train, dtype=torch.float64).reshape(1000, 784)
     y = torch.as_tensor(data.y_train)
     obj = Objective(logistic_regression(784, 10).double())
@@ -385,8 +419,14 @@ def test_mnist_logistic_regression_lands_at_the_papers_distance():
     # the paper's setting (§8.1): full batch, 50 epochs, eta 0.05, q 0.995, C 10, L2 1e-6
     method = HessianFree(obj, epochs=50, eta=0.05, deletable=forget.tolist())
     w = method.fit(X, y, theta0)
-    assert float(obj.accuracy(w, torch.as_tensor(data.X_test, dtype=torch.float64).reshape(-1, 784),
-                              torch.as_tensor(data.y_test))) > 0.8
+    assert (
+        float(
+            obj.accuracy(
+                w, torch.as_tensor(data.X_test, dtype=torch.float64).reshape(-1, 784), torch.as_tensor(data.y_test)
+            )
+        )
+        > 0.8
+    )
     unlearned = method.unlearn(forget)
     distances = {}
     for divisor in ("original", "remaining"):  # the paper's coupled retrain, and the authors' script
@@ -430,7 +470,9 @@ def test_replicas_reuse_the_estimated_curvature(monkeypatch):
     assert method.curvature_["M_constant"].provenance == "estimated"
     calls = []
     original = HessianFree._curvature_constants
-    monkeypatch.setattr(HessianFree, "_curvature_constants", lambda self, probed: calls.append(1) or original(self, probed))
+    monkeypatch.setattr(
+        HessianFree, "_curvature_constants", lambda self, probed: calls.append(1) or original(self, probed)
+    )
     twin = method.replica()
     twin.fit(method.X_, method.y_, default_init(method.objective, torch.Generator().manual_seed(5), torch.float64))
     assert calls == []

@@ -68,7 +68,7 @@ def test_a_configured_step_above_the_grid_top_is_its_last_value_and_the_limit_de
     assert len(grid) == 4 and grid[-1] == high.eta_ and grid[0] == pytest.approx(0.1 * high.eta_)
     # mini-batches: the limit is the smallest over steps of 2 / ((M_t + l2) q^t)
     batched = _fitted(batch_size=50, decay=0.9)
-    expected = min(2.0 / ((M + batched.l2) * 0.9 ** t) for t, M in enumerate(batched.curvature_["M"]))
+    expected = min(2.0 / ((M + batched.l2) * 0.9**t) for t, M in enumerate(batched.curvature_["M"]))
     assert batched.stable_eta_limit() == pytest.approx(expected, rel=1e-12)
     assert all(v < batched.stable_eta_limit() for v in batched.knob_grid(3))
 
@@ -101,9 +101,20 @@ def test_the_tradeoff_section_refits_one_replica_per_grid_value():
         m.declare_deletable(FORGET)
         m.fit(X, y, theta0)
 
-    curve = tradeoff(method, FORGET, epsilon=1.0, delta=1e-5, mechanism="analytic", points=4,
-                     objective=method.objective, test=(Xt, yt), retrained=method.retrain(FORGET), refit=refit,
-                     gen=torch.Generator().manual_seed(0), tick=lambda *a: None)
+    curve = tradeoff(
+        method,
+        FORGET,
+        epsilon=1.0,
+        delta=1e-5,
+        mechanism="analytic",
+        points=4,
+        objective=method.objective,
+        test=(Xt, yt),
+        retrained=method.retrain(FORGET),
+        refit=refit,
+        gen=torch.Generator().manual_seed(0),
+        tick=lambda *a: None,
+    )
     grid = method.knob_grid(4)
     assert curve.knob.option == "eta" and curve.knob.refits and curve.chosen == method.eta_
     assert [row.value for row in curve.rows] == grid
@@ -112,15 +123,17 @@ def test_the_tradeoff_section_refits_one_replica_per_grid_value():
         refit(replica)
         cert = replica.certify(FORGET, 1.0, 1e-5)
         assert row.sigma == cert.sigma and row.sensitivity == cert.sensitivity
-        assert row.distance == pytest.approx(float(torch.linalg.vector_norm(replica.unlearn(FORGET)
-                                                                            - replica.retrain(FORGET))), abs=1e-15)
+        assert row.distance == pytest.approx(
+            float(torch.linalg.vector_norm(replica.unlearn(FORGET) - replica.retrain(FORGET))), abs=1e-15
+        )
 
 
 def test_an_audit_of_hf_reports_the_eta_curve_within_its_budget():
     """Default diagnostic_budget = 1: the step used is the audit's own models (no refit) and one
     grid value is refitted, the farthest from it; the rest are listed and the cut is a finding."""
-    config = AuditConfig(method="hf", max_train=300, attacks=(), curve_points=3, noise_draws=2,
-                         method_options={"epochs": 10})
+    config = AuditConfig(
+        method="hf", max_train=300, attacks=(), curve_points=3, noise_draws=2, method_options={"epochs": 10}
+    )
     report = audit.run(config).to_json_dict()
     curve, used = report["tradeoff"], report["method"]["hyperparameters"]
     assert curve["knob"]["option"] == "eta" and curve["knob"]["refits"]
@@ -138,8 +151,10 @@ def test_an_audit_of_hf_reports_the_eta_curve_within_its_budget():
     assert report["timings"]["tradeoff_s"] >= 0
 
 
-@pytest.mark.parametrize(("budget", "taken", "left"), [
-    (0.0, [3], [1, 2, 4, 5]), (1.0, [1, 3], [2, 4, 5]), (2.0, [1, 3, 5], [2, 4]), (9.0, [1, 2, 3, 4, 5], [])])
+@pytest.mark.parametrize(
+    ("budget", "taken", "left"),
+    [(0.0, [3], [1, 2, 4, 5]), (1.0, [1, 3], [2, 4, 5]), (2.0, [1, 3, 5], [2, 4]), (9.0, [1, 2, 3, 4, 5], [])],
+)
 def test_the_budget_takes_grid_values_farthest_first_and_reuses_the_one_used(budget, taken, left):
     from audit.measurements import budgeted_values
 
@@ -181,8 +196,9 @@ def test_a_replica_at_another_step_estimates_its_own_curvature(monkeypatch):
     method = _fitted(model="mlp", n=60, epochs=2, eta=0.05)
     calls = []
     original = HessianFree._curvature_constants
-    monkeypatch.setattr(HessianFree, "_curvature_constants",
-                        lambda self, probed: calls.append(1) or original(self, probed))
+    monkeypatch.setattr(
+        HessianFree, "_curvature_constants", lambda self, probed: calls.append(1) or original(self, probed)
+    )
     same = method.replica()
     same.fit(method.X_, method.y_, method.theta0_)
     assert calls == [] and same.curvature_["M_constant"] is method.curvature_["M_constant"]

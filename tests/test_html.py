@@ -28,8 +28,19 @@ from audit.report.html import CSP, VERDICTS, command_line, render_html, write_ht
 
 DATA = Path(__file__).parent / "data"
 SRC = Path(__file__).resolve().parents[1] / "src"
-SECTIONS = ("verdict", "epsilon", "roc", "fdp", "losses", "relearn", "tradeoff", "utility", "certificate",
-            "findings", "reproduce")
+SECTIONS = (
+    "verdict",
+    "epsilon",
+    "roc",
+    "fdp",
+    "losses",
+    "relearn",
+    "tradeoff",
+    "utility",
+    "certificate",
+    "findings",
+    "reproduce",
+)
 
 
 def load(name: str) -> dict:
@@ -78,15 +89,25 @@ def test_every_section_is_present(page):
     for section in SECTIONS:
         assert f'<section id="{section}"' in page, section
     assert page.count('<svg class="plot"') == 6  # ε chart, ROC, trade-off (f-DP), losses, relearn, tradeoff
-    for heading in ("ROC curves (log–log)", "Loss distributions", "Relearn time", "K–σ–ε knob sweep",
-                    "Utility", "Constants", "How to reproduce", "Seeds", "Versions", "Hashes"):
+    for heading in (
+        "ROC curves (log–log)",
+        "Loss distributions",
+        "Relearn time",
+        "K–σ–ε knob sweep",
+        "Utility",
+        "Constants",
+        "How to reproduce",
+        "Seeds",
+        "Versions",
+        "Hashes",
+    ):
         assert heading in page, heading
 
 
 def test_verdict_banner_consistent(page, consistent):
     assert '<section id="verdict" class="banner consistent">' in page
     assert '<div class="verdict-word">CONSISTENT</div>' in page
-    banner = page[page.index('id="verdict"'):page.index("</section>")]
+    banner = page[page.index('id="verdict"') : page.index("</section>")]
     # the three numbers of the verdict: certified, realized, best empirical
     assert "certified ε</dt><dd>1</dd>" in banner
     assert "realized ε</dt><dd>1.553e-5</dd>" in banner
@@ -97,7 +118,7 @@ def test_verdict_banner_consistent(page, consistent):
 def test_verdict_banner_violated(page_violated, violated):
     assert '<section id="verdict" class="banner violated">' in page_violated
     assert '<div class="verdict-word">VIOLATED</div>' in page_violated
-    banner = page_violated[page_violated.index('id="verdict"'):page_violated.index("</section>")]
+    banner = page_violated[page_violated.index('id="verdict"') : page_violated.index("</section>")]
     assert "<dd>4.895</dd>" in banner  # the MIA lower bound, the best one
     assert "mia attack" in banner
     for finding in violated["findings"]:
@@ -105,7 +126,7 @@ def test_verdict_banner_violated(page_violated, violated):
             assert finding["code"] in banner
     assert "does NOT hold" in banner
     # the violating attack rows are marked
-    attacks = page_violated[page_violated.index('<section id="roc">'):page_violated.index('<section id="fdp">')]
+    attacks = page_violated[page_violated.index('<section id="roc">') : page_violated.index('<section id="fdp">')]
     assert attacks.count('<tr class="bad">') == 3  # mia, ulira, whitebox > ε = 1
 
 
@@ -116,35 +137,43 @@ def test_verdict_banner_not_certified(consistent):
     html = render_html(r)
     assert '<section id="verdict" class="banner not-certified">' in html
     assert "NOT CERTIFIED" in html
-    headline = html[html.index('id="verdict"'):html.index("</section>")]
+    headline = html[html.index('id="verdict"') : html.index("</section>")]
     assert "<dd>not issued</dd>" in headline and "certified ε" not in headline  # no number for no certificate
 
 
 def test_a_warning_turns_the_consistent_banner_amber_and_is_named_in_it(consistent, page):
     """Issue 24: no-power and released-at-chance are in the banner, never only at the bottom."""
     r = copy.deepcopy(consistent)
-    r["findings"] = [{"severity": "warning", "code": "released-at-chance", "message": "released at chance"},
-                     {"severity": "warning", "code": "no-power", "message": "no attack proves anything"}]
+    r["findings"] = [
+        {"severity": "warning", "code": "released-at-chance", "message": "released at chance"},
+        {"severity": "warning", "code": "no-power", "message": "no attack proves anything"},
+    ]
     html = render_html(r)
     assert '<section id="verdict" class="banner consistent caution">' in html
-    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    banner = html[html.index('id="verdict"') : html.index("</section>")]
     assert "<b>2 warnings:</b>" in banner
     for code in ("released-at-chance", "no-power"):
-        assert f'<li class="warning">{escape(CODES[code].short)} <a href="#findings"><code>{code}</code></a></li>' \
+        assert (
+            f'<li class="warning">{escape(CODES[code].short)} <a href="#findings"><code>{code}</code></a></li>'
             in banner
+        )
     assert "this pass proves little" in banner and VERDICTS["consistent"][1] not in banner
     assert "<title>Unlearning audit: CONSISTENT (2 warnings) — " in html
     # the clean page stays green and says nothing of warnings
-    clean = page[page.index('id="verdict"'):page.index("</section>")]
+    clean = page[page.index('id="verdict"') : page.index("</section>")]
     assert "caution" not in clean and 'class="headline"' not in clean and VERDICTS["consistent"][1] in clean
 
 
 def test_the_banner_names_errors_before_warnings(page_violated, violated):
-    banner = page_violated[page_violated.index('id="verdict"'):page_violated.index("</section>")]
+    banner = page_violated[page_violated.index('id="verdict"') : page_violated.index("</section>")]
     assert "<b>3 errors, 1 warning:</b>" in banner and "caution" not in banner
     named = re.findall(r'<li class="(error|warning)">[^<]*<a href="#findings"><code>([a-z-]+)</code>', banner)
-    assert named == [("error", "certificate-violated"), ("error", "bound-violated"),
-                     ("error", "realized-exceeds-certified"), ("warning", "conditional-constants")]
+    assert named == [
+        ("error", "certificate-violated"),
+        ("error", "bound-violated"),
+        ("error", "realized-exceeds-certified"),
+        ("warning", "conditional-constants"),
+    ]
 
 
 def test_verdict_derived_from_findings_when_absent(violated):
@@ -163,21 +192,24 @@ def test_constants_with_provenance_and_estimator(page, page_violated, consistent
 
 def test_utility_table(page, consistent):
     u = consistent["utility"]
-    section = page[page.index('<section id="utility"'):page.index('<section id="certificate"')]
+    section = page[page.index('<section id="utility"') : page.index('<section id="certificate"')]
     for model in ("original", "unlearned", "retrained"):
-        assert f"<th scope=\"row\">{model}</th>" in section
+        assert f'<th scope="row">{model}</th>' in section
     assert "0.8141" in section  # test accuracy
     assert f"{u['retrained']['retain']['noisy_accuracy_std']:.4g}" in section
 
 
 def test_reproduce_section(page, consistent):
-    section = page[page.index('<section id="reproduce"'):]
+    section = page[page.index('<section id="reproduce"') :]
     assert "audit run --method r2d" in section
     for name, seed in consistent["seeds"].items():
         assert str(seed) in section, name
-    for value in (consistent["dataset"]["content_hash"], consistent["parameters"]["sha256_unlearned"],
-                  consistent["deletion_request"]["commitment"],
-                  consistent["dataset"]["source"]["sha256"]["adult.data"]):
+    for value in (
+        consistent["dataset"]["content_hash"],
+        consistent["parameters"]["sha256_unlearned"],
+        consistent["deletion_request"]["commitment"],
+        consistent["dataset"]["source"]["sha256"]["adult.data"],
+    ):
         assert value in section
     for package, version in consistent["environment"]["packages"].items():
         if version:
@@ -198,10 +230,29 @@ def test_command_line_parses_back_to_the_config(violated):
     run = typer.main.get_command(app).commands["run"]
     ctx = run.make_context("run", argv[2:])  # parses without running the audit
     p = ctx.params
-    for key in ("method", "epsilon", "delta", "mechanism", "dataset", "model", "forget_count",
-                "steps", "horizon", "rewind_fraction", "seed", "device", "dtype", "max_train",
-                "noise_draws", "curve_points", "trials", "trial_mode", "shadow_models",
-                "confidence", "relearn_max_steps"):
+    for key in (
+        "method",
+        "epsilon",
+        "delta",
+        "mechanism",
+        "dataset",
+        "model",
+        "forget_count",
+        "steps",
+        "horizon",
+        "rewind_fraction",
+        "seed",
+        "device",
+        "dtype",
+        "max_train",
+        "noise_draws",
+        "curve_points",
+        "trials",
+        "trial_mode",
+        "shadow_models",
+        "confidence",
+        "relearn_max_steps",
+    ):
         assert p[key] == (int(cfg[key]) if key == "seed" else cfg[key]), key  # seeds travel as strings
     assert p["constants__G"] == cfg["constants"]["G"] == 1e-7
     assert p["constants__L"] is None
@@ -240,7 +291,8 @@ def test_seeds_as_decimal_strings(consistent):
 def test_no_script_but_the_json_data_block(page, page_violated):
     for html in (page, page_violated):
         assert re.findall(r"<script\b[^>]*>", html, re.IGNORECASE) == [
-            '<script type="application/json" id="report-data">']
+            '<script type="application/json" id="report-data">'
+        ]
         assert html.count("</script>") == 1
         assert "javascript:" not in html.lower()
         for tag in tags(html):  # no inline event handler on any element (onload=, onerror=...)
@@ -248,7 +300,7 @@ def test_no_script_but_the_json_data_block(page, page_violated):
 
 
 def test_embedded_json_is_the_report(page, consistent):
-    block = page[page.index('id="report-data">') + len('id="report-data">'):page.index("</script>")]
+    block = page[page.index('id="report-data">') + len('id="report-data">') : page.index("</script>")]
     assert "<" not in block and ">" not in block and "&" not in block
     assert json.loads(block) == consistent
 
@@ -263,7 +315,7 @@ def test_markup_in_report_strings_is_escaped(consistent):
     assert re.findall(r"<script\b", html) == ["<script"]  # only the data block
     assert "<img" not in html and "evil.example" in html  # present as text only
     assert "&lt;/script&gt;&lt;script&gt;alert(1)" in html
-    block = html[html.index('id="report-data">') + len('id="report-data">'):html.rindex("</script>")]
+    block = html[html.index('id="report-data">') + len('id="report-data">') : html.rindex("</script>")]
     assert json.loads(block)["findings"][0]["message"] == evil
 
 
@@ -279,7 +331,7 @@ def csp_directives(html: str) -> dict[str, list[str]]:
 
 
 def test_content_security_policy_forbids_every_fetch(page):
-    head = page[:page.index("</head>")]
+    head = page[: page.index("</head>")]
     # the CSP meta comes before anything that could load (it only governs what follows it)
     assert head.index("Content-Security-Policy") < head.index("<link") < head.index("<style")
     d = csp_directives(page)
@@ -303,21 +355,35 @@ def test_no_external_resource_reference(page, page_violated):
         # no attribute that fetches points anywhere but the page itself or a data: URI
         for tag in tags(html):
             for attr, value in re.findall(r'\s([a-zA-Z:-]+)\s*=\s*"([^"]*)"', tag):
-                if attr.lower() in ("src", "href", "xlink:href", "action", "formaction", "poster",
-                                    "data", "srcset", "background", "manifest", "ping", "cite"):
+                if attr.lower() in (
+                    "src",
+                    "href",
+                    "xlink:href",
+                    "action",
+                    "formaction",
+                    "poster",
+                    "data",
+                    "srcset",
+                    "background",
+                    "manifest",
+                    "ping",
+                    "cite",
+                ):
                     assert value.startswith(("#", "data:")), (attr, value)
                 if re.match(r"(?i)\s*(https?:|//|ftp:|wss?:)", value):
                     assert attr in ("xmlns", "xmlns:xlink") and value in XMLNS, (attr, value)
         assert not re.search(r"(?i)url\(\s*['\"]?\s*(?!#|data:)", html)  # CSS url(...) to outside
         assert "@import" not in html
-        assert not re.search(r"(?i)<(link|iframe|frame|object|embed|img|video|audio|source|base|form)\b"
-                             r"(?![^>]*rel=\"icon\" href=\"data:,\")", html)
+        assert not re.search(
+            r"(?i)<(link|iframe|frame|object|embed|img|video|audio|source|base|form)\b"
+            r"(?![^>]*rel=\"icon\" href=\"data:,\")",
+            html,
+        )
         # every remaining http(s) URL is text (escaped, shown to the reader) or an SVG namespace
         for m in re.finditer(r"https?://[^\s\"'<)]+", html):
-            before = html[max(0, m.start() - 20):m.start()]
+            before = html[max(0, m.start() - 20) : m.start()]
             inside_script = html.rfind("<script", 0, m.start()) > html.rfind("</script>", 0, m.start())
-            assert m.group(0) in XMLNS or inside_script or not before.rstrip().endswith(("=", '="')), \
-                m.group(0)
+            assert m.group(0) in XMLNS or inside_script or not before.rstrip().endswith(("=", '="')), m.group(0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -347,17 +413,21 @@ def test_nonfinite_numbers(violated):
     r["certificate"]["sigma"] = "nan"
     r["tradeoff"]["rows"][0]["realized_epsilon"] = "inf"
     html = render_html(r)
-    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    banner = html[html.index('id="verdict"') : html.index("</section>")]
     assert "realized ε</dt><dd>∞</dd>" in banner
     assert "best empirical ε lower bound</dt>\n      <dd>∞</dd>" in banner
     assert "σ = NaN" in banner
-    block = html[html.index('id="report-data">') + len('id="report-data">'):html.index("</script>")]
+    block = html[html.index('id="report-data">') + len('id="report-data">') : html.index("</script>")]
     assert json.loads(block)["realized"]["epsilon"] == "inf"  # valid JSON: no bare Infinity
 
 
 def test_minimal_and_partial_reports_render():
-    for r in ({}, {"verdict": "consistent"}, {"verdict": "violated", "certificate": {"epsilon": 1.0}},
-              {"verdict": "weird", "attacks": {"attacks": {}, "comparison": {}}}):
+    for r in (
+        {},
+        {"verdict": "consistent"},
+        {"verdict": "violated", "certificate": {"epsilon": 1.0}},
+        {"verdict": "weird", "attacks": {"attacks": {}, "comparison": {}}},
+    ):
         html = render_html(r)
         assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
 
@@ -366,6 +436,7 @@ def test_accepts_an_audit_report_object(consistent, page):
     class Fake:
         def to_dict(self):
             return consistent
+
     assert render_html(Fake()) == page
 
 
@@ -408,10 +479,20 @@ def test_identical_bytes_across_processes(violated, page_violated):
     expected = f"{hashlib.sha256(page_violated.encode()).hexdigest()} {hashlib.sha256(roc.encode()).hexdigest()}"
     procs = []
     for hashseed in ("1", "2"):  # concurrently: each interpreter spends seconds importing torch
-        env = dict(os.environ, PYTHONHASHSEED=hashseed,
-                   PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
-        procs.append(subprocess.Popen([sys.executable, "-c", RENDER, str(DATA / "sample-report-violated.json")],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        env = dict(
+            os.environ,
+            PYTHONHASHSEED=hashseed,
+            PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", RENDER, str(DATA / "sample-report-violated.json")],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        )
     outs = []
     for proc in procs:
         out, err = proc.communicate(timeout=300)
@@ -440,7 +521,7 @@ def test_charts_are_inlinable_svg(violated):
         assert svg.endswith("</svg>")
         for banned in ("<?xml", "<!DOCTYPE", "<!--", "<metadata", "<script", "<image", "matplotlib.org"):
             assert banned not in svg, (name, banned)
-        assert not re.search(r'<svg[^>]*\s(width|height)=', svg)  # sized by CSS through viewBox
+        assert not re.search(r"<svg[^>]*\s(width|height)=", svg)  # sized by CSS through viewBox
         ids = re.findall(r'\bid="([^"]+)"', svg)
         assert ids and all(i.startswith(f"{name}-") for i in ids), name
         for ref in re.findall(r'(?:href="#|url\(#)([^")]+)', svg):
@@ -451,8 +532,13 @@ def test_charts_are_inlinable_svg(violated):
 
 
 def test_roc_zero_rates_on_log_axes():
-    curve = {"curve": {"fpr": [0.0, 0.0, 0.5, 1.0], "tpr": [0.0, 1.0, 1.0, 1.0]},
-             "n_pos": 10, "n_neg": 20, "auroc": 1.0, "tpr_at_1pct_fpr": 1.0}
+    curve = {
+        "curve": {"fpr": [0.0, 0.0, 0.5, 1.0], "tpr": [0.0, 1.0, 1.0, 1.0]},
+        "n_pos": 10,
+        "n_neg": 20,
+        "auroc": 1.0,
+        "tpr_at_1pct_fpr": 1.0,
+    }
     assert plots._clip_rates([0.0, 0.5, "nan", 1.0], 20) == [0.05, 0.5, 0.05, 1.0]
     svg = plots.roc_chart({"a": curve})
     assert "NaN" not in svg and "inf" not in svg.lower().replace("info", "")
@@ -467,8 +553,13 @@ def test_chart_text_from_the_report_is_literal():
 
 
 def test_empty_charts_say_so():
-    for svg in (plots.roc_chart({}), plots.loss_histogram_chart(None), plots.relearn_chart(None),
-                plots.tradeoff_chart(None), plots.fdp_chart(None)):
+    for svg in (
+        plots.roc_chart({}),
+        plots.loss_histogram_chart(None),
+        plots.relearn_chart(None),
+        plots.tradeoff_chart(None),
+        plots.fdp_chart(None),
+    ):
         assert svg.startswith('<svg class="plot"')
     assert plots.epsilon_chart("inf", "nan", None).startswith('<svg class="plot"')
 
@@ -482,21 +573,26 @@ def test_chart_numbers_decode_the_report_encoding():
 def test_a_method_without_a_theorem_shows_no_certified_epsilon(consistent):
     """kind none: no 'certified ε' card, number or bar; the banner says why there is no certificate."""
     r = copy.deepcopy(consistent)
-    r["certificate"].update(kind="none", epsilon=None, sensitivity=None, sigma=0.0, valid=False,
-                            theorem="none: a heuristic baseline with no theorem")
+    r["certificate"].update(
+        kind="none",
+        epsilon=None,
+        sensitivity=None,
+        sigma=0.0,
+        valid=False,
+        theorem="none: a heuristic baseline with no theorem",
+    )
     r["realized"].update(sensitivity_bound=None, bound_slack=None)
     r["attacks"]["comparison"].update(certified_epsilon=None, ordering_holds=None)
     r["findings"] = [{"severity": "warning", "code": "no-theorem", "message": "no certificate"}]
     r["verdict"] = "not-certified"
     html = render_html(r)
-    banner = html[html.index('id="verdict"'):html.index("</section>")]
+    banner = html[html.index('id="verdict"') : html.index("</section>")]
     assert "NO CERTIFICATE" in banner and "no certificate (the method has no theorem)" in banner
     assert "certified ε" not in banner and "a condition of the theorem failed" not in banner
     assert "nothing certified, so nothing can be violated" in banner
-    chart = html[html.index('<section id="epsilon">'):html.index('<section id="roc">')]
+    chart = html[html.index('<section id="epsilon">') : html.index('<section id="roc">')]
     assert "certified ε" not in chart.split("<figcaption>")[0]  # the chart draws no certified bar
     assert '<tr class="bad">' not in html  # no attack row can exceed a certificate that does not exist
-
 
 
 # ----------------------------------------------------------------------------------------
@@ -504,7 +600,7 @@ def test_a_method_without_a_theorem_shows_no_certified_epsilon(consistent):
 
 
 def fdp_section(html: str) -> str:
-    return html[html.index('<section id="fdp">'):html.index('<section id="losses">')]
+    return html[html.index('<section id="fdp">') : html.index('<section id="losses">')]
 
 
 def promised_mu(report: dict) -> float:
@@ -516,8 +612,9 @@ def test_gaussian_tradeoff_values():
 
     for mu in (0.0, 0.27, 1.0, 3.5):
         for alpha in (1e-6, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.9, 0.999):
-            assert plots.gaussian_tradeoff(alpha, mu) == pytest.approx(norm.cdf(norm.ppf(1 - alpha) - mu),
-                                                                       rel=1e-9, abs=1e-15)
+            assert plots.gaussian_tradeoff(alpha, mu) == pytest.approx(
+                norm.cdf(norm.ppf(1 - alpha) - mu), rel=1e-9, abs=1e-15
+            )
     assert plots.gaussian_tradeoff(0.0, 1.0) == 1.0 and plots.gaussian_tradeoff(1.0, 1.0) == 0.0
     assert plots.gaussian_tradeoff(0.3, 0.0) == pytest.approx(0.7)  # μ = 0: the blind guess
     assert plots.gaussian_tradeoff(0.3, "inf") == 0.0 and math.isnan(plots.gaussian_tradeoff(0.3, -1.0))
@@ -539,8 +636,10 @@ def test_fdp_chart_with_a_certificate(page_violated, violated):
     assert '<svg class="plot" role="img" aria-labelledby="fdp-title"' in section
     mu = promised_mu(violated)
     assert f"μ = Δ/σ = {mu:.4g}" in section
-    assert "an empirical curve below the promised curve\n    anywhere is visible evidence against the certificate" \
+    assert (
+        "an empirical curve below the promised curve\n    anywhere is visible evidence against the certificate"
         in section.replace("promised curve anywhere", "promised curve\n    anywhere")
+    )
     best = violated["attacks"]["comparison"]["best_attack"]
     assert f"<b>{best}</b>" in section
     # the planted violation: the MIA separates the worlds far better than G_μ allows
@@ -552,8 +651,9 @@ def test_fdp_chart_with_a_certificate(page_violated, violated):
     # the table (the chart's text alternative): G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) at each α
     from scipy.stats import norm
 
-    rows = re.findall(r'<td class="num">([^<]+)</td><td class="num">([^<]+)</td>\s*<td class="num">([^<]+)</td>',
-                      section)
+    rows = re.findall(
+        r'<td class="num">([^<]+)</td><td class="num">([^<]+)</td>\s*<td class="num">([^<]+)</td>', section
+    )
     assert [float(r[0]) for r in rows] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
     for a, _, promised in rows:
         assert float(promised) == pytest.approx(norm.cdf(norm.ppf(1 - float(a)) - mu), rel=1e-5)
@@ -579,8 +679,7 @@ def test_no_gaussian_curve_without_a_certificate(consistent):
         "no certificate was issued": dict(valid=False),
         "the method has no theorem": dict(kind="none", epsilon=None, sensitivity=None, valid=False),
         "σ = 0. The release is the retrained model itself": dict(kind="exact", sigma=0.0, sensitivity=0.0),
-        "σ = 0. The privacy comes from noise inside training": dict(kind="training-noise", sigma=0.0,
-                                                                   sensitivity=None),
+        "σ = 0. The privacy comes from noise inside training": dict(kind="training-noise", sigma=0.0, sensitivity=None),
         "σ = 0, no noise on the released parameters": dict(sigma=0.0),
     }
     for sentence, cert in cases.items():
@@ -590,7 +689,7 @@ def test_no_gaussian_curve_without_a_certificate(consistent):
         assert "G<sub>μ</sub>(α) = Φ" not in section  # no promise stated
         assert promised_colour not in section.lower(), sentence  # and none drawn
         assert '<svg class="plot" role="img" aria-labelledby="fdp-title"' in section  # the attack's curve stays
-        assert "<td class=\"num\">—</td></tr>" in section  # the table's promised column is empty
+        assert '<td class="num">—</td></tr>' in section  # the table's promised column is empty
 
 
 def test_fdp_curve_of_an_attack_in_the_other_direction(violated):
@@ -630,20 +729,21 @@ def test_competition_section(violated):
     details = res.to_dict()
     details["caveats"] = CAVEATS.format(k=64, delta=1e-5, emax=res.max_epsilon, cap=50.0)
     r = copy.deepcopy(violated)
-    r["attacks"]["attacks"]["competition"] = dict(copy.deepcopy(r["attacks"]["attacks"]["mia"]),
-                                                  title="Unlearning-competition ε (NeurIPS 2023)", details=details)
+    r["attacks"]["attacks"]["competition"] = dict(
+        copy.deepcopy(r["attacks"]["attacks"]["mia"]), title="Unlearning-competition ε (NeurIPS 2023)", details=details
+    )
     html = render_html(r)
     assert '<a href="#competition">competition ε</a>' in html
-    section = html[html.index('<section id="competition">'):html.index('<section id="losses">')]
+    section = html[html.index('<section id="competition">') : html.index('<section id="losses">')]
     assert f"forget score <b>{details['forget_score']:.4g}</b>" in section
     assert "<b>estimates, not bounds</b>" in section
     bound = r["attacks"]["attacks"]["competition"]["bound"]
     assert f"ε ≥ {bound['epsilon_lower']:.4g}" in section
-    assert section.count("<tr><td class=\"num\">") == len(details["epsilon_histogram"]) == 11  # K = 64: 10 + "≥ 5"
+    assert section.count('<tr><td class="num">') == len(details["epsilon_histogram"]) == 11  # K = 64: 10 + "≥ 5"
     assert "≥ 5</td>" in section and "not a bound" in section
     # the attack's row keeps the headline numbers only (the section has the rest)
-    row = html[html.index('<th scope="row">competition'):]
-    row = row[:row.index("</tr>", row.index('<tr class="desc">'))]
+    row = html[html.index('<th scope="row">competition') :]
+    row = row[: row.index("</tr>", row.index('<tr class="desc">'))]
     assert "forget_score = " in row and "caveats" not in row and "example_epsilons" not in row
 
 
@@ -653,8 +753,17 @@ def test_page_states_the_trial_mode_the_positive_control_and_the_one_run_audit(c
     assert "can see a deletion that did nothing" in page and 'id="one-run"' not in page
     blind = copy.deepcopy(consistent)
     blind["attacks"]["positive_control"].update(has_power=False, best_epsilon_lower=0.0)
-    blind["one_run"] = {"inserted": 50, "m": 50, "v": 41, "r": 40 + 10, "epsilon_lower": 0.83, "confidence": 0.95,
-                        "ceiling": 1.27, "certified_epsilon": 1.0, "note": "a bound on the group certificate"}
+    blind["one_run"] = {
+        "inserted": 50,
+        "m": 50,
+        "v": 41,
+        "r": 40 + 10,
+        "epsilon_lower": 0.83,
+        "confidence": 0.95,
+        "ceiling": 1.27,
+        "certified_epsilon": 1.0,
+        "note": "a bound on the group certificate",
+    }
     page = render_html(blind)
     assert "no attack proves anything" in page and "this audit has no power" in page
     assert 'id="one-run"' in page and "41 of" in page and "0.83" in page and "a bound on the group certificate" in page
@@ -663,13 +772,24 @@ def test_page_states_the_trial_mode_the_positive_control_and_the_one_run_audit(c
 
 def test_page_renders_a_one_run_bound_whose_control_proves_nothing_as_no_power(consistent):
     report = copy.deepcopy(consistent)
-    report["one_run"] = {"inserted": 1000, "m": 1000, "v": 54, "r": 100, "epsilon_lower": 0.0, "confidence": 0.95,
-                         "ceiling": 1.66, "certified_epsilon": 1.0, "can_test": True, "violation": False,
-                         "note": "n", "control": {"v": 52, "r": 100, "epsilon_lower": 0.0, "has_power": False}}
+    report["one_run"] = {
+        "inserted": 1000,
+        "m": 1000,
+        "v": 54,
+        "r": 100,
+        "epsilon_lower": 0.0,
+        "confidence": 0.95,
+        "ceiling": 1.66,
+        "certified_epsilon": 1.0,
+        "can_test": True,
+        "violation": False,
+        "note": "n",
+        "control": {"v": 52, "r": 100, "epsilon_lower": 0.0, "has_power": False},
+    }
 
     def one_run_section() -> str:
         page = " ".join(render_html(report).split())
-        return page[page.index('id="one-run"'):page.index('<p class="note">n</p>')]
+        return page[page.index('id="one-run"') : page.index('<p class="note">n</p>')]
 
     text = one_run_section()
     assert "<b>could not have caught a deletion that did nothing with 1,000 canary pairs on this model</b>" in text
@@ -687,9 +807,14 @@ def test_attack_rows_show_the_gaussian_shape_test_and_the_most_exposed_records(c
     name = sorted(report["attacks"]["attacks"])[0]
     entry = report["attacks"]["attacks"][name]
     entry["bound"]["gdp_estimate"].update(gof="accepted", gof_p_value=0.42, epsilon_lower=0.731)
-    entry["details"]["per_record"] = {"records": 20, "top": [{"record": 7, "auroc": 0.91, "epsilon_lower": 1.25},
-                                                             {"record": 3, "auroc": 0.12, "epsilon_lower": 0.5}],
-                                      "epsilon": {"confidence_per_record": 0.9975}}
+    entry["details"]["per_record"] = {
+        "records": 20,
+        "top": [
+            {"record": 7, "auroc": 0.91, "epsilon_lower": 1.25},
+            {"record": 3, "auroc": 0.12, "epsilon_lower": 0.5},
+        ],
+        "epsilon": {"confidence_per_record": 0.9975},
+    }
     page = render_html(report)
     assert "Gaussian shape of the trade-off: accepted (goodness of fit p = 0.42)" in page
     assert "GDP lower bound ε ≥ 0.731, valid under the Gaussian hypothesis" in page
@@ -704,7 +829,7 @@ def test_attack_rows_show_the_gaussian_shape_test_and_the_most_exposed_records(c
 
 
 def _box(html: str) -> str:
-    return html[html.index('<section id="request"'):html.index('<nav class="toc"')]
+    return html[html.index('<section id="request"') : html.index('<nav class="toc"')]
 
 
 def test_the_request_box_sits_under_the_banner_and_says_what_was_deleted(page, consistent):
@@ -720,15 +845,20 @@ def test_the_request_box_sits_under_the_banner_and_says_what_was_deleted(page, c
     named["deletion_request"]["request_id"] = "REQ-2026-0042"
     assert "<dd><code>REQ-2026-0042</code></dd>" in _box(render_html(named))
     # a comparison's method page (methods/<name>/) opens the comparison's one salt, two levels up
-    assert "--salt ../../deletion-commitment.salt --ids" in _box(render_html(consistent, salt="../../deletion-commitment.salt"))
+    assert "--salt ../../deletion-commitment.salt --ids" in _box(
+        render_html(consistent, salt="../../deletion-commitment.salt")
+    )
 
 
 def test_the_built_in_model_is_tagged_as_a_demonstration_and_a_callers_is_not(page, consistent):
     box = _box(page)
     assert "<code>logreg</code>, 3 parameters" in box and "built-in demonstration model</span>" in box
     assert "not your model" in box
-    for origin, source in (("caller", "the caller's module (my.Net)"), ("module", "factory module:net.py:build"),
-                           ("plug-in", "plug-in model 'acme'")):
+    for origin, source in (
+        ("caller", "the caller's module (my.Net)"),
+        ("module", "factory module:net.py:build"),
+        ("plug-in", "plug-in model 'acme'"),
+    ):
         mine = copy.deepcopy(consistent)
         mine["model"].update(origin=origin, source=source)
         mine["config"]["model"] = {"caller": "caller", "module": "module:net.py:build", "plug-in": "acme"}[origin]
@@ -768,10 +898,16 @@ def test_long_tables_fold_behind_details_and_a_violation_stays_open(page, page_v
         """The <details> start tag that holds ``marker``."""
         start = html.rindex("<details", 0, html.index(marker))
         assert html.index("</details>", start) > html.index(marker)
-        return html[start:html.index(">", start) + 1]
+        return html[start : html.index(">", start) + 1]
 
-    for marker in ("<th>ε lower bound</th>", '<table class="constants">', "<h3>Seeds</h3>", "<h3>Hashes</h3>",
-                   "<h3>Versions</h3>", '<table class="conditions">'):
+    for marker in (
+        "<th>ε lower bound</th>",
+        '<table class="constants">',
+        "<h3>Seeds</h3>",
+        "<h3>Hashes</h3>",
+        "<h3>Versions</h3>",
+        '<table class="conditions">',
+    ):
         assert "open" not in folded(page, marker), marker
     assert "open" in folded(page_violated, "<th>ε lower bound</th>")  # attacks that prove ε > certified
     failed = copy.deepcopy(consistent)
@@ -779,8 +915,8 @@ def test_long_tables_fold_behind_details_and_a_violation_stays_open(page, page_v
     assert "open" in folded(render_html(failed), '<table class="conditions">')  # a failed condition
     for value in ("0.8141", "1.553e-5"):  # numbers stay in the document, folded or not
         assert value in page
-    css = page[page.index("<style>"):page.index("</style>")]
-    assert "details::details-content { content-visibility: visible" in css[css.index("@media print"):]
+    css = page[page.index("<style>") : page.index("</style>")]
+    assert "details::details-content { content-visibility: visible" in css[css.index("@media print") :]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -794,21 +930,22 @@ def _visible_text(html: str) -> str:
 
 def test_the_f_dp_curve_and_the_knob_sweep_have_two_names(page):
     text = _visible_text(page)
-    fdp = text[text.index("Trade-off (f-DP) curve"):text.index("Loss distributions")]
-    sweep = text[text.index("The K–σ–ε knob sweep"):]
+    fdp = text[text.index("Trade-off (f-DP) curve") : text.index("Loss distributions")]
+    sweep = text[text.index("The K–σ–ε knob sweep") :]
     assert "trade-off" in fdp.lower() and "knob sweep" not in fdp.lower()
-    assert "trade-off" not in sweep[:sweep.index("Utility")].lower()
+    assert "trade-off" not in sweep[: sweep.index("Utility")].lower()
     assert not re.search(r"(?i)\btradeoff\b", text)  # the section id stays; the word is no name of either
 
 
 def test_population_rows_that_do_not_apply_are_hidden_and_named_once(page, consistent):
     populations = consistent["attacks"]["attacks"]["mia"]["details"]["population_auroc"]
-    hidden = sorted({m for m, e in populations.items() for k in ("noiseless", "released")
-                     if e.get(k) and not e[k]["applicable"]})
+    hidden = sorted(
+        {m for m, e in populations.items() for k in ("noiseless", "released") if e.get(k) and not e[k]["applicable"]}
+    )
     assert hidden  # the sample has them
     assert "not applicable" not in _visible_text(page)
-    note = page[page.index("Population membership inference does not apply"):]
-    note = note[:note.index("</p>")]
+    note = page[page.index("Population membership inference does not apply") :]
+    note = note[: note.index("</p>")]
     assert all(note.count(m) == 1 for m in hidden), note
 
 
@@ -823,7 +960,7 @@ def test_versions_list_the_tool_once(consistent):
     r = copy.deepcopy(consistent)  # earlier reports also recorded the tool among the packages
     r["environment"]["packages"][r["tool"]["name"]] = "0.0.9"
     html = render_html(r)
-    versions = html[html.index("<h3>Versions</h3>"):]
-    versions = versions[:versions.index("</table>")]
+    versions = html[html.index("<h3>Versions</h3>") :]
+    versions = versions[: versions.index("</table>")]
     assert versions.count(f'<th scope="row">{r["tool"]["name"]}</th>') == 1 and r["tool"]["version"] in versions
     assert "0.0.9" not in versions

@@ -44,13 +44,24 @@ pytestmark = pytest.mark.slow
 DATA = Path(__file__).parent / "data"
 
 #: Hosts that Chromium's own background services contact at start-up, not the page.
-BROWSER_SERVICE_HOSTS = frozenset({
-    "update.googleapis.com", "accounts.google.com", "clients2.google.com", "clients1.google.com",
-    "clientservices.googleapis.com", "redirector.gvt1.com", "edgedl.me.gvt1.com",
-    "safebrowsing.googleapis.com", "safebrowsingohttpgateway.googleapis.com",
-    "optimizationguide-pa.googleapis.com", "content-autofill.googleapis.com",
-    "android.clients.google.com", "www.googleapis.com", "dl.google.com",
-})
+BROWSER_SERVICE_HOSTS = frozenset(
+    {
+        "update.googleapis.com",
+        "accounts.google.com",
+        "clients2.google.com",
+        "clients1.google.com",
+        "clientservices.googleapis.com",
+        "redirector.gvt1.com",
+        "edgedl.me.gvt1.com",
+        "safebrowsing.googleapis.com",
+        "safebrowsingohttpgateway.googleapis.com",
+        "optimizationguide-pa.googleapis.com",
+        "content-autofill.googleapis.com",
+        "android.clients.google.com",
+        "www.googleapis.com",
+        "dl.google.com",
+    }
+)
 CANARY = "unlearn-audit-canary.example.com"
 
 
@@ -73,8 +84,7 @@ def find_chromium() -> str | None:
 def chromium() -> Iterator[tuple[BrowserType, str]]:
     path = find_chromium()
     if path is None:
-        message = ("headless Chromium not found (Debian: apt-get install -y chromium; or set "
-                   "CHROMIUM=/path/to/chromium)")
+        message = "headless Chromium not found (Debian: apt-get install -y chromium; or set CHROMIUM=/path/to/chromium)"
         if os.environ.get("CI"):
             pytest.fail(message + ": .ci/run installs it, so under CI this is an error")
         pytest.skip(message)
@@ -134,11 +144,14 @@ def visit(chromium: tuple[BrowserType, str], page: Path) -> dict:
     console: list[str] = []
     # The browser is closed before the sink (``with`` exits in reverse order), so every
     # connection it made has been accepted and read by then.
-    with Sink() as sink, browser_type.launch(
-        executable_path=binary,
-        proxy={"server": f"http://127.0.0.1:{sink.port}"},
-        args=[f"--host-resolver-rules=MAP * 127.0.0.1:{sink.port}"],
-    ) as browser:
+    with (
+        Sink() as sink,
+        browser_type.launch(
+            executable_path=binary,
+            proxy={"server": f"http://127.0.0.1:{sink.port}"},
+            args=[f"--host-resolver-rules=MAP * 127.0.0.1:{sink.port}"],
+        ) as browser,
+    ):
         context = browser.new_context(viewport={"width": 1200, "height": 2000})
         context.set_default_timeout(20_000)
         context.on("request", lambda r: requests.append(r.url))
@@ -151,14 +164,16 @@ def visit(chromium: tuple[BrowserType, str], page: Path) -> dict:
         result = {
             "screenshot": tab.screenshot(),
             "n_plots": tab.locator("svg.plot").count(),
-            "verdict_html": tab.locator(".verdict-word").evaluate_all(
-                "els => els.map(e => e.outerHTML).join('')"),
+            "verdict_html": tab.locator(".verdict-word").evaluate_all("els => els.map(e => e.outerHTML).join('')"),
             "height": tab.evaluate("document.documentElement.scrollHeight"),
             "banner_text": tab.locator("#verdict").evaluate_all("els => els.map(e => e.innerText).join('')"),
         }
     result.update(
         network=[u for u in requests if not u.startswith(("file:", "data:", "about:"))],
-        failed=failed, console=console, wire=sink.page_connections())
+        failed=failed,
+        console=console,
+        wire=sink.page_connections(),
+    )
     return result
 
 
@@ -169,15 +184,18 @@ def pixels(png: bytes):
 
 
 def near(img, hex_colour: str, tol: float = 0.08):
-    rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     return (abs(img - rgb) <= tol).all(axis=2)
 
 
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name, verdict, banner_colour", [
-    ("sample-report.json", "CONSISTENT", "#1b7f3b"),
-    ("sample-report-violated.json", "VIOLATED", "#b3261e"),
-])
+@pytest.mark.parametrize(
+    "name, verdict, banner_colour",
+    [
+        ("sample-report.json", "CONSISTENT", "#1b7f3b"),
+        ("sample-report-violated.json", "VIOLATED", "#b3261e"),
+    ],
+)
 @pytest.mark.slow
 def test_report_renders_and_fetches_nothing(chromium, tmp_path, name, verdict, banner_colour):
     """Set UNLEARN_AUDIT_SCREENSHOTS=<dir> to keep the screenshots."""
@@ -234,9 +252,18 @@ def test_comparison_page_renders_its_table_and_frontier_and_fetches_nothing(chro
     from audit.comparing import compare
     from audit.config import AuditConfig
 
-    result = compare(AuditConfig(max_train=300, trials=10, shadow_models=2, attacks=("ulira", "rmia"),
-                                 noise_draws=3, curve_points=3, frontier=(0.5, 1.0, 4.0)),
-                     ["r2d", "newton", "finetune", "retrain"])
+    result = compare(
+        AuditConfig(
+            max_train=300,
+            trials=10,
+            shadow_models=2,
+            attacks=("ulira", "rmia"),
+            noise_draws=3,
+            curve_points=3,
+            frontier=(0.5, 1.0, 4.0),
+        ),
+        ["r2d", "newton", "finetune", "retrain"],
+    )
     result.write(tmp_path / "cmp")
     out = visit(chromium, tmp_path / "cmp" / "report.html")
     assert out["n_plots"] == 1 and out["network"] == [] and out["wire"] == [], (out["network"], out["wire"])
@@ -247,7 +274,7 @@ def test_comparison_page_renders_its_table_and_frontier_and_fetches_nothing(chro
         Path(keep).mkdir(parents=True, exist_ok=True)
         (Path(keep) / "comparison.png").write_bytes(out["screenshot"])
     page = (tmp_path / "cmp" / "report.html").read_text()
-    frontier = page[page.index('<svg class="plot"'):page.index("</svg>")]
+    frontier = page[page.index('<svg class="plot"') : page.index("</svg>")]
     assert frontier.count("<polyline") >= 3  # r2d, newton, retrain (finetune has no certificate)
     assert all(f'id="row-{m}"' in page for m in ("r2d", "newton", "finetune", "retrain"))
 
@@ -262,8 +289,10 @@ def test_the_network_checks_can_fail(chromium, tmp_path):
     assert [Sink.host(r) for r in result["wire"]] == [CANARY]
 
     guarded = tmp_path / "guarded.html"
-    guarded.write_text('<!DOCTYPE html><html><head><meta charset="utf-8">'
-                       f'<meta http-equiv="Content-Security-Policy" content="{CSP}"></head><body>{img}</body></html>')
+    guarded.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}"></head><body>{img}</body></html>'
+    )
     result = visit(chromium, guarded)
     assert result["network"] == [f"http://{CANARY}/pixel.png"]  # the page tries (so check 1 sees it) ...
     assert result["failed"] == [(f"http://{CANARY}/pixel.png", "csp")]  # ... the CSP refuses,

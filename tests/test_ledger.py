@@ -40,10 +40,7 @@ def closed_form_rdp(sigma: float, sensitivity: float, orders=DEFAULT_ORDERS) -> 
 
 def balle_epsilon(rdp, orders, delta) -> tuple[float, float]:
     """min_α rdp − (log δ + log α)/(α − 1) + log((α − 1)/α)  (Balle et al. 2020, Thm 21)."""
-    best = min(
-        (r - (math.log(delta) + math.log(a)) / (a - 1) + math.log((a - 1) / a), a)
-        for r, a in zip(rdp, orders)
-    )
+    best = min((r - (math.log(delta) + math.log(a)) / (a - 1) + math.log((a - 1) / a), a) for r, a in zip(rdp, orders))
     return best
 
 
@@ -208,18 +205,37 @@ def test_to_dict_is_json_ready():
     assert row["index"] == 3 and row["distance"] == pytest.approx(0.2)
     assert row["realized_epsilon"] == pytest.approx(0.1) and row["forget_total"] == 3
     assert set(row) == {
-        "index", "epsilon", "delta", "sigma", "sensitivity", "noise_multiplier", "forget_total",
-        "certificate_valid", "cumulative_epsilon", "cumulative_mu", "rdp_epsilon", "cumulative_order",
+        "index",
+        "epsilon",
+        "delta",
+        "sigma",
+        "sensitivity",
+        "noise_multiplier",
+        "forget_total",
+        "certificate_valid",
+        "cumulative_epsilon",
+        "cumulative_mu",
+        "rdp_epsilon",
+        "cumulative_order",
         "budget_spent",
-        "distance", "realized_epsilon", "label", "kind",
+        "distance",
+        "realized_epsilon",
+        "label",
+        "kind",
     }
     assert row["kind"] == "output-noise"
 
 
 def test_record_certificate():
     cert = Certificate(
-        method="r2d", kind="output-noise", epsilon=1.0, delta=DELTA, sigma=2 * Z_EPS1, sensitivity=2.0,
-        mechanism="analytic", theorem="R2D Thm 1",
+        method="r2d",
+        kind="output-noise",
+        epsilon=1.0,
+        delta=DELTA,
+        sigma=2 * Z_EPS1,
+        sensitivity=2.0,
+        mechanism="analytic",
+        theorem="R2D Thm 1",
     )
     ledger = PrivacyLedger(delta=DELTA)
     r = ledger.record_certificate(cert, forget_total=10, label="first")
@@ -392,17 +408,36 @@ def test_unbounded_release_makes_the_cumulative_epsilon_infinite():
     assert any("no sensitivity bound" in w for w in ledger.warnings())
 
 
-@pytest.mark.parametrize("kind, epsilon, sensitivity", [("training-noise", 7.0, None), ("training-noise", 1.0, 0.3),
-                                                        ("none", None, None)])
-def test_certificates_without_gaussian_output_noise_make_the_cumulative_epsilon_infinite(kind, epsilon,
-                                                                                          sensitivity):
+@pytest.mark.parametrize(
+    "kind, epsilon, sensitivity", [("training-noise", 7.0, None), ("training-noise", 1.0, 0.3), ("none", None, None)]
+)
+def test_certificates_without_gaussian_output_noise_make_the_cumulative_epsilon_infinite(kind, epsilon, sensitivity):
     ledger = PrivacyLedger(delta=DELTA)
-    ledger.record_certificate(Certificate(method="r2d", kind="output-noise", epsilon=1.0, delta=DELTA,
-                                          sigma=Z_EPS1, sensitivity=1.0, mechanism="analytic", theorem="t"),
-                              forget_total=1)
+    ledger.record_certificate(
+        Certificate(
+            method="r2d",
+            kind="output-noise",
+            epsilon=1.0,
+            delta=DELTA,
+            sigma=Z_EPS1,
+            sensitivity=1.0,
+            mechanism="analytic",
+            theorem="t",
+        ),
+        forget_total=1,
+    )
     assert math.isfinite(ledger.cumulative_epsilon())
-    cert = Certificate(method="m", kind=kind, epsilon=epsilon, delta=DELTA, sigma=0.0, sensitivity=sensitivity,
-                       mechanism="analytic", theorem="t", valid=kind != "none")
+    cert = Certificate(
+        method="m",
+        kind=kind,
+        epsilon=epsilon,
+        delta=DELTA,
+        sigma=0.0,
+        sensitivity=sensitivity,
+        mechanism="analytic",
+        theorem="t",
+        valid=kind != "none",
+    )
     r = ledger.record_certificate(cert, forget_total=2)
     assert r.kind == kind and math.isinf(r.sensitivity) and math.isinf(ledger.cumulative_epsilon())
     assert r.epsilon == (math.inf if epsilon is None else epsilon)
@@ -416,34 +451,58 @@ def test_certificates_without_gaussian_output_noise_make_the_cumulative_epsilon_
 def test_a_none_or_training_noise_certificate_records_with_infinite_cumulative_epsilon(kind):
     # As :func:`certify.certificate.issue` writes them: no sensitivity (None), σ = 0, and for
     # ``none`` no ε either.
-    cert = Certificate(method="m", kind=kind, epsilon=None if kind == "none" else 2.0, delta=DELTA,
-                       sigma=0.0, sensitivity=None, mechanism="analytic", theorem="t",
-                       valid=kind != "none")
+    cert = Certificate(
+        method="m",
+        kind=kind,
+        epsilon=None if kind == "none" else 2.0,
+        delta=DELTA,
+        sigma=0.0,
+        sensitivity=None,
+        mechanism="analytic",
+        theorem="t",
+        valid=kind != "none",
+    )
     ledger = PrivacyLedger(delta=DELTA, budget_epsilon=10.0)
     r = ledger.record_certificate(cert, forget_total=4, label="ticket-7")
     assert r.index == 1 and r.kind == kind and r.label == "ticket-7"
     assert math.isinf(r.cumulative_epsilon) and math.isinf(ledger.cumulative_epsilon())
     assert ledger.retrain_due and ledger.first_release_over_budget == 1
-    assert any("release 1" in w and f"{kind} certificate" in w and "not finite" in w
-               for w in ledger.warnings())
+    assert any("release 1" in w and f"{kind} certificate" in w and "not finite" in w for w in ledger.warnings())
     json.dumps(ledger.to_dict())  # still reportable (inf is a float)
 
 
 def test_an_output_noise_certificate_without_sensitivity_is_unbounded():
-    cert = Certificate(method="m", kind="output-noise", epsilon=1.0, delta=DELTA, sigma=Z_EPS1,
-                       sensitivity=None, mechanism="analytic", theorem="t")
+    cert = Certificate(
+        method="m",
+        kind="output-noise",
+        epsilon=1.0,
+        delta=DELTA,
+        sigma=Z_EPS1,
+        sensitivity=None,
+        mechanism="analytic",
+        theorem="t",
+    )
     ledger = PrivacyLedger(delta=DELTA)
     r = ledger.record_certificate(cert, forget_total=1)
     assert math.isinf(r.sensitivity) and math.isinf(r.cumulative_epsilon)
-    assert any("release 1 (output-noise certificate) has no sensitivity bound" in w
-               for w in ledger.warnings())
+    assert any("release 1 (output-noise certificate) has no sensitivity bound" in w for w in ledger.warnings())
 
 
 def test_a_noiseless_release_after_an_unbounded_one_is_still_reported():
     ledger = PrivacyLedger(delta=DELTA)
-    ledger.record_certificate(Certificate(method="dpsgd", kind="training-noise", epsilon=1.0, delta=DELTA,
-                                          sigma=0.0, sensitivity=None, mechanism="analytic", theorem="t"),
-                              forget_total=1)
+    ledger.record_certificate(
+        Certificate(
+            method="dpsgd",
+            kind="training-noise",
+            epsilon=1.0,
+            delta=DELTA,
+            sigma=0.0,
+            sensitivity=None,
+            mechanism="analytic",
+            theorem="t",
+        ),
+        forget_total=1,
+    )
     record(ledger, sigma=0.0, epsilon=math.inf)
     found = ledger.warnings()
     assert any("release 1 (training-noise certificate)" in w for w in found)
@@ -452,7 +511,14 @@ def test_a_noiseless_release_after_an_unbounded_one_is_still_reported():
 
 def test_an_exact_release_costs_nothing():
     ledger = PrivacyLedger(delta=DELTA)
-    cert = Certificate(method="retrain", kind="exact", epsilon=1.0, delta=DELTA, sigma=0.0, sensitivity=0.0,
-                       mechanism="analytic", theorem="exact")
+    cert = Certificate(
+        method="retrain",
+        kind="exact",
+        epsilon=1.0,
+        delta=DELTA,
+        sigma=0.0,
+        sensitivity=0.0,
+        mechanism="analytic",
+        theorem="exact",
+    )
     assert ledger.record_certificate(cert, forget_total=3).cumulative_epsilon == 0.0
-

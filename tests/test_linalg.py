@@ -71,8 +71,9 @@ def test_solvers_agree_with_torch_solve():
     assert torch.allclose(x, expected, atol=1e-7 * float(expected.norm()))
     assert info["residual_norm"] < 1e-9 * float(b.norm())
     # damping argument of dense_solve equals adding it to H
-    assert torch.allclose(dense_solve(H, b, damping=0.2),
-                          torch.linalg.solve(H + 0.2 * torch.eye(obj.dim, dtype=H.dtype), b), atol=1e-9)
+    assert torch.allclose(
+        dense_solve(H, b, damping=0.2), torch.linalg.solve(H + 0.2 * torch.eye(obj.dim, dtype=H.dtype), b), atol=1e-9
+    )
 
 
 def test_cg_warm_start_and_iteration_cap():
@@ -182,8 +183,9 @@ def test_power_iteration_on_indefinite_matrix_returns_algebraic_largest():
 def test_gauss_newton_equals_hessian_for_logistic_regression(classes):
     obj, theta, X, y = _problem("logreg", classes)
     H = _autograd_hessian(obj, theta, X, y)
-    G = explicit_matrix(gauss_newton_operator(obj, theta, X, y, l2=0.2), obj.dim,
-                        dtype=theta.dtype, device=theta.device)
+    G = explicit_matrix(
+        gauss_newton_operator(obj, theta, X, y, l2=0.2), obj.dim, dtype=theta.dtype, device=theta.device
+    )
     assert torch.allclose(G, H + 0.2 * torch.eye(obj.dim, dtype=H.dtype), atol=1e-12)
     assert fisher_operator is gauss_newton_operator
 
@@ -250,8 +252,12 @@ def test_bad_input():
         hvp_operator(obj, theta, X, y)(torch.ones(2, dtype=torch.float64))
     op = hvp_operator(obj, theta, X, y)
     b = torch.ones(obj.dim, dtype=torch.float64)
-    for kw in ({"scale": 0, "depth": 3}, {"scale": 1.0, "depth": 0}, {"scale": 1.0, "depth": 3, "repeats": 0},
-               {"scale": 1.0, "depth": 3, "on_divergence": "skip"}):
+    for kw in (
+        {"scale": 0, "depth": 3},
+        {"scale": 1.0, "depth": 0},
+        {"scale": 1.0, "depth": 3, "repeats": 0},
+        {"scale": 1.0, "depth": 3, "on_divergence": "skip"},
+    ):
         with pytest.raises(InvalidInput):
             lissa(op, b, **kw)
     with pytest.raises(InvalidInput, match="iters"):

@@ -369,7 +369,7 @@ def test_per_record_exposure_puts_the_planted_record_first():
     m = 30
     pos, neg = rng.normal(size=(300, m)), rng.normal(size=(300, m))
     pos[:, 17] += 2.0  # the one record the unlearning left exposed
-    pos[:, 5] -= 1.0   # exposed the other way (AUROC < 1/2 is leakage too)
+    pos[:, 5] -= 1.0  # exposed the other way (AUROC < 1/2 is leakage too)
     e = per_record_exposure(pos, neg, delta=1e-5, top=5, seed=1)
     assert e["records"] == m and len(e["top"]) == 5
     assert [row["record"] for row in e["top"][:2]] == [17, 5]
@@ -390,8 +390,11 @@ def test_per_record_exposure_known_values_and_validation():
     assert [(r["record"], r["auroc"]) for r in e["top"]] == [(0, 1.0), (1, 0.5)]
     one = per_record_exposure(pos[:1], neg)
     assert "epsilon_lower" not in one["top"][0] and one["epsilon"]["ceiling"] is None
-    for kwargs, field in [({"top": 0}, "top"), ({"confidence": 1.0}, "confidence"),
-                          ({"confidence": 0.0}, "confidence")]:
+    for kwargs, field in [
+        ({"top": 0}, "top"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"confidence": 0.0}, "confidence"),
+    ]:
         with pytest.raises(InvalidInput) as err:
             per_record_exposure(pos, neg, **kwargs)
         assert err.value.field == field
@@ -434,11 +437,26 @@ def unlearning_game(no_op: bool, *, n=150, shadows=16, sigma=0.6, seed=0) -> Att
     def release(theta, k):
         return theta + sigma * torch.randn(k, theta.numel(), generator=gen, dtype=theta.dtype)
 
-    return AttackInputs(objective=objective, X=X, y=y, forget=forget, X_unseen=X_unseen, y_unseen=y_unseen,
-                        theta_original=theta_d, theta_unlearned=theta_u, theta_retrained=theta_r,
-                        released_unlearned=release(theta_u, n), released_retrained=release(theta_r, n),
-                        noiseless_unlearned=theta_u, noiseless_retrained=theta_r, sigma=sigma, delta=1e-5,
-                        seed=seed, shadows_in=release(theta_u, shadows), shadows_out=release(theta_r, shadows))
+    return AttackInputs(
+        objective=objective,
+        X=X,
+        y=y,
+        forget=forget,
+        X_unseen=X_unseen,
+        y_unseen=y_unseen,
+        theta_original=theta_d,
+        theta_unlearned=theta_u,
+        theta_retrained=theta_r,
+        released_unlearned=release(theta_u, n),
+        released_retrained=release(theta_r, n),
+        noiseless_unlearned=theta_u,
+        noiseless_retrained=theta_r,
+        sigma=sigma,
+        delta=1e-5,
+        seed=seed,
+        shadows_in=release(theta_u, shadows),
+        shadows_out=release(theta_r, shadows),
+    )
 
 
 def test_phi_of_models_matches_logit_confidence_in_chunks():

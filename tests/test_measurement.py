@@ -26,9 +26,16 @@ from synthetic import synthetic
 SMALL = dict(max_train=300, forget_count=10, noise_draws=2, curve_points=2, steps=30)
 
 
-@pytest.mark.parametrize(("sigma", "kind", "mode"), [
-    (0.0, "none", "retrain"), (0.0, "exact", "retrain"), (0.0, "training-noise", "retrain"),
-    (0.7, "training-noise", "retrain"), (0.7, "output-noise", "noise")])
+@pytest.mark.parametrize(
+    ("sigma", "kind", "mode"),
+    [
+        (0.0, "none", "retrain"),
+        (0.0, "exact", "retrain"),
+        (0.0, "training-noise", "retrain"),
+        (0.7, "training-noise", "retrain"),
+        (0.7, "output-noise", "noise"),
+    ],
+)
 def test_auto_mode_is_the_randomness_an_adversary_faces(sigma, kind, mode):
     chosen, why = choose_mode("auto", sigma, kind)
     assert chosen == mode and why.startswith(f"{mode} mode")
@@ -88,8 +95,10 @@ def test_noise_trials_of_a_release_without_noise_are_refused_before_the_trials()
     copies, so the run is refused as soon as the certificate says so, before the other stages."""
     stages = []
     with pytest.raises(InvalidInput, match="trial_mode must be auto or retrain"):
-        audit.run(AuditConfig(method="finetune", trial_mode="noise", trials=20, attacks=("mia",), **SMALL),
-                  progress=lambda stage, done, total: stages.append(stage))
+        audit.run(
+            AuditConfig(method="finetune", trial_mode="noise", trials=20, attacks=("mia",), **SMALL),
+            progress=lambda stage, done, total: stages.append(stage),
+        )
     assert "certify" in stages and not {"utility", "trials", "shards"} & set(stages)
 
 
@@ -100,8 +109,10 @@ def test_identical_copies_found_at_run_time_are_a_warning(monkeypatch):
     report = audit.run(AuditConfig(trials=20, attacks=("mia",), **SMALL))
     codes = {f.code: f for f in report.findings}
     assert report.attacks is None and codes["degenerate-trials"].severity == "warning"
-    assert "identical" in codes["degenerate-trials"].message and "trial_mode auto or retrain" in codes[
-        "degenerate-trials"].message
+    assert (
+        "identical" in codes["degenerate-trials"].message
+        and "trial_mode auto or retrain" in codes["degenerate-trials"].message
+    )
 
 
 def test_an_error_finding_never_comes_with_exit_code_0():
@@ -115,8 +126,18 @@ def test_an_error_finding_never_comes_with_exit_code_0():
 @pytest.mark.slow  # two digits audits of 60 retrain-mode trials each, with 8 U-LiRA shadows
 def test_positive_control_sees_a_noop_and_retraining_is_not_flagged():
     # a logistic regression that memorises 200 digits: a no-op leaves Z visible
-    config = dict(dataset="digits", max_train=200, forget_count=10, steps=100, horizon=60.0, trials=60,
-                  attacks=("whitebox", "ulira"), shadow_models=8, noise_draws=2, curve_points=2)
+    config = dict(
+        dataset="digits",
+        max_train=200,
+        forget_count=10,
+        steps=100,
+        horizon=60.0,
+        trials=60,
+        attacks=("whitebox", "ulira"),
+        shadow_models=8,
+        noise_draws=2,
+        curve_points=2,
+    )
     noop = audit.run(AuditConfig(method="noop", **config))
     assert noop.attacks.positive_control.has_power
     # a no-op *is* the original model: its game and its positive control are the same game
@@ -133,8 +154,9 @@ def test_trials_are_sized_to_a_target_ceiling():
     assert trials_for_ceiling(5.0, 1e-5, each) > n
     with pytest.raises(InvalidInput, match="target_ceiling"):
         trials_for_ceiling(14.9, 1e-5, each)
-    report = audit.run(AuditConfig(target_ceiling=2.5, attacks=("whitebox",), max_train=500, noise_draws=2,
-                                   curve_points=2))
+    report = audit.run(
+        AuditConfig(target_ceiling=2.5, attacks=("whitebox",), max_train=500, noise_draws=2, curve_points=2)
+    )
     trials = report.attacks.trials
     assert trials.sized_for_ceiling == 2.5 and trials.ceiling >= 2.5
     assert trials.n_per_world == trials_for_ceiling(2.5, 1e-5, per_attack_confidence(0.95, 1))
@@ -159,8 +181,9 @@ def test_trials_and_shadows_are_pure_functions_of_seed_role_and_index():
 
 
 def test_consecutive_releases_are_attacked_per_step_of_the_ledger():
-    report = audit.run(AuditConfig(requests=3, forget_count=2, attacks=(), max_train=500, noise_draws=2,
-                                   curve_points=2))
+    report = audit.run(
+        AuditConfig(requests=3, forget_count=2, attacks=(), max_train=500, noise_draws=2, curve_points=2)
+    )
     steps = json.loads(report.to_json())["ledger"]["consecutive"]
     assert [s["step"] for s in steps] == [1, 2] and all(0 <= s["epsilon_lower"] <= s["ceiling"] for s in steps)
     assert all(s["epsilon_lower"] <= s["realized_epsilon"] + 1e-9 for s in steps)
@@ -192,8 +215,9 @@ def test_worst_case_forget_sets_are_outlying_or_mislabelled_records():
     far = np.array([np.linalg.norm(X[i] - X[data.y_train == data.y_train[i]].mean(0)) for i in range(data.n_train)])
     assert far[outlying].min() >= np.sort(far)[-10] - 1e-12  # exactly the ten farthest from their class
     y = mislabel_records(data.y_train, outlying, data.n_classes, seed=3)
-    assert (y[outlying] != data.y_train[outlying]).all() and np.array_equal(np.delete(y, outlying),
-                                                                           np.delete(data.y_train, outlying))
+    assert (y[outlying] != data.y_train[outlying]).all() and np.array_equal(
+        np.delete(y, outlying), np.delete(data.y_train, outlying)
+    )
     with pytest.raises(InvalidInput, match="strategy"):
         select_forget(data, classes=[1], strategy="outlying")
     report = audit.run(AuditConfig(forget_strategy="mislabelled", attacks=(), **SMALL))

@@ -355,8 +355,9 @@ def test_tiny_sensitivity():
 
 
 def test_tiny_delta():
-    assert math.isclose(sigma_for(1.0, TINY, 1.0, "classic"), math.sqrt(2 * (math.log(1.25) + 300 * math.log(10))),
-                        rel_tol=1e-12)
+    assert math.isclose(
+        sigma_for(1.0, TINY, 1.0, "classic"), math.sqrt(2 * (math.log(1.25) + 300 * math.log(10))), rel_tol=1e-12
+    )
     s = sigma_for(1.0, TINY, 1.0)
     assert 30 < s < sigma_for(1.0, TINY, 1.0, "classic")
     assert math.isclose(delta_for(s, 1.0, 1.0), TINY, rel_tol=1e-9)

@@ -71,8 +71,10 @@ def test_sysconf_fallback_and_nothing_readable(fake_system: Path, monkeypatch: p
     pages = {"SC_AVPHYS_PAGES": 10, "SC_PAGE_SIZE": 4096}
     monkeypatch.setattr(memory.os, "sysconf", lambda name: pages[name])
     assert available_bytes() == 40960  # no meminfo file
+
     def broken(name: str) -> int:
         raise ValueError(name)
+
     monkeypatch.setattr(memory.os, "sysconf", broken)
     assert available_bytes() is None
     # nothing readable: the check is skipped rather than refusing on a guess
@@ -149,8 +151,11 @@ def test_estimate_covers_what_a_trial_set_holds() -> None:
 def _torch_cpu_peak(prof) -> int:
     """The largest sum of live bytes of the torch CPU allocations in a profile (its memory events,
     in time order: an allocation adds its bytes, a free subtracts them)."""
-    events = [e for e in prof.profiler.kineto_results.events()
-              if e.name() == "[memory]" and e.device_type() == torch.autograd.DeviceType.CPU]
+    events = [
+        e
+        for e in prof.profiler.kineto_results.events()
+        if e.name() == "[memory]" and e.device_type() == torch.autograd.DeviceType.CPU
+    ]
     live = peak = 0
     for e in sorted(events, key=lambda e: e.start_ns()):
         live += e.nbytes()
@@ -193,22 +198,33 @@ def _measured_stage(config, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, tupl
         finally:
             tracemalloc.stop()
     plan = kwargs["plan"]
-    estimate = trial_bytes(plan.n_trials + kwargs["shadow_models_"], setup.theta_original.numel(),
-                           setup.theta_original.dtype, plan.mode, forget_size=setup.forget.numel(),
-                           width=activation_width(setup.objective, setup.X), train_records=setup.X.shape[0])
+    estimate = trial_bytes(
+        plan.n_trials + kwargs["shadow_models_"],
+        setup.theta_original.numel(),
+        setup.theta_original.dtype,
+        plan.mode,
+        forget_size=setup.forget.numel(),
+        width=activation_width(setup.objective, setup.X),
+        train_records=setup.X.shape[0],
+    )
     return {"python": python_peak, "torch": _torch_cpu_peak(prof), "mode": plan.mode}, estimate
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options", [
-    pytest.param(dict(trials=2000), id="logreg-2k"),
-    pytest.param(dict(trials=20000), id="logreg-20k"),
-    pytest.param(dict(trials=4000, forget_count=10), id="logreg-4k-forget-10"),
-    pytest.param(dict(trials=2000, model="mlp", hidden=(8,), dtype="float32"), id="mlp8-2k-float32"),
-    pytest.param(dict(trials=10000, model="mlp", hidden=(8,)), id="mlp8-10k"),
-    pytest.param(dict(trials=300, method="retrain", max_train=300), id="retrain-logreg-300"),
-    pytest.param(dict(trials=100, method="retrain", max_train=200, model="mlp", hidden=(8,)), id="retrain-mlp8-100"),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(dict(trials=2000), id="logreg-2k"),
+        pytest.param(dict(trials=20000), id="logreg-20k"),
+        pytest.param(dict(trials=4000, forget_count=10), id="logreg-4k-forget-10"),
+        pytest.param(dict(trials=2000, model="mlp", hidden=(8,), dtype="float32"), id="mlp8-2k-float32"),
+        pytest.param(dict(trials=10000, model="mlp", hidden=(8,)), id="mlp8-10k"),
+        pytest.param(dict(trials=300, method="retrain", max_train=300), id="retrain-logreg-300"),
+        pytest.param(
+            dict(trials=100, method="retrain", max_train=200, model="mlp", hidden=(8,)), id="retrain-mlp8-100"
+        ),
+    ],
+)
 def test_estimate_is_an_upper_bound_within_3x_of_the_measured_peak(options, monkeypatch) -> None:
     from audit.config import AuditConfig
 
@@ -228,8 +244,9 @@ def test_estimate_is_an_upper_bound_within_3x_of_the_measured_peak(options, monk
 
 def test_a_modest_request_passes() -> None:
     check_trial_memory(trials=1000, n_params=3, dtype="float64", mode="noise", host=lambda: 1024 * MIB)
-    check_trial_memory(trials=200, n_params=10_000, dtype="float32", mode="retrain", shadow_models=16,
-                       host=lambda: 1024 * MIB)
+    check_trial_memory(
+        trials=200, n_params=10_000, dtype="float32", mode="retrain", shadow_models=16, host=lambda: 1024 * MIB
+    )
 
 
 def _needed(n: int, **kw) -> int:
@@ -282,8 +299,15 @@ def test_the_forget_set_size_is_part_of_the_check() -> None:
 
 def test_a_count_sized_from_the_ceiling_names_target_ceiling() -> None:
     with pytest.raises(InvalidInput) as info:
-        check_trial_memory(trials=50_000, n_params=3, dtype="float64", mode="noise", host=lambda: MIB,
-                           trials_field="target_ceiling", ceiling=12.0)
+        check_trial_memory(
+            trials=50_000,
+            n_params=3,
+            dtype="float64",
+            mode="noise",
+            host=lambda: MIB,
+            trials_field="target_ceiling",
+            ceiling=12.0,
+        )
     assert info.value.field == "target_ceiling" and info.value.got == 12.0
     assert "not one that needs 50,000" in info.value.allowed and "Lower --target-ceiling" in str(info.value)
 
@@ -292,15 +316,29 @@ def test_gpu_stacks_are_checked_against_the_gpu() -> None:
     # stacks on the GPU, scores on the host: 1e6 params x 4 bytes, 3 held stacks and relearn's 4
     # working ones for up to 4,096 models: 28 MB a trial on the GPU
     with pytest.raises(InvalidInput) as info:
-        check_trial_memory(trials=1000, n_params=10**6, dtype="float32", mode="noise", device="cuda",
-                           host=lambda: 10**12, gpu=lambda device: 8 * 2**30)
+        check_trial_memory(
+            trials=1000,
+            n_params=10**6,
+            dtype="float32",
+            mode="noise",
+            device="cuda",
+            host=lambda: 10**12,
+            gpu=lambda device: 8 * 2**30,
+        )
     fits = int(info.value.allowed.split("at most ")[1].split(" on this machine")[0].replace(",", ""))
     on_gpu = [trial_bytes(n, 10**6, "float32", "noise", device="cuda")[0] for n in (fits, fits + 1)]
     assert on_gpu[0] <= 8 * 2**30 < on_gpu[1] and 250 < fits < 320
     assert "on the GPU cuda" in info.value.allowed
     # the same request on the CPU fits in the host's terabyte
-    check_trial_memory(trials=1000, n_params=10**6, dtype="float32", mode="noise", device="cpu",
-                       host=lambda: 10**12, gpu=lambda device: 8 * 2**30)
+    check_trial_memory(
+        trials=1000,
+        n_params=10**6,
+        dtype="float32",
+        mode="noise",
+        device="cpu",
+        host=lambda: 10**12,
+        gpu=lambda device: 8 * 2**30,
+    )
 
 
 # -- before training, and before the trial stage ----------------------------------------------

@@ -94,8 +94,14 @@ def test_forget_sets_are_validated_once_for_every_method(name, fitted):
     mask = torch.zeros(160, dtype=torch.bool)
     mask[:3] = True
     for call in (method.unlearn, method.retrain, lambda f: method.certify(f, 1.0, 1e-5)):
-        for bad in (mask, torch.tensor([1, 1]), torch.tensor([160]), torch.tensor([-1]), torch.tensor([]),
-                    torch.tensor([0.5])):
+        for bad in (
+            mask,
+            torch.tensor([1, 1]),
+            torch.tensor([160]),
+            torch.tensor([-1]),
+            torch.tensor([]),
+            torch.tensor([0.5]),
+        ):
             with pytest.raises(InvalidInput) as exc:
                 call(bad)
             assert exc.value.field == "forget"
@@ -155,8 +161,9 @@ def test_declared_capabilities_are_honoured(name, fitted):
             option.check(value)
         if not caps.knob.refits:
             value = grid[0]
-            assert torch.equal(method.unlearn(FORGET, **{caps.knob.option: method.options[caps.knob.option]}),
-                               method.unlearn(FORGET))
+            assert torch.equal(
+                method.unlearn(FORGET, **{caps.knob.option: method.options[caps.knob.option]}), method.unlearn(FORGET)
+            )
             method.certify(FORGET, 1.0, 1e-5, **{caps.knob.option: value})
     else:
         with pytest.raises(InvalidInput):
@@ -175,8 +182,9 @@ def test_declared_capabilities_are_honoured(name, fitted):
         assert path == "loop" and rows.shape == (2, method.objective.dim) and not torch.equal(rows[0], rows[1])
         assert torch.equal(start_r, method.rerun_starts(FORGET)[1])
     if caps.checkpoint_recovery:
-        assert "applicable" in method.checkpoint_recovery(method.unlearn(torch.tensor([0]), **(
-            {caps.knob.option: 0} if caps.knob and not caps.knob.refits else {})))
+        assert "applicable" in method.checkpoint_recovery(
+            method.unlearn(torch.tensor([0]), **({caps.knob.option: 0} if caps.knob and not caps.knob.refits else {}))
+        )
 
 
 @pytest.mark.parametrize("name", REFITTED)

@@ -275,8 +275,9 @@ def test_not_applicable_for_one_member_never_raises():
     assert "1 member" in r.reason and r.fold_aurocs == ()
     json.dumps(r.to_dict())
     # too few non-members of the members' classes after balancing
-    r2 = population_mia(rng.normal(size=(20, 3)), np.zeros(20, int), rng.normal(size=(50, 3)),
-                        np.r_[np.zeros(3, int), np.ones(47, int)])
+    r2 = population_mia(
+        rng.normal(size=(20, 3)), np.zeros(20, int), rng.normal(size=(50, 3)), np.r_[np.zeros(3, int), np.ones(47, int)]
+    )
     assert not r2.applicable and "balancing" in r2.reason
     # no members at all
     assert not population_mia(np.zeros((0, 3)), [], rng.normal(size=(9, 3)), np.zeros(9, int)).applicable

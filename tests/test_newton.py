@@ -187,8 +187,21 @@ def test_certificate_lists_every_constant_with_provenance():
     forget = _forget(len(X), 10, 0)
     cert = method.certify(forget, 1.0, 1e-5)
     names = {c.name for c in cert.constants}
-    assert {"lambda", "n", "m", "gamma", "C", "L", "R", "||X'||_2", "train_residual", "beta",
-            "Delta_theta", "sigma_b", "tol"} <= names
+    assert {
+        "lambda",
+        "n",
+        "m",
+        "gamma",
+        "C",
+        "L",
+        "R",
+        "||X'||_2",
+        "train_residual",
+        "beta",
+        "Delta_theta",
+        "sigma_b",
+        "tol",
+    } <= names
     assert all(c.provenance in PROVENANCES and c.provenance in ("analytic", "enforced") for c in cert.constants)
     assert cert.constant("gamma").value == GUO_GAMMA_LOGISTIC
     assert cert.constant("R").value == pytest.approx(math.sqrt(2))  # unit rows plus the bias
@@ -241,9 +254,18 @@ def test_non_binary_logistic_models_are_refused(model, classes):
     assert exc.value.field == "model"
 
 
-@pytest.mark.parametrize(("option", "value"), [("l2", 0.0), ("l2", -1.0), ("loss_noise", -1.0),
-                                               ("output_noise", "yes"), ("max_iter", 0), ("tol", 0.0),
-                                               ("seed", -1)])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("l2", 0.0),
+        ("l2", -1.0),
+        ("loss_noise", -1.0),
+        ("output_noise", "yes"),
+        ("max_iter", 0),
+        ("tol", 0.0),
+        ("seed", -1),
+    ],
+)
 def test_invalid_hyperparameters(option, value):
     with pytest.raises(InvalidInput) as exc:
         NewtonRemoval(_objective(3), **{option: value})
@@ -253,8 +275,12 @@ def test_invalid_hyperparameters(option, value):
 def test_invalid_forget_sets():
     X, y = synthetic(n=200, d=3, seed=1)
     method = _fitted(X, y)
-    for bad in (torch.tensor([1, 1]), torch.tensor([200]), torch.tensor([], dtype=torch.long),
-                torch.ones(200, dtype=torch.bool)):
+    for bad in (
+        torch.tensor([1, 1]),
+        torch.tensor([200]),
+        torch.tensor([], dtype=torch.long),
+        torch.ones(200, dtype=torch.bool),
+    ):
         with pytest.raises(InvalidInput):
             method.unlearn(bad)
 
@@ -263,8 +289,17 @@ def test_registered_and_runs_through_the_audit():
     import audit
 
     assert get_method("newton") is NewtonRemoval
-    report = audit.run(audit.AuditConfig(method="newton", max_train=3000, forget_count=30,
-                                         attacks=("whitebox",), trials=100, curve_points=2, noise_draws=2))
+    report = audit.run(
+        audit.AuditConfig(
+            method="newton",
+            max_train=3000,
+            forget_count=30,
+            attacks=("whitebox",),
+            trials=100,
+            curve_points=2,
+            noise_draws=2,
+        )
+    )
     assert report.method.name == "newton"
     assert report.certificate.valid and report.certificate.sigma > 0 and report.certificate.kind == "output-noise"
     assert not report.realized.bound_violated and not report.realized.exceeds_certified
@@ -286,9 +321,14 @@ def test_guo_bound_formulas():
     assert guo_worst_case_residual(100, 3, 1e-2, 2.0) == pytest.approx(4 * 0.25 * 9 * 4 / (1e-4 * 97))
     assert guo_accumulated_residual([0.1, 0.2, 0.3]) == pytest.approx(0.6)
     assert guo_parameter_sensitivity(2.0, 1e-2, 50) == pytest.approx(4.0)
-    for call in (lambda: guo_budget(1.0, 2.0, 1e-5, "classic"), lambda: guo_c(1.5),
-                 lambda: guo_worst_case_residual(10, 10, 1.0, 1.0), lambda: guo_residual_bound(-1, 1, 1),
-                 lambda: guo_parameter_sensitivity(1.0, 0.0, 5), lambda: guo_budget(1.0, 1.0, 1e-5, "laplace")):
+    for call in (
+        lambda: guo_budget(1.0, 2.0, 1e-5, "classic"),
+        lambda: guo_c(1.5),
+        lambda: guo_worst_case_residual(10, 10, 1.0, 1.0),
+        lambda: guo_residual_bound(-1, 1, 1),
+        lambda: guo_parameter_sensitivity(1.0, 0.0, 5),
+        lambda: guo_budget(1.0, 1.0, 1e-5, "laplace"),
+    ):
         with pytest.raises(InvalidInput):
             call()
 
@@ -300,6 +340,7 @@ def test_worst_case_dominates_the_data_dependent_bound_on_unit_rows():
         forget = _forget(len(X), m, m)
         method.unlearn(forget)
         rec = method.ledger()[0]
-        worst = guo_worst_case_residual(600, m, 1e-2, math.sqrt(2), max_row_norm=math.sqrt(2),
-                                        perturbation_norm=method.train_residual_)
+        worst = guo_worst_case_residual(
+            600, m, 1e-2, math.sqrt(2), max_row_norm=math.sqrt(2), perturbation_norm=method.train_residual_
+        )
         assert rec["corollary_1"] <= worst

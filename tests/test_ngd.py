@@ -95,8 +95,8 @@ def test_logistic_constants_hold_on_data(synthetic_lr):
     gen = torch.Generator().manual_seed(0)
     for i in range(5):
         a, b = torch.randn(9, generator=gen, dtype=torch.float64), torch.randn(9, generator=gen, dtype=torch.float64)
-        Ha = explicit_hessian(obj, a, X[i:i + 1], y[i:i + 1])
-        Hb = explicit_hessian(obj, b, X[i:i + 1], y[i:i + 1])
+        Ha = explicit_hessian(obj, a, X[i : i + 1], y[i : i + 1])
+        Hb = explicit_hessian(obj, b, X[i : i + 1], y[i : i + 1])
         assert float(torch.linalg.matrix_norm(Ha - Hb, ord=2)) <= c["M"].value * float((a - b).norm())
     constants = ngd_logistic_constants(1.0, 1e-2)
     assert {k: v.provenance for k, v in constants.items()}["mu"] == "enforced"
@@ -329,8 +329,18 @@ def test_registered():
 def test_audit_runs(method):
     import audit
 
-    report = audit.run(audit.AuditConfig(method=method, max_train=3000, forget_count=30, attacks=("whitebox",),
-                                         trials=100, curve_points=2, noise_draws=2, diagnostic_budget=2))
+    report = audit.run(
+        audit.AuditConfig(
+            method=method,
+            max_train=3000,
+            forget_count=30,
+            attacks=("whitebox",),
+            trials=100,
+            curve_points=2,
+            noise_draws=2,
+            diagnostic_budget=2,
+        )
+    )
     assert report.method.name == method
     codes = [f.code for f in report.findings]
     if method == "ngd":

@@ -36,6 +36,7 @@ CC_CONFIGS = [(0.01, 0.001), (0.5, 0.625), (0.5, 0.975), (0.2, 0.2), (0.01, 0.01
 def authors_theta_epsilon(epsilon, r):
     def Q(x):
         return (1 - scsp.erf(x / np.sqrt(2))) / 2
+
     return Q(epsilon / r - r / 2) - np.exp(epsilon) * Q(epsilon / r + r / 2)
 
 
@@ -48,7 +49,7 @@ def authors_pabi_steps(C0, C1, lr, wd):
 def authors_sigma(C0, C1, lr, wd, T, eps_renyi=1.0):
     common = (1 - lr * wd) ** T
     var = (2 * C0 * common + (2 * C1 / wd) * (1 - common)) ** 2
-    var *= lr * wd * (2 - lr * wd) / (2 * eps_renyi * (1 - common ** 2))
+    var *= lr * wd * (2 - lr * wd) / (2 * eps_renyi * (1 - common**2))
     return math.sqrt(var)
 
 
@@ -56,7 +57,7 @@ def authors_pabi_renyi(T, sigma, C, lr, C_0, l2_reg):
     factor = 1 - lr * l2_reg
     sum_1 = np.sum([factor ** (T - t - 1) for t in range(T)])
     sum_2 = np.sum([factor ** (2 * (T - t - 1)) for t in range(T)])
-    return 0.5 * ((2 * C_0 * factor ** T + 2 * lr * C * sum_1) ** 2) / (sigma ** 2 * sum_2)
+    return 0.5 * ((2 * C_0 * factor**T + 2 * lr * C * sum_1) ** 2) / (sigma**2 * sum_2)
 
 
 def authors_deltas(epsilon, sigma, C2, T):
@@ -73,9 +74,13 @@ def authors_deltas(epsilon, sigma, C2, T):
 
 def continuous_epsilon(rho, delta):
     """min over real α > 1 of αρ − (log δ + log α)/(α − 1) + log((α − 1)/α), by scipy."""
+
     def h(la):  # α = 1 + e^la
-        return (math.exp(la) + 1) * rho - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la) \
+        return (
+            (math.exp(la) + 1) * rho
+            - (math.log(delta) + math.log1p(math.exp(la))) / math.exp(la)
             + math.log(math.exp(la) / (math.exp(la) + 1))
+        )
 
     res = minimize_scalar(h, bounds=(-10, 15), method="bounded", options={"xatol": 1e-12})
     return float(res.fun)
@@ -95,7 +100,9 @@ def test_the_certificate_epsilon_matches_an_independent_computation_on_the_autho
     T = authors_pabi_steps(C0, C1, lr, wd)
     X, y = synthetic(n=40, d=3, seed=1)
     obj = Objective(build_model("logreg", 3, 2).double())
-    method = NoisyFineTune(obj, variant="gradient-clip", steps=2, eta=0.1, C0=C0, C1=C1, gamma=lr, lam=wd, noisy_steps=T)
+    method = NoisyFineTune(
+        obj, variant="gradient-clip", steps=2, eta=0.1, C0=C0, C1=C1, gamma=lr, lam=wd, noisy_steps=T
+    )
     method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
     cert = method.certify([1, 2], 1.0, 1e-5)
     rho = authors_pabi_renyi(T, method.sigma_, C1, lr, C0, wd)
@@ -113,11 +120,12 @@ def test_model_clip_recursion_and_stopping_step_match_the_authors(sigma, C2):
     stop = next(t for t, d in enumerate(theirs) if d <= 1e-5)
     assert stop >= 1
     assert next(t for t, d in enumerate(ours) if d <= 1e-5) == stop
-    for a, b in zip(ours[:stop + 1], theirs[:stop + 1]):
+    for a, b in zip(ours[: stop + 1], theirs[: stop + 1]):
         assert a == pytest.approx(b, rel=1e-6, abs=1e-300)
     # the certificate's epsilon at their stopping step: the smallest epsilon their recursion accepts
-    cert_eps = nft.account("model-clip", delta=1e-5, sigma=sigma, steps=stop, gamma=0.01, lam=0.0,
-                           C0=7.0, C1=1.0, C2=C2).epsilon
+    cert_eps = nft.account(
+        "model-clip", delta=1e-5, sigma=sigma, steps=stop, gamma=0.01, lam=0.0, C0=7.0, C1=1.0, C2=C2
+    ).epsilon
     lo, hi = 1e-12, 1.0
     for _ in range(200):
         mid = math.sqrt(lo * hi)
@@ -161,8 +169,18 @@ def test_lambda_and_step_size_that_do_not_shrink_are_refused():
 def fitted():
     X, y = synthetic(n=60, d=3, seed=2)
     obj = Objective(build_model("logreg", 3, 2).double())
-    method = NoisyFineTune(obj, variant="gradient-clip", steps=10, eta=0.5, C0=0.5, C1=1.0, gamma=0.1, noisy_steps=8, batch_size=16,
-                           post_steps=3)
+    method = NoisyFineTune(
+        obj,
+        variant="gradient-clip",
+        steps=10,
+        eta=0.5,
+        C0=0.5,
+        C1=1.0,
+        gamma=0.1,
+        noisy_steps=8,
+        batch_size=16,
+        post_steps=3,
+    )
     method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
     return method
 
@@ -210,8 +228,9 @@ def test_projection_is_onto_the_ball():
 
 def _bn_net():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
-                               torch.nn.Linear(8, 2)).double()
+    return torch.nn.Sequential(
+        torch.nn.Linear(3, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+    ).double()
 
 
 def _adam(model, dataset, generator):
@@ -226,8 +245,8 @@ def _adam(model, dataset, generator):
         with torch.no_grad():
             for p, a, b in zip(params, m1, m2):
                 a.mul_(0.9).add_(0.1 * p.grad)
-                b.mul_(0.999).add_(0.001 * p.grad ** 2)
-                p -= 0.05 * (a / (1 - 0.9 ** t)) / ((b / (1 - 0.999 ** t)).sqrt() + 1e-8)
+                b.mul_(0.999).add_(0.001 * p.grad**2)
+                p -= 0.05 * (a / (1 - 0.9**t)) / ((b / (1 - 0.999**t)).sqrt() + 1e-8)
     return model
 
 
@@ -235,10 +254,17 @@ def _adam(model, dataset, generator):
 def bn_fitted():
     X, y = synthetic(n=64, d=3, seed=4)
     obj = Objective(_bn_net(), with_buffers=True)
-    method = NoisyFineTune.from_training(obj, train=_adam, variant="gradient-clip", C0=2.0, C1=1.0, gamma=0.1, noisy_steps=4,
-                                         batch_size=16, post_steps=3)
-    method.fit(X, y, torch.cat([p.detach().reshape(-1) for p in obj.model.parameters()]
-                               + [obj.model.get_buffer(n).reshape(-1) for n in obj.buffer_names]))
+    method = NoisyFineTune.from_training(
+        obj, train=_adam, variant="gradient-clip", C0=2.0, C1=1.0, gamma=0.1, noisy_steps=4, batch_size=16, post_steps=3
+    )
+    method.fit(
+        X,
+        y,
+        torch.cat(
+            [p.detach().reshape(-1) for p in obj.model.parameters()]
+            + [obj.model.get_buffer(n).reshape(-1) for n in obj.buffer_names]
+        ),
+    )
     return method
 
 
@@ -270,8 +296,9 @@ def test_the_released_buffers_never_depend_on_the_forgotten_records(bn_fitted):
 def test_production_weights_are_adopted_as_the_start(bn_fitted):
     X, y = bn_fitted.X_, bn_fitted.y_
     twin = bn_fitted.replica()
-    theta = twin.adopt(_adam(_bn_net().train(), torch.utils.data.TensorDataset(X, y), torch.Generator()), X, y,
-                       bn_fitted.theta0_)
+    theta = twin.adopt(
+        _adam(_bn_net().train(), torch.utils.data.TensorDataset(X, y), torch.Generator()), X, y, bn_fitted.theta0_
+    )
     assert theta.shape == bn_fitted.theta_.shape
     assert twin.certify([0], 1.0, 1e-5).valid and twin.unlearn([0]).shape == theta.shape
 
@@ -367,9 +394,19 @@ def test_the_frontier_reruns_the_noisy_run_at_each_epsilon(fitted):
     forget = torch.tensor([0, 5, 9])
     cert = fitted.certify(forget, 1.0, 1e-5)
     sigma = fitted.sigma_
-    front = frontier(fitted, cert, forget, fitted.unlearn(forget), epsilons=(0.5, 2.0), delta=1e-5,
-                     mechanism="analytic", objective=fitted.objective, test=(fitted.X_, fitted.y_), draws=2,
-                     gen=torch.Generator().manual_seed(0))
+    front = frontier(
+        fitted,
+        cert,
+        forget,
+        fitted.unlearn(forget),
+        epsilons=(0.5, 2.0),
+        delta=1e-5,
+        mechanism="analytic",
+        objective=fitted.objective,
+        test=(fitted.X_, fitted.y_),
+        draws=2,
+        gen=torch.Generator().manual_seed(0),
+    )
     assert front.applicable and [p.epsilon for p in front.points] == [0.5, 2.0]
     assert front.points[0].sigma > sigma > front.points[1].sigma  # each epsilon its own sigma
     assert fitted.sigma_ == sigma and fitted.target_epsilon == 1.0  # the run's own option is restored
@@ -379,8 +416,9 @@ def test_a_public_backbone_is_not_noised_and_the_certificate_says_it_is_assumed(
     X, y = synthetic(n=40, d=3, seed=7)
     obj = Objective(build_model("logreg", 3, 2).double())
     public, private = obj.names[0], obj.names[1]  # the weights declared public: a frozen "backbone"
-    method = NoisyFineTune(obj, variant="gradient-clip", steps=3, eta=0.5, C0=1.0, gamma=0.1, noisy_steps=3,
-                           public=[public])
+    method = NoisyFineTune(
+        obj, variant="gradient-clip", steps=3, eta=0.5, C0=1.0, gamma=0.1, noisy_steps=3, public=[public]
+    )
     method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
     released = obj.unflatten(method.unlearn([0, 1]))
     start = obj.unflatten(method.theta_)
@@ -412,13 +450,24 @@ def test_an_audit_of_noisy_ft_on_the_callers_relu_batchnorm_adam_training():
 
     def net():
         torch.manual_seed(0)
-        return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2, 8), torch.nn.BatchNorm1d(8),
-                                   torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        return torch.nn.Sequential(
+            torch.nn.Flatten(), torch.nn.Linear(2, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+        )
 
-    report = audit.run(AuditConfig(method="noisy-ft", max_train=300, trials=20, attacks=("mia",), curve_points=2,
-                                   noise_draws=2, frontier=(1.0,),
-                                   method_options={"variant": "gradient-clip", "noisy_steps": 3, "post_steps": 5}),
-                       model=net(), train=_adam)
+    report = audit.run(
+        AuditConfig(
+            method="noisy-ft",
+            max_train=300,
+            trials=20,
+            attacks=("mia",),
+            curve_points=2,
+            noise_draws=2,
+            frontier=(1.0,),
+            method_options={"variant": "gradient-clip", "noisy_steps": 3, "post_steps": 5},
+        ),
+        model=net(),
+        train=_adam,
+    )
     assert report.certificate.kind == "training-noise" and report.certificate.valid
     assert report.certificate.epsilon == pytest.approx(1.0, rel=1e-6)
     assert report.attacks.trials.mode == "rerun" and report.verdict == "consistent"
@@ -432,8 +481,11 @@ def test_the_noise_free_phase_can_be_the_callers_own_training(bn_fitted):
     X_r, y_r = twin.retained(forget)
     one = twin.noisy_finetune(twin.theta_, X_r, y_r, role="x", generator=torch.Generator().manual_seed(1))
     other = twin.theta_.clone()
-    P = bn_fitted.objective.dim - sum(n for name, n in zip(bn_fitted.objective.names, bn_fitted.objective.numels)
-                                      if name in bn_fitted.objective.buffer_names)
+    P = bn_fitted.objective.dim - sum(
+        n
+        for name, n in zip(bn_fitted.objective.names, bn_fitted.objective.numels)
+        if name in bn_fitted.objective.buffer_names
+    )
     other[P:] = 3.0  # the start's buffers do not reach the release
     two = twin.noisy_finetune(other, X_r, y_r, role="x", generator=torch.Generator().manual_seed(1))
     assert torch.equal(one, two) and twin.certify(forget, 1.0, 1e-5).valid
@@ -451,16 +503,21 @@ def test_the_restart_of_the_noise_free_phase_does_not_change_the_certificate(bn_
     plain = certs["none"]
     for cert in certs.values():
         assert cert.epsilon == plain.epsilon and cert.delta == plain.delta and cert.valid
-        assert [(c.name, c.value, c.provenance) for c in cert.constants] == \
-            [(c.name, c.value, c.provenance) for c in plain.constants]
-        assert [(c.name, c.met, c.detail) for c in cert.conditions] == \
-            [(c.name, c.met, c.detail) for c in plain.conditions]
+        assert [(c.name, c.value, c.provenance) for c in cert.constants] == [
+            (c.name, c.value, c.provenance) for c in plain.constants
+        ]
+        assert [(c.name, c.met, c.detail) for c in cert.conditions] == [
+            (c.name, c.met, c.detail) for c in plain.conditions
+        ]
     assert certs["none"].theorem.endswith("; then 3 noise-free steps on D \\ Z (post-processing)")
     assert certs["normalisation"].theorem == plain.theorem.replace(
-        "; then ", "; then the normalisation layers' scales and shifts set to 1 and 0, then ")
+        "; then ", "; then the normalisation layers' scales and shifts set to 1 and 0, then "
+    )
     assert certs["init-scale"].theorem == plain.theorem.replace(
-        "; then ", "; then the parameter tensors rescaled to their norms at theta0 and the normalisation layers' "
-        "scales and shifts set to 1 and 0, then ")
+        "; then ",
+        "; then the parameter tensors rescaled to their norms at theta0 and the normalisation layers' "
+        "scales and shifts set to 1 and 0, then ",
+    )
 
 
 def test_init_scale_restores_the_initial_scales_and_keeps_the_noisy_directions(bn_fitted):
@@ -472,8 +529,9 @@ def test_init_scale_restores_the_initial_scales_and_keeps_the_noisy_directions(b
     for restart in ("none", "init-scale"):
         method = bn_fitted.replica(restart=restart, post_steps=0)
         method.fit(bn_fitted.X_, bn_fitted.y_, bn_fitted.theta0_)
-        runs[restart] = obj.unflatten(method.noisy_finetune(method.theta_, X_r, y_r, role="x",
-                                                            generator=torch.Generator().manual_seed(7)))
+        runs[restart] = obj.unflatten(
+            method.noisy_finetune(method.theta_, X_r, y_r, role="x", generator=torch.Generator().manual_seed(7))
+        )
     init = obj.unflatten(bn_fitted.theta0_)
     assert torch.equal(runs["init-scale"]["1.weight"], torch.ones(8, dtype=torch.float64))
     assert torch.equal(runs["init-scale"]["1.bias"], torch.zeros(8, dtype=torch.float64))

@@ -36,20 +36,40 @@ def test_no_op_epsilon_is_the_gaussian_mechanism_at_the_original_retrained_dista
 
 
 def _certificate(epsilon=1.0, sigma=0.05):
-    return NS(kind="output-noise", valid=True, epsilon=epsilon, delta=DELTA, sigma=sigma, sensitivity=0.01,
-              conditional=False, method="r2d", warnings=[], theorem="")
+    return NS(
+        kind="output-noise",
+        valid=True,
+        epsilon=epsilon,
+        delta=DELTA,
+        sigma=sigma,
+        sensitivity=0.01,
+        conditional=False,
+        method="r2d",
+        warnings=[],
+        theorem="",
+    )
 
 
-_USEFUL = NS(unlearned=NS(test=NS(accuracy=0.8, noisy_accuracy_mean=0.8)), retrained=NS(test=NS(accuracy=0.8)),
-             test_chance_accuracy=0.5, unlearned_vs_retrained=NS(accuracy_gap=0.0, p_value=1.0,
-                                                                 unlearned_wrong_retrained_right=0,
-                                                                 retrained_wrong_unlearned_right=0))
+_USEFUL = NS(
+    unlearned=NS(test=NS(accuracy=0.8, noisy_accuracy_mean=0.8)),
+    retrained=NS(test=NS(accuracy=0.8)),
+    test_chance_accuracy=0.5,
+    unlearned_vs_retrained=NS(
+        accuracy_gap=0.0, p_value=1.0, unlearned_wrong_retrained_right=0, retrained_wrong_unlearned_right=0
+    ),
+)
 
 
 @pytest.mark.parametrize("no_op, raised", [(0.0014, True), (1.0, True), (1.0001, False), (None, False)])
 def test_the_no_op_finding_appears_iff_the_no_op_is_within_the_certified_epsilon(no_op, raised):
-    real = NS(no_op_epsilon=no_op, no_op_distance=4e-5, bound_violated=False, exceeds_certified=False,
-              distance_unlearned_retrained=2e-6, epsilon=1e-5)
+    real = NS(
+        no_op_epsilon=no_op,
+        no_op_distance=4e-5,
+        bound_violated=False,
+        exceeds_certified=False,
+        distance_unlearned_retrained=2e-6,
+        epsilon=1e-5,
+    )
     found = certificate_findings(_certificate(), real, _USEFUL)
     assert ("no-op-passes" in [f["code"] for f in found]) is raised
     if raised:
@@ -61,10 +81,12 @@ def test_the_no_op_finding_appears_iff_the_no_op_is_within_the_certified_epsilon
 
 def _attacks(has_power=False, can_test=True, ceiling=5.15, size=None, certified=1.0):
     bound = NS(can_test=can_test, size_to_test=size, ceiling=ceiling)
-    return NS(attacks={"mia": NS(bound=bound), "whitebox": NS(bound=bound)},
-              trials=NS(n_per_world=10),
-              positive_control=NS(has_power=has_power, auroc={"mia": 0.51}, best_epsilon_lower=0.0),
-              comparison=NS(certified_epsilon=certified, best_empirical_epsilon=0.0, best_attack="mia"))
+    return NS(
+        attacks={"mia": NS(bound=bound), "whitebox": NS(bound=bound)},
+        trials=NS(n_per_world=10),
+        positive_control=NS(has_power=has_power, auroc={"mia": 0.51}, best_epsilon_lower=0.0),
+        comparison=NS(certified_epsilon=certified, best_empirical_epsilon=0.0, best_attack="mia"),
+    )
 
 
 def test_when_the_noise_alone_hides_the_deletion_it_is_said_instead_of_no_power():
@@ -95,6 +117,7 @@ def test_smallest_above_finds_the_left_end_on_a_ceiling_that_rises_and_falls():
 
 def test_the_one_run_design_needs_251_pairs_to_test_epsilon_1():
     """At delta 1e-5 the one-run ceiling is 0.90 at the issue's 200 pairs; 251 is the first that exceeds 1."""
+
     def ceiling(m):
         return one_run_ceiling(m, sum(default_guesses(m)), DELTA, chained=True)
 
@@ -111,8 +134,15 @@ def test_no_number_of_canaries_can_test_epsilon_2_in_one_run():
 
 
 def test_a_one_run_audit_below_its_resolution_is_underpowered_never_a_bare_zero():
-    one = {"m": 200, "ceiling": 0.9005, "epsilon_lower": 0.0, "certified_epsilon": 1.0, "can_test": False,
-           "size_to_test": 251, "violation": False}
+    one = {
+        "m": 200,
+        "ceiling": 0.9005,
+        "epsilon_lower": 0.0,
+        "certified_epsilon": 1.0,
+        "can_test": False,
+        "size_to_test": 251,
+        "violation": False,
+    }
     found = one_run_findings(one)
     assert [f["code"] for f in found] == ["underpowered"]
     assert "cannot test epsilon = 1 with 200 canary pairs" in found[0]["message"]
@@ -125,14 +155,26 @@ def test_a_one_run_audit_below_its_resolution_is_underpowered_never_a_bare_zero(
 def test_a_one_run_audit_whose_control_proves_nothing_is_flagged_never_a_bare_zero():
     """The one-run positive control (the game's original model, released as the game released the
     unlearned one) decides: below the certified epsilon the game could not have caught a no-op."""
-    blind = {"m": 1000, "inserted": 1000, "v": 54, "r": 100, "ceiling": 1.6576, "epsilon_lower": 0.0,
-             "certified_epsilon": 1.0, "can_test": True, "size_to_test": None, "violation": False, "sigma": 53.1,
-             "confidence": 0.95,
-             "control": {"v": 54, "r": 100, "epsilon_lower": 0.0, "has_power": False}}
+    blind = {
+        "m": 1000,
+        "inserted": 1000,
+        "v": 54,
+        "r": 100,
+        "ceiling": 1.6576,
+        "epsilon_lower": 0.0,
+        "certified_epsilon": 1.0,
+        "can_test": True,
+        "size_to_test": None,
+        "violation": False,
+        "sigma": 53.1,
+        "confidence": 0.95,
+        "control": {"v": 54, "r": 100, "epsilon_lower": 0.0, "has_power": False},
+    }
     found = one_run_findings(blind)
     assert [f["code"] for f in found] == ["one-run-no-power"]
-    assert "could not have caught a deletion that did nothing with 1,000 canary pairs on this model" \
-        in found[0]["message"]
+    assert (
+        "could not have caught a deletion that did nothing with 1,000 canary pairs on this model" in found[0]["message"]
+    )
     assert "got 54 of 100 guesses right, epsilon >= 0, not above the certified 1" in found[0]["message"]
     code = CODES["one-run-no-power"]
     assert (code.severity, code.verdict, code.vacuous) == ("warning", "consistent", True)
@@ -143,16 +185,18 @@ def test_a_one_run_audit_whose_control_proves_nothing_is_flagged_never_a_bare_ze
     assert "not above the certified" not in one_run_findings(uncertified)[0]["message"]
     # said once: a result below its resolution is underpowered, a violation proves power; a report
     # from before the control has none and is not judged
-    assert [f["code"] for f in one_run_findings({**blind, "can_test": False, "size_to_test": 3600})] \
-        == ["underpowered"]
-    assert [f["code"] for f in one_run_findings({**blind, "violation": True, "epsilon_lower": 1.3})] \
-        == ["one-run-violation"]
+    assert [f["code"] for f in one_run_findings({**blind, "can_test": False, "size_to_test": 3600})] == ["underpowered"]
+    assert [f["code"] for f in one_run_findings({**blind, "violation": True, "epsilon_lower": 1.3})] == [
+        "one-run-violation"
+    ]
     assert one_run_findings({k: v for k, v in blind.items() if k != "control"}) == []
     # the CLI's one-run row says the same instead of "0 (ceiling 1.658)"
     from audit.cli.show import _one_run_bound
 
-    assert _one_run_bound(blind) == ("could not have caught a deletion that did nothing with 1,000 canary pairs on "
-                                     "this model (the original model: 54 of 100 right, epsilon >= 0; ceiling 1.6576)")
+    assert _one_run_bound(blind) == (
+        "could not have caught a deletion that did nothing with 1,000 canary pairs on "
+        "this model (the original model: 54 of 100 right, epsilon >= 0; ceiling 1.6576)"
+    )
     assert _one_run_bound(seeing) == "0 (ceiling 1.6576)"
 
 
@@ -161,17 +205,30 @@ def test_attacks_below_their_resolution_are_underpowered():
     assert [f["code"] for f in found] == ["underpowered"]
     assert "mia, whitebox: cannot test epsilon = 1 with 10 trials per world" in found[0]["message"]
     assert "19 trials per world could" in found[0]["message"]
-    uncertified = measurement_findings(_attacks(has_power=True, can_test=False, ceiling=0.0, size=3,
-                                                certified=None), 0.95)
+    uncertified = measurement_findings(
+        _attacks(has_power=True, can_test=False, ceiling=0.0, size=3, certified=None), 0.95
+    )
     assert "cannot measure any epsilon above 0" in uncertified[0]["message"]
 
 
 # -- one small audit: a planted violation (G 1e-7) at 10 trials and 40 canary pairs -----------------------
 @pytest.fixture(scope="module")
 def planted():
-    return audit.run(AuditConfig(method="r2d", constants={"G": 1e-7}, trials=10, attacks=("whitebox",),
-                                 one_run_canaries=40, frontier=(), max_train=300, forget_count=10, noise_draws=2,
-                                 curve_points=2, steps=30))
+    return audit.run(
+        AuditConfig(
+            method="r2d",
+            constants={"G": 1e-7},
+            trials=10,
+            attacks=("whitebox",),
+            one_run_canaries=40,
+            frontier=(),
+            max_train=300,
+            forget_count=10,
+            noise_draws=2,
+            curve_points=2,
+            steps=30,
+        )
+    )
 
 
 def test_a_planted_violation_at_small_sizes_is_underpowered_or_refuted(planted):
@@ -237,8 +294,12 @@ def test_the_noop_method_is_caught_in_one_run_where_the_model_memorises_and_flag
     common = dict(method="noop", attacks=(), frontier=(), noise_draws=2, curve_points=2)
     digits = audit.run(AuditConfig(dataset="digits", max_train=200, horizon=60.0, one_run_canaries=80, **common))
     one = digits.one_run
-    assert one["v"] == one["r"] == 8 and one["control"] == {"v": 8, "r": 8, "epsilon_lower": one["epsilon_lower"],
-                                                              "has_power": True}
+    assert one["v"] == one["r"] == 8 and one["control"] == {
+        "v": 8,
+        "r": 8,
+        "epsilon_lower": one["epsilon_lower"],
+        "has_power": True,
+    }
     assert "one-run-no-power" not in [f.code for f in digits.findings]
     adult = audit.run(AuditConfig(one_run_canaries=1000, **common))
     one = adult.one_run

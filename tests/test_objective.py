@@ -151,8 +151,12 @@ def test_linear_closed_forms_under_vmap(name, factory, shape, classes):
     obj, theta, X, y, v = _linear_problem(factory, shape, classes, torch.float64, seed=1)
     thetas = torch.stack([theta, 0.5 * theta, -theta])
     refs = [_reference(obj, t, X, y) for t in thetas]
-    for fn, key in ((obj.grad, "grad"), (obj.per_sample_grads, "per_sample_grads"), (obj.loss, "loss"),
-                    (obj.per_sample_loss, "per_sample_loss")):
+    for fn, key in (
+        (obj.grad, "grad"),
+        (obj.per_sample_grads, "per_sample_grads"),
+        (obj.loss, "loss"),
+        (obj.per_sample_loss, "per_sample_loss"),
+    ):
         got = vmap(fn, in_dims=(0, None, None))(thetas, X, y)
         assert torch.allclose(got, torch.stack([r[key] for r in refs]), atol=1e-12)
     got = vmap(obj.hvp, in_dims=(0, None, None, None))(thetas, X, y, v)
@@ -163,7 +167,7 @@ def test_linear_closed_forms_under_vmap(name, factory, shape, classes):
     one = vmap(lambda x, t: obj.grad(theta, x.unsqueeze(0), t.unsqueeze(0)))(X, y)
     assert torch.allclose(one, refs[0]["per_sample_grads"], atol=1e-12)
     one_hvp = vmap(lambda x, t: obj.hvp(theta, x.unsqueeze(0), t.unsqueeze(0), v))(X, y)
-    ref_hvp = torch.stack([_reference(obj, theta, X[i:i + 1], y[i:i + 1])["hvp"](v) for i in range(3)])
+    ref_hvp = torch.stack([_reference(obj, theta, X[i : i + 1], y[i : i + 1])["hvp"](v) for i in range(3)])
     assert torch.allclose(one_hvp[:3], ref_hvp, atol=1e-12)
     # and differentiable: torch.func.grad of the closed-form loss is the closed-form gradient
     assert torch.allclose(grad(obj.loss)(theta, X, y), refs[0]["grad"], atol=1e-12)
@@ -182,16 +186,25 @@ def test_batched_gradient_descent_on_a_linear_model_follows_torch_func():
         assert torch.allclose(row, t, atol=1e-12)
 
 
-@pytest.mark.parametrize("factory", [
-    lambda: nn.Sequential(nn.Linear(5, 1), nn.Tanh()),            # a non-linearity after the layer
-    lambda: nn.Sequential(nn.Flatten(0), nn.Linear(5, 1)),         # not the default Flatten
-    lambda: type("Scaled", (nn.Linear,), {"forward": lambda self, x: super(type(self), self).forward(2 * x)})(5, 1),
-], ids=["Linear+Tanh", "Flatten(0)", "Linear subclass"])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        lambda: nn.Sequential(nn.Linear(5, 1), nn.Tanh()),  # a non-linearity after the layer
+        lambda: nn.Sequential(nn.Flatten(0), nn.Linear(5, 1)),  # not the default Flatten
+        lambda: type("Scaled", (nn.Linear,), {"forward": lambda self, x: super(type(self), self).forward(2 * x)})(5, 1),
+    ],
+    ids=["Linear+Tanh", "Flatten(0)", "Linear subclass"],
+)
 def test_models_that_only_look_linear_keep_the_torch_func_path(factory):
     model = factory().double()
     obj = Objective(model, n_outputs=1)
-    assert obj.linear_layout is None and obj.hessian(torch.zeros(obj.dim, dtype=torch.float64),
-                                                     torch.zeros(2, 5, dtype=torch.float64), torch.zeros(2)) is None
+    assert (
+        obj.linear_layout is None
+        and obj.hessian(
+            torch.zeros(obj.dim, dtype=torch.float64), torch.zeros(2, 5, dtype=torch.float64), torch.zeros(2)
+        )
+        is None
+    )
     g = torch.Generator().manual_seed(3)
     X = torch.randn(20, 5, generator=g, dtype=torch.float64)
     y = torch.randint(2, (20,), generator=g)

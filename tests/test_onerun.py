@@ -62,10 +62,17 @@ def test_ceiling_reproduces_the_anchor_table(m, r, at_zero, at_1e5):
     assert one_run_ceiling(m, r, 1e-5) == one_run_epsilon(m, r, r, 1e-5)
 
 
-@pytest.mark.parametrize("m, r, v, eps, delta", [
-    (100, 20, 15, 0.5, 1e-5), (1000, 100, 80, 1.3, 1e-3), (50, 50, 50, 3.0, 1e-2), (10, 4, 0, 1.0, 0.1),
-    (1000, 30, 1, 0.0, 1e-5), (200, 40, 40, 10.0, 1e-5),
-])
+@pytest.mark.parametrize(
+    "m, r, v, eps, delta",
+    [
+        (100, 20, 15, 0.5, 1e-5),
+        (1000, 100, 80, 1.3, 1e-3),
+        (50, 50, 50, 3.0, 1e-2),
+        (10, 4, 0, 1.0, 0.1),
+        (1000, 30, 1, 0.0, 1e-5),
+        (200, 40, 40, 10.0, 1e-5),
+    ],
+)
 def test_p_value_matches_the_formula_term_by_term(m, r, v, eps, delta):
     expected = _naive_p_value(m, r, v, eps, delta)
     assert one_run_p_value(m, r, v, eps, delta) == pytest.approx(expected, rel=1e-9, abs=1e-15)
@@ -252,8 +259,14 @@ class ClaimedNoOp(NoOp):
     claimed = 1.0
 
     def _certify(self, forget, epsilon, delta, mechanism):
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=Bound(self.claimed, "claimed sensitivity (test fixture)"))
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=Bound(self.claimed, "claimed sensitivity (test fixture)"),
+        )
 
 
 def _memorising_problem(m=100, n=200, d0=5, seed=0):
@@ -280,8 +293,9 @@ def _audit(cls, problem, seed=1, horizon=50.0, **kw):
     options = {k: kw.pop(k) for k in ("rewind",) if k in kw}
     method = cls(objective, steps=100, horizon=horizon, **options)
     kw = {"k_plus": 20, "k_minus": 20, **kw}
-    return one_run_audit(method, X, y, cX, cy, lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5,
-                         seed=seed, **kw)
+    return one_run_audit(
+        method, X, y, cX, cy, lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5, seed=seed, **kw
+    )
 
 
 def test_retrain_gives_no_bound(problem):
@@ -327,8 +341,9 @@ def test_a_grossly_understated_certificate_is_refuted(problem):
     # the control releases the same original model with the same noise draw as the no-op: it catches
     # the understated certificate, while the honest sigma hides even a deletion that did nothing
     assert (refuted.control.v, refuted.control.epsilon_lower) == (refuted.v, refuted.epsilon_lower)
-    assert refuted.control.has_power and [f["code"] for f in one_run_findings(refuted.to_dict())] \
-        == ["one-run-violation"]
+    assert refuted.control.has_power and [f["code"] for f in one_run_findings(refuted.to_dict())] == [
+        "one-run-violation"
+    ]
     assert honest.control.has_power is False and honest.control.epsilon_lower <= 1.0
     assert [f["code"] for f in one_run_findings(honest.to_dict())] == ["one-run-no-power"]
 
@@ -357,14 +372,37 @@ def test_bonferroni_grid_and_independent_design(problem):
     assert result.rule == "bonferroni" and result.bound.level == pytest.approx(0.05 / 3)
     objective, X, y, cX, cy = problem
     method = NoOp(objective, steps=100, horizon=50.0)
-    indep = one_run_audit(method, X, y, cX, cy, lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5,
-                          design="independent", k_plus=40, k_minus=40, seed=2)
+    indep = one_run_audit(
+        method,
+        X,
+        y,
+        cX,
+        cy,
+        lambda g: default_init(objective, g),
+        epsilon=1.0,
+        delta=1e-5,
+        design="independent",
+        k_plus=40,
+        k_minus=40,
+        seed=2,
+    )
     assert indep.m == indep.canaries == 200 and 70 < indep.inserted < 130
     assert indep.epsilon_lower > 1.0
     ClaimedNoOp.claimed = 0.01
-    claimed = one_run_audit(ClaimedNoOp(objective, steps=100, horizon=50.0), X, y, cX, cy,
-                            lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5, design="independent",
-                            k_plus=40, k_minus=40, seed=2)
+    claimed = one_run_audit(
+        ClaimedNoOp(objective, steps=100, horizon=50.0),
+        X,
+        y,
+        cX,
+        cy,
+        lambda g: default_init(objective, g),
+        epsilon=1.0,
+        delta=1e-5,
+        design="independent",
+        k_plus=40,
+        k_minus=40,
+        seed=2,
+    )
     assert claimed.covers_all_assignments is False and "independent design" in claimed.note
 
 
@@ -385,8 +423,9 @@ def test_a_fitted_method_pins_its_data_chosen_options(problem):
     objective, X, y, cX, cy = problem
     method = Retrain(objective, steps=100, horizon=50.0)
     method.fit(X, y, default_init(objective, torch.Generator().manual_seed(0)))
-    result = one_run_audit(method, X, y, cX, cy, lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5,
-                           k_plus=20, k_minus=20)
+    result = one_run_audit(
+        method, X, y, cX, cy, lambda g: default_init(objective, g), epsilon=1.0, delta=1e-5, k_plus=20, k_minus=20
+    )
     assert result.pinned_options == ("eta",) and "reused: eta" in result.note
     assert "not fitted" in _audit(Retrain, problem).note
 
@@ -427,8 +466,15 @@ def test_game_refuses_bad_input_naming_the_field(problem):
     for data, options, field in cases:
         args = {**dict(method=method, X=X, y=y, canaries_X=cX, canaries_y=cy, init=init), **data}
         with pytest.raises(InvalidInput) as err:
-            one_run_audit(args["method"], args["X"], args["y"], args["canaries_X"], args["canaries_y"], args["init"],
-                          **{**base, **options})
+            one_run_audit(
+                args["method"],
+                args["X"],
+                args["y"],
+                args["canaries_X"],
+                args["canaries_y"],
+                args["init"],
+                **{**base, **options},
+            )
         assert err.value.field == field, (field, err.value)
     with pytest.raises(InvalidInput) as err:
         mislabel(torch.tensor([0.5]), 2, 0)

@@ -24,8 +24,9 @@ def test_the_licence_file_is_the_declared_licence():
 
 
 def test_every_package_is_marked_typed_and_ships():
-    assert sorted(Path(p).name for p in PACKAGES) == sorted(p.name for p in (ROOT / "src").iterdir() if p.is_dir()
-                                                          and (p / "__init__.py").exists())
+    assert sorted(Path(p).name for p in PACKAGES) == sorted(
+        p.name for p in (ROOT / "src").iterdir() if p.is_dir() and (p / "__init__.py").exists()
+    )
     for package in PACKAGES:
         assert (ROOT / package / "py.typed").is_file(), package
 

@@ -44,8 +44,21 @@ def test_default_audit_is_certified_and_keeps_utility(default_report):
 
 def test_report_sections_and_json(default_report):
     d = json.loads(default_report.to_json())
-    for key in ("config", "dataset", "certificate", "realized", "utility", "tradeoff", "timings",
-                "seeds", "environment", "schema_version", "tool", "verdict", "parameters"):
+    for key in (
+        "config",
+        "dataset",
+        "certificate",
+        "realized",
+        "utility",
+        "tradeoff",
+        "timings",
+        "seeds",
+        "environment",
+        "schema_version",
+        "tool",
+        "verdict",
+        "parameters",
+    ):
         assert key in d
     assert d["dataset"]["n_train"] > 30000 and d["dataset"]["forget_size"] == 1
     assert len(d["dataset"]["content_hash"]) == 64
@@ -85,8 +98,7 @@ def test_rewind_equal_to_steps_is_retraining():
 
 
 def test_same_seed_same_numbers_different_seed_different_split():
-    cfg = dict(max_train=2000, curve_points=3, noise_draws=3, forget_count=5, trials=100,
-               attacks=("whitebox", "mia"))
+    cfg = dict(max_train=2000, curve_points=3, noise_draws=3, forget_count=5, trials=100, attacks=("whitebox", "mia"))
     salt = bytes(range(32))
     a, b = audit.run(AuditConfig(**cfg), salt=salt), audit.run(AuditConfig(**cfg), salt=salt)
     wall_clock = ("timings", "created_at", "started_at")
@@ -105,18 +117,28 @@ def test_sigma_budget_selects_rewind():
 
 def test_planted_wrong_constant_is_flagged():
     # A user who asserts a too-small gradient bound gets a certificate the run itself refutes.
-    r = audit.run(AuditConfig(constants={"G": 1e-7}, max_train=2000, forget_count=20,
-                              curve_points=2, noise_draws=2, attacks=()))
+    r = audit.run(
+        AuditConfig(constants={"G": 1e-7}, max_train=2000, forget_count=20, curve_points=2, noise_draws=2, attacks=())
+    )
     assert r.certificate.conditional
     assert r.realized.bound_violated and r.verdict == "violated"
     assert any(f.code == "bound-violated" for f in r.findings)
 
 
 def test_mlp_and_multiclass_digits_run():
-    r = audit.run(AuditConfig(dataset="digits", model="mlp", hidden=(16,), steps=30, forget_count=5,
-                              curve_points=2, noise_draws=2, trials=50, shadow_models=2))
+    r = audit.run(
+        AuditConfig(
+            dataset="digits",
+            model="mlp",
+            hidden=(16,),
+            steps=30,
+            forget_count=5,
+            curve_points=2,
+            noise_draws=2,
+            trials=50,
+            shadow_models=2,
+        )
+    )
     assert r.certificate.conditional and r.dataset.n_classes == 10
     assert r.realized.distance_unlearned_retrained <= r.certificate.sensitivity
     assert not math.isnan(r.utility.original.test.accuracy)
-
-

@@ -42,8 +42,11 @@ def areas(root: ET.Element) -> list[ET.Element]:
 
 
 def polylines(node: ET.Element, colour: str) -> list[list[tuple[float, float]]]:
-    return [[tuple(map(float, p.split(","))) for p in pl.get("points").split()]
-            for pl in node.iter(S + "polyline") if pl.get("stroke") == colour]
+    return [
+        [tuple(map(float, p.split(","))) for p in pl.get("points").split()]
+        for pl in node.iter(S + "polyline")
+        if pl.get("stroke") == colour
+    ]
 
 
 def lines(node: ET.Element, colour: str) -> list[ET.Element]:
@@ -70,21 +73,40 @@ def curve(fpr, tpr, n=100, auroc=0.6):
 def test_every_chart_is_an_accessible_svg_with_its_axis_labels(violated):
     a = violated["attacks"]["attacks"]
     charts = {
-        "epsilon": (plots.epsilon_chart(1.0, 2.0, {"mia": 3.0}, {}, "mia", 0.95),
-                    # the label is broken into two lines where it would not fit on one
-                    ["ε (log scale); lower bounds at 95% confidence;", "black tick: largest ε the trials can prove",
-                     "certified ε", "realized ε (noiseless distance)", "empirical ε ≥ (mia, best)"]),
-        "roc": (plots.roc_chart({k: v["bound"]["roc"] for k, v in a.items()}),
-                ["false-positive rate (retrained-world model called unlearned)", "true-positive rate"]),
-        "losses": (plots.loss_histogram_chart(violated["utility"]["loss_histograms"]),
-                   ["per-record loss", "fraction of the split's records", "original", "unlearned", "retrained"]),
-        "relearn": (plots.relearn_chart(a["relearn"]["details"]),
-                    ["fine-tuning steps on the forget set (symmetric log scale)", "forget-set loss of the audit's own model"]),
-        "tradeoff": (plots.tradeoff_chart(violated["tradeoff"], 1.0),
-                     ["parameter-spacedistance", "ε", "accuracy", "K (rewind)"]),
-        "fdp": (plots.fdp_chart(a["mia"]["bound"]["roc"], "U>R", "mia", 0.27),
-                ["false-positive rate α (retrained-world release called unlearned)",
-                 "false-negative rate β (unlearned-world release called retrained)"]),
+        "epsilon": (
+            plots.epsilon_chart(1.0, 2.0, {"mia": 3.0}, {}, "mia", 0.95),
+            # the label is broken into two lines where it would not fit on one
+            [
+                "ε (log scale); lower bounds at 95% confidence;",
+                "black tick: largest ε the trials can prove",
+                "certified ε",
+                "realized ε (noiseless distance)",
+                "empirical ε ≥ (mia, best)",
+            ],
+        ),
+        "roc": (
+            plots.roc_chart({k: v["bound"]["roc"] for k, v in a.items()}),
+            ["false-positive rate (retrained-world model called unlearned)", "true-positive rate"],
+        ),
+        "losses": (
+            plots.loss_histogram_chart(violated["utility"]["loss_histograms"]),
+            ["per-record loss", "fraction of the split's records", "original", "unlearned", "retrained"],
+        ),
+        "relearn": (
+            plots.relearn_chart(a["relearn"]["details"]),
+            ["fine-tuning steps on the forget set (symmetric log scale)", "forget-set loss of the audit's own model"],
+        ),
+        "tradeoff": (
+            plots.tradeoff_chart(violated["tradeoff"], 1.0),
+            ["parameter-spacedistance", "ε", "accuracy", "K (rewind)"],
+        ),
+        "fdp": (
+            plots.fdp_chart(a["mia"]["bound"]["roc"], "U>R", "mia", 0.27),
+            [
+                "false-positive rate α (retrained-world release called unlearned)",
+                "false-negative rate β (unlearned-world release called retrained)",
+            ],
+        ),
     }
     for name, (svg, labels) in charts.items():
         root = parse(svg)  # well-formed XML
@@ -100,9 +122,11 @@ def test_every_chart_is_an_accessible_svg_with_its_axis_labels(violated):
 
 
 def test_roc_plots_every_point_of_every_curve_on_log_log_axes():
-    curves = {"b": curve([0.0, 0.01, 0.1, 0.5, 1.0], [0.02, 0.05, 0.3, 0.8, 1.0], auroc=0.7),
-              "a": curve([0.0, 0.2, 1.0], [0.1, 0.6, 1.0], auroc=0.65),
-              "c": curve([0.0, 0.0, 0.03, 1.0], [0.0, 0.5, 0.9, 1.0], auroc=0.95)}
+    curves = {
+        "b": curve([0.0, 0.01, 0.1, 0.5, 1.0], [0.02, 0.05, 0.3, 0.8, 1.0], auroc=0.7),
+        "a": curve([0.0, 0.2, 1.0], [0.1, 0.6, 1.0], auroc=0.65),
+        "c": curve([0.0, 0.0, 0.03, 1.0], [0.0, 0.5, 0.9, 1.0], auroc=0.95),
+    }
     root = parse(plots.roc_chart(curves))
     [area] = areas(root)
     # the blind guess runs from (lo, lo) to (1, 1), lo = 1/n rounded down to a power of ten
@@ -145,9 +169,13 @@ def test_epsilon_bars_on_a_log_axis_red_above_the_certificate():
 
 
 def test_loss_histograms_one_panel_per_model_one_step_line_per_split():
-    hist = {"edges": [0.0, 1.0, 2.0, 3.0],
-            "counts": {m: {"retain": [1, 2, 1], "unseen": [2, 2, 0], "forget": [0, 1, 0]}
-                       for m in ("retrained", "original", "unlearned")}}
+    hist = {
+        "edges": [0.0, 1.0, 2.0, 3.0],
+        "counts": {
+            m: {"retain": [1, 2, 1], "unseen": [2, 2, 0], "forget": [0, 1, 0]}
+            for m in ("retrained", "original", "unlearned")
+        },
+    }
     root = parse(plots.loss_histogram_chart(hist))
     panels = areas(root)
     assert len(panels) == 3
@@ -170,10 +198,22 @@ def test_loss_histograms_one_panel_per_model_one_step_line_per_split():
 
 
 def test_relearn_curves_with_every_step_and_the_target_line():
-    relearn = {"unlearned": {"curve_forget_loss": [1.0, 0.5, 0.4, 0.3], "mean_steps": 2, "median_steps": 2,
-                             "censored_fraction": 0.0, "target_loss": 0.35},
-               "retrained": {"curve_forget_loss": [1.0, 0.8, 0.6, 0.5, 0.45], "mean_steps": 5,
-                             "median_steps": 5, "censored_fraction": 0.5, "target_loss": 0.35}}
+    relearn = {
+        "unlearned": {
+            "curve_forget_loss": [1.0, 0.5, 0.4, 0.3],
+            "mean_steps": 2,
+            "median_steps": 2,
+            "censored_fraction": 0.0,
+            "target_loss": 0.35,
+        },
+        "retrained": {
+            "curve_forget_loss": [1.0, 0.8, 0.6, 0.5, 0.45],
+            "mean_steps": 5,
+            "median_steps": 5,
+            "censored_fraction": 0.5,
+            "target_loss": 0.35,
+        },
+    }
     root = parse(plots.relearn_chart(relearn))
     [area] = areas(root)
     [unlearned] = polylines(area, plots.BLUE)
@@ -243,7 +283,7 @@ def test_fdp_chart_draws_the_attack_the_promise_and_the_points_below(violated):
 
 
 def test_report_strings_are_drawn_as_literal_text():
-    name = 'a<b>&"c\' $x^2$ </svg>'
+    name = "a<b>&\"c' $x^2$ </svg>"
     eps = parse(plots.epsilon_chart(1.0, 0.5, {name: 0.1}, {}, name))
     assert f"empirical ε ≥ ({name}, best)" in texts(eps)
     roc = parse(plots.roc_chart({name: curve([0, 1], [0, 1])}))
@@ -277,12 +317,13 @@ def test_non_finite_values_never_reach_a_coordinate(violated):
 
 
 def test_empty_charts_say_why():
-    for svg, message in ((plots.roc_chart({}), "no ROC curves in this report (no attacks were run)"),
-                         (plots.loss_histogram_chart(None), "no loss histograms in this report"),
-                         (plots.relearn_chart(None), "no relearn-time curves in this report"),
-                         (plots.tradeoff_chart(None), "no knob sweep in this report"),
-                         (plots.fdp_chart(None), "no trade-off curve: no attack was run and no Gaussian curve "
-                                                 "is promised")):
+    for svg, message in (
+        (plots.roc_chart({}), "no ROC curves in this report (no attacks were run)"),
+        (plots.loss_histogram_chart(None), "no loss histograms in this report"),
+        (plots.relearn_chart(None), "no relearn-time curves in this report"),
+        (plots.tradeoff_chart(None), "no knob sweep in this report"),
+        (plots.fdp_chart(None), "no trade-off curve: no attack was run and no Gaussian curve is promised"),
+    ):
         root = parse(svg)
         assert texts(root) == [message] and not areas(root)
 
@@ -313,6 +354,11 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "matplotlib"))
 def test_charts_need_no_plotting_library():
     """The charts are drawn here: importing the report or drawing every chart loads no matplotlib
     (importing it cost about half a second of every audit)."""
-    out = subprocess.run([sys.executable, "-c", CHARTS_WITHOUT_MATPLOTLIB, str(DATA / "sample-report-violated.json")],
-                         capture_output=True, text=True, timeout=300, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHARTS_WITHOUT_MATPLOTLIB, str(DATA / "sample-report-violated.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert out.stdout.strip() == "[]"

@@ -28,8 +28,11 @@ def plugins(monkeypatch):
     broken = EntryPoint("broken", "no_such_module_xyz:Nothing", registry.ENTRY_POINT_GROUP)
     bad_attack = EntryPoint("broken-attack", "no_such_attack_xyz:Nothing", attack_registry.ENTRY_POINT_GROUP)
     bad_model = EntryPoint("broken-model", "no_such_model_xyz:build", models.ENTRY_POINT_GROUP)
-    table = {registry.ENTRY_POINT_GROUP: [good, broken], attack_registry.ENTRY_POINT_GROUP: [bad_attack],
-             models.ENTRY_POINT_GROUP: [bad_model]}
+    table = {
+        registry.ENTRY_POINT_GROUP: [good, broken],
+        attack_registry.ENTRY_POINT_GROUP: [bad_attack],
+        models.ENTRY_POINT_GROUP: [bad_model],
+    }
     for where in (registry.METHODS, attack_registry.ATTACKS, models):
         monkeypatch.setattr(where, "entry_points", lambda group: table.get(group, []))
 
@@ -50,8 +53,10 @@ def test_a_broken_plugin_shows_its_error_in_audit_methods_and_audit_run(plugins)
     runner = CliRunner()
     listed = runner.invoke(app, ["methods"])
     assert listed.exit_code == 0 and "broken" in listed.output and "no_such_module_xyz" in listed.output
-    unavailable = {(u["kind"], u["name"]): u["error"]
-                   for u in json.loads(runner.invoke(app, ["methods", "--json"]).stdout)["unavailable"]}
+    unavailable = {
+        (u["kind"], u["name"]): u["error"]
+        for u in json.loads(runner.invoke(app, ["methods", "--json"]).stdout)["unavailable"]
+    }
     assert "no_such_module_xyz" in unavailable[("method", "broken")]
     assert "no_such_attack_xyz" in unavailable[("attack", "broken-attack")]
     assert "no_such_model_xyz" in unavailable[("model", "broken-model")]

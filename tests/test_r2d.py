@@ -144,7 +144,9 @@ def test_minibatch_r2d_is_measured_not_certified():
     assert not cert.valid and not batch.met and "batch_size = 64 < n = 600" in batch.detail
     assert full.certify(FORGET, 1.0, 1e-5).valid
     assert r2d.checkpoint_recovery(theta_T) == {
-        "applicable": False, "reason": "Algorithm 3 inverts full-batch steps; this run is mini-batch SGD"}
+        "applicable": False,
+        "reason": "Algorithm 3 inverts full-batch steps; this run is mini-batch SGD",
+    }
     # U replays the last K of the retrain's draws over D': K = T is the retrain, bit for bit
     assert torch.equal(r2d.unlearn(FORGET, rewind=r2d.steps), r2d.retrain(FORGET))
     assert not torch.equal(r2d.unlearn(FORGET), r2d.retrain(FORGET))

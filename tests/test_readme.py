@@ -61,8 +61,7 @@ def _openssl_ok() -> bool:
         return False
     out = subprocess.run(["openssl", "version"], capture_output=True, text=True)
     parts = out.stdout.split()
-    return (out.returncode == 0 and len(parts) > 1 and parts[0] == "OpenSSL"
-            and int(parts[1].split(".")[0]) >= 3)
+    return out.returncode == 0 and len(parts) > 1 and parts[0] == "OpenSSL" and int(parts[1].split(".")[0]) >= 3
 
 
 def _make_case(case: str, tmp_path: Path, keys, other_keys) -> Path:
@@ -113,10 +112,12 @@ def _make_comparison(rdir: Path, keys, *, add_noop: bool) -> None:
     for name in ("report.json", "report.html"):
         shutil.copy(rdir / name, method / name)
     sign_report(method, keys[0])
-    subjects = ["report.json", "report.html"] + [f"methods/r2d/{n}" for n in ("report.json", "report.html",
-                                                                            "report.dsse.json")]
-    sign_report(rdir, keys[0], subjects=subjects, predicate={"kind": "comparison"},
-                predicate_type=COMPARISON_PREDICATE_TYPE)
+    subjects = ["report.json", "report.html"] + [
+        f"methods/r2d/{n}" for n in ("report.json", "report.html", "report.dsse.json")
+    ]
+    sign_report(
+        rdir, keys[0], subjects=subjects, predicate={"kind": "comparison"}, predicate_type=COMPARISON_PREDICATE_TYPE
+    )
     if add_noop:
         shutil.copytree(method, rdir / "methods" / "noop")
         verify_report(rdir / "methods" / "noop", keys[1])
@@ -145,8 +146,9 @@ def test_readme_openssl_script_agrees_with_verify_report(case, tmp_path):
     scratch.mkdir()
     (scratch / "verify-report.sh").write_text(printed_script())
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DIR": str(rdir), "PUB": str(keys[1])}
-    script = subprocess.run(["bash", "verify-report.sh"], cwd=scratch, env=env, capture_output=True, text=True,
-                            timeout=60)
+    script = subprocess.run(
+        ["bash", "verify-report.sh"], cwd=scratch, env=env, capture_output=True, text=True, timeout=60
+    )
     try:
         result = verify_report(rdir, keys[1])
     except VerificationError:

@@ -41,8 +41,7 @@ def _write_set(target: Path, tag: str, *, salt: bool = True, signed: bool = Fals
 
 def _tags(target: Path) -> set[str]:
     """Which run each file came from (one tag means one set)."""
-    tags = {json.loads((target / "report.json").read_text())["run"],
-            (target / "report.html").read_text()[3:-4]}
+    tags = {json.loads((target / "report.json").read_text())["run"], (target / "report.html").read_text()[3:-4]}
     if (target / "deletion-commitment.salt").exists():
         tags.add(bytes.fromhex((target / "deletion-commitment.salt").read_text()).decode())
     if (target / "report.dsse.json").exists():
@@ -222,8 +221,10 @@ def library_report():
 
     from audit import AuditConfig, run
 
-    return run(AuditConfig(max_train=300, attacks=(), curve_points=2, noise_draws=2, request_id="REQ-7"),
-               model=lambda shape, n_classes: nn.Sequential(nn.Linear(shape[0], 1)))
+    return run(
+        AuditConfig(max_train=300, attacks=(), curve_points=2, noise_draws=2, request_id="REQ-7"),
+        model=lambda shape, n_classes: nn.Sequential(nn.Linear(shape[0], 1)),
+    )
 
 
 def test_the_library_writes_the_same_set(tmp_path, monkeypatch, library_report):
@@ -254,7 +255,7 @@ def test_the_request_id_is_recorded_named_on_the_page_and_signed(tmp_path, libra
     library_report.write(tmp_path / "plain")
     library_report.write(tmp_path / "signed", sign_key=private)
     pages = [(tmp_path / name / "report.html").read_text() for name in ("plain", "signed")]
-    plain, signed = (page[page.index('<section id="request"'):page.index('<nav class="toc"')] for page in pages)
+    plain, signed = (page[page.index('<section id="request"') : page.index('<nav class="toc"')] for page in pages)
     for page, box in zip(pages, (plain, signed)):
         assert "<code>REQ-7</code>" in box and d["deletion_request"]["commitment"] in box
         assert "demonstration" not in page and "caller&#39;s factory" in box
@@ -263,8 +264,11 @@ def test_the_request_id_is_recorded_named_on_the_page_and_signed(tmp_path, libra
     assert "verified" not in signed and "valid" not in signed  # the page cannot check its own signature
     result = verify_report(tmp_path / "signed", public)
     assert result.predicate["deletion_request"] == {
-        "request_id": "REQ-7", "commitment": d["deletion_request"]["commitment"], "n_records": 1,
-        "identifier": d["deletion_request"]["identifier"]}
+        "request_id": "REQ-7",
+        "commitment": d["deletion_request"]["commitment"],
+        "n_records": 1,
+        "identifier": d["deletion_request"]["identifier"],
+    }
     assert "Deletion request: id=REQ-7 records=1" in result.describe()
 
 
@@ -291,7 +295,9 @@ def test_cli_carries_a_salt_given_from_the_directory_it_replaces(tmp_path):
     fast = ["run", "--max-train", "300", "--curve-points", "2", "--noise-draws", "2", "--attacks", "none", "-q"]
     assert CliRunner().invoke(app, [*fast, "--out", str(out)]).exit_code == 0
     salt = (out / "deletion-commitment.salt").read_text()
-    again = CliRunner().invoke(app, [*fast, "--out", str(out), "--commitment-salt", str(out / "deletion-commitment.salt")])
+    again = CliRunner().invoke(
+        app, [*fast, "--out", str(out), "--commitment-salt", str(out / "deletion-commitment.salt")]
+    )
     assert again.exit_code == 0, again.stderr
     assert (out / "deletion-commitment.salt").read_text() == salt and _mode(out / "deletion-commitment.salt") == 0o600
     commitment = json.loads((out / "report.json").read_text())["deletion_request"]["commitment"]

@@ -35,8 +35,13 @@ def _independent_exact_epsilon(mu, delta):
     from scipy.optimize import brentq
     from scipy.stats import norm
 
-    return brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta,
-                  0.0, 100.0, xtol=1e-14, rtol=1e-13)
+    return brentq(
+        lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta,
+        0.0,
+        100.0,
+        xtol=1e-14,
+        rtol=1e-13,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +61,7 @@ def test_cumulative_epsilon_grows_and_equals_an_independent_rdp_computation(ten_
     assert abs(cumulative[0] - releases[0]["epsilon"]) <= 1e-6  # one release: its own analytic epsilon
     for k in range(1, 11):
         z = [r["sigma"] / r["sensitivity"] for r in releases[:k]]
-        mu = math.sqrt(sum(1 / zz ** 2 for zz in z))
+        mu = math.sqrt(sum(1 / zz**2 for zz in z))
         assert cumulative[k - 1] == pytest.approx(_independent_exact_epsilon(mu, 1e-5), rel=1e-7)
         assert releases[k - 1]["rdp_epsilon"] == pytest.approx(_independent_epsilon(z, 1e-5), rel=1e-9)
         assert cumulative[k - 1] < releases[k - 1]["rdp_epsilon"]
@@ -96,9 +101,16 @@ def _fitted(name, **options):
     return method
 
 
-@pytest.mark.parametrize("name, options", [("r2d", {"steps": 40, "rewind": 38}), ("hf", {"epochs": 20}),
-                                           ("newton", {}), ("retrain", {"steps": 20}),
-                                           ("cns", {"steps": 200, "solver": "dense"})])
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("r2d", {"steps": 40, "rewind": 38}),
+        ("hf", {"epochs": 20}),
+        ("newton", {}),
+        ("retrain", {"steps": 20}),
+        ("cns", {"steps": 200, "solver": "dense"}),
+    ],
+)
 def test_every_release_is_certified_against_its_own_retrain(name, options):
     method = _fitted(name, **options)
     requests = [torch.tensor([3, 8]), torch.tensor([40]), torch.tensor([100, 101, 102])]
@@ -135,13 +147,32 @@ def test_more_requests_than_records_is_refused():
 @pytest.mark.slow
 def test_cli_serves_requests_with_hf(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "audit.cli", "run", "--method", "hf", "--requests", "3",
-                           "--budget-epsilon", "100", "--attacks", "none", "-q", "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audit.cli",
+            "run",
+            "--method",
+            "hf",
+            "--requests",
+            "3",
+            "--budget-epsilon",
+            "100",
+            "--attacks",
+            "none",
+            "-q",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     assert len(report["ledger"]["releases"]) == 3 and not report["ledger"]["retrain_due"]
     assert "ledger" in (out / "report.html").read_text().lower()
-    bad = subprocess.run([sys.executable, "-m", "audit.cli", "run", "--requests", "-1", "-q"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "audit.cli", "run", "--requests", "-1", "-q"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "requests" in bad.stderr and "Traceback" not in bad.stderr

@@ -82,8 +82,10 @@ def _world(rng, n, base_x, base_z, shift=0.0, exposed=None):
         bump = np.where(np.arange(base_x.size) == exposed, shift, 0.0)
     fx = rng.normal(base_x + bump, 1.0, (n, base_x.size)) + offset
     fz = rng.normal(base_z, 1.0, (n, base_z.size)) + offset
-    return LogProbs(log_prob_true_label(fx, np.ones(base_x.size, int), one_logit=True),
-                    log_prob_true_label(fz, np.ones(base_z.size, int), one_logit=True))
+    return LogProbs(
+        log_prob_true_label(fx, np.ones(base_x.size, int), one_logit=True),
+        log_prob_true_label(fz, np.ones(base_z.size, int), one_logit=True),
+    )
 
 
 def _game(seed, shift, m=8, n_z=200, s=16, n=200, exposed=None):

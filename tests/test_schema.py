@@ -94,7 +94,10 @@ def test_samples_validate():
     assert consistent.verdict == "consistent" and consistent.findings == []
     assert violated.verdict == "violated"
     assert {f.code for f in violated.findings if f.severity == "error"} == {
-        "certificate-violated", "bound-violated", "realized-exceeds-certified"}
+        "certificate-violated",
+        "bound-violated",
+        "realized-exceeds-certified",
+    }
     assert violated.certificate.conditional and violated.attacks.comparison.certificate_violated
     assert math.isnan(violated.attacks.attacks["mia"].bound.gdp_estimate.mu)
     assert consistent.seeds.noise == 8366031049750315900  # parsed back to int, exactly
@@ -139,8 +142,9 @@ def test_nonfinite_floats_round_trip(validator):
     d["attacks"]["attacks"]["whitebox"]["bound"]["gdp_estimate"]["mu"] = "nan"
     d["attacks"]["attacks"]["whitebox"]["bound"]["gdp_estimate"]["epsilon_estimate"] = "inf"
     d["attacks"]["attacks"]["mia"]["bound"]["threshold"] = "-inf"
-    d["tradeoff"]["rows"][0] = {k: v for k, v in d["tradeoff"]["rows"][0].items()
-                        if k not in ("test_accuracy_released", "realized_epsilon")}
+    d["tradeoff"]["rows"][0] = {
+        k: v for k, v in d["tradeoff"]["rows"][0].items() if k not in ("test_accuracy_released", "realized_epsilon")
+    }
     d["tradeoff"]["rows"][0]["sigma"] = "inf"
     m = ReportModel.from_report_dict(d)
     assert m.certificate.sigma == math.inf and isinstance(m.certificate.sigma, float)
@@ -157,15 +161,18 @@ def test_nonfinite_floats_round_trip(validator):
     json.dumps(out, allow_nan=False)  # standard JSON
 
 
-@pytest.mark.parametrize("path, value", [
-    ("certificate.sigma", "nan"),           # sigma may be unbounded, never undefined
-    ("certificate.sigma", "-inf"),
-    ("certificate.sigma", -0.5),
-    ("certificate.epsilon", 0.0),
-    ("certificate.delta", "nan"),           # finite-only fields take no special strings
-    ("utility.original.test.accuracy", 1.5),
-    ("utility.original.test.loss", "Infinity"),
-])
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        ("certificate.sigma", "nan"),  # sigma may be unbounded, never undefined
+        ("certificate.sigma", "-inf"),
+        ("certificate.sigma", -0.5),
+        ("certificate.epsilon", 0.0),
+        ("certificate.delta", "nan"),  # finite-only fields take no special strings
+        ("utility.original.test.accuracy", 1.5),
+        ("utility.original.test.loss", "Infinity"),
+    ],
+)
 def test_nonfinite_strings_only_where_allowed(path, value, validator):
     d = _stringify_seeds(_load("sample-report.json"))
     _set(d, path, value)
@@ -222,6 +229,7 @@ def _drop(path):
     def f(d):
         *head, last = path.split(".")
         del (_get(d, ".".join(head)) if head else d)[last]
+
     return f
 
 
@@ -233,41 +241,66 @@ CORRUPTIONS = [
     ("negative sigma", lambda d: _set(d, "certificate.sigma", -0.1), "certificate.sigma"),
     ("wrong schema_version", lambda d: _set(d, "schema_version", "1.0"), "schema_version"),
     ("typo in a nested field", lambda d: d["realized"].update(epsilom=1.0), "realized.epsilom"),
-    ("raw identifiers", lambda d: d["deletion_request"].update(identifiers=[3, 7]),
-     "deletion_request.identifiers"),
+    ("raw identifiers", lambda d: d["deletion_request"].update(identifiers=[3, 7]), "deletion_request.identifiers"),
     ("the salt itself", lambda d: _set(d, "deletion_request.salt", "00" * 32), "deletion_request.salt"),
-    ("commitment not a digest", lambda d: _set(d, "deletion_request.commitment", "abc"),
-     "deletion_request.commitment"),
+    ("commitment not a digest", lambda d: _set(d, "deletion_request.commitment", "abc"), "deletion_request.commitment"),
     ("verdict contradicts findings", lambda d: _set(d, "verdict", "violated"), "verdict"),
-    ("bad provenance", lambda d: d["certificate"]["constants"][2].update(provenance="guessed"),
-     "certificate.constants[2].provenance"),
-    ("conditional contradicts constants", lambda d: _set(d, "certificate.conditional", True),
-     "certificate.conditional"),
-    ("unknown severity", lambda d: d["findings"].append({"severity": "info", "code": "x", "message": "m"}),
-     "findings[0].severity"),
-    ("count not an integer", lambda d: _set(d, "attacks.attacks.mia.bound.counts.tp", 1.5),
-     "attacks.attacks.mia.bound.counts.tp"),
+    (
+        "bad provenance",
+        lambda d: d["certificate"]["constants"][2].update(provenance="guessed"),
+        "certificate.constants[2].provenance",
+    ),
+    (
+        "conditional contradicts constants",
+        lambda d: _set(d, "certificate.conditional", True),
+        "certificate.conditional",
+    ),
+    (
+        "unknown severity",
+        lambda d: d["findings"].append({"severity": "info", "code": "x", "message": "m"}),
+        "findings[0].severity",
+    ),
+    (
+        "count not an integer",
+        lambda d: _set(d, "attacks.attacks.mia.bound.counts.tp", 1.5),
+        "attacks.attacks.mia.bound.counts.tp",
+    ),
     ("incomplete attack entry", lambda d: d["attacks"]["attacks"].update(lira={}), "attacks.attacks.lira.title"),
-    ("attack name not a name", lambda d: d["attacks"]["attacks"].update({"Bad Name!": d["attacks"]["attacks"]["mia"]}),
-     "attacks.attacks.Bad Name!"),
-    ("unknown finding code", lambda d: d["findings"].append({"severity": "warning", "code": "made-up", "message": "m"}),
-     "findings[0].code"),
-    ("severity contradicts the code", lambda d: d["findings"].append(
-        {"severity": "error", "code": "utility-loss", "message": "m"}), "findings[0].severity"),
-    ("uncertified method with an epsilon", lambda d: d["certificate"].update(kind="none", valid=False),
-     "certificate.epsilon"),
-    ("histogram with a missing bin", lambda d: d["utility"]["loss_histograms"]["counts"]["original"]["forget"].pop(),
-     "utility.loss_histograms.counts.original.forget"),
-    ("half of the noisy utility", _drop("utility.original.test.noisy_loss_std"),
-     "utility.original.test.noisy_loss_std"),
-    ("checkpoint tag", lambda d: _set(d, "checkpoint_recovery.applicable", "yes"),
-     "checkpoint_recovery.applicable"),
+    (
+        "attack name not a name",
+        lambda d: d["attacks"]["attacks"].update({"Bad Name!": d["attacks"]["attacks"]["mia"]}),
+        "attacks.attacks.Bad Name!",
+    ),
+    (
+        "unknown finding code",
+        lambda d: d["findings"].append({"severity": "warning", "code": "made-up", "message": "m"}),
+        "findings[0].code",
+    ),
+    (
+        "severity contradicts the code",
+        lambda d: d["findings"].append({"severity": "error", "code": "utility-loss", "message": "m"}),
+        "findings[0].severity",
+    ),
+    (
+        "uncertified method with an epsilon",
+        lambda d: d["certificate"].update(kind="none", valid=False),
+        "certificate.epsilon",
+    ),
+    (
+        "histogram with a missing bin",
+        lambda d: d["utility"]["loss_histograms"]["counts"]["original"]["forget"].pop(),
+        "utility.loss_histograms.counts.original.forget",
+    ),
+    (
+        "half of the noisy utility",
+        _drop("utility.original.test.noisy_loss_std"),
+        "utility.original.test.noisy_loss_std",
+    ),
+    ("checkpoint tag", lambda d: _set(d, "checkpoint_recovery.applicable", "yes"), "checkpoint_recovery.applicable"),
     ("timestamp not RFC 3339", lambda d: _set(d, "created_at", "yesterday"), "created_at"),
     ("started after created", lambda d: _set(d, "started_at", "2099-01-01T00:00:00+00:00"), "started_at"),
-    ("n_records vs forget_size", lambda d: _set(d, "deletion_request.n_records", 2),
-     "deletion_request.n_records"),
-    ("environment without torch", lambda d: d["environment"]["packages"].pop("torch"),
-     "environment.packages"),
+    ("n_records vs forget_size", lambda d: _set(d, "deletion_request.n_records", 2), "deletion_request.n_records"),
+    ("environment without torch", lambda d: d["environment"]["packages"].pop("torch"), "environment.packages"),
     ("parameter hash missing", _drop("parameters.sha256_unlearned"), "parameters.sha256_unlearned"),
 ]
 
@@ -341,7 +374,8 @@ def test_load_report_rejects_bare_nan(tmp_path):
 
 def test_schema_file_is_in_sync():
     assert schema_path().read_text(encoding="utf-8") == schema_text(), (
-        "src/audit/report/schemas is stale: run `python -m audit.report.schema`")
+        "src/audit/report/schemas is stale: run `python -m audit.report.schema`"
+    )
     assert S.main(["--check"]) == 0
 
 
@@ -352,9 +386,20 @@ def test_schema_header():
     assert schema["version"] == "2.3" and schema["title"]
     assert schema_path().name == "report-2.3.schema.json"
     assert schema["additionalProperties"] is False
-    assert set(schema["required"]) >= {"schema_version", "tool", "created_at", "started_at",
-                                       "method", "deletion_request", "dataset", "parameters",
-                                       "seeds", "environment", "certificate", "verdict"}
+    assert set(schema["required"]) >= {
+        "schema_version",
+        "tool",
+        "created_at",
+        "started_at",
+        "method",
+        "deletion_request",
+        "dataset",
+        "parameters",
+        "seeds",
+        "environment",
+        "certificate",
+        "verdict",
+    }
 
 
 def test_versions_and_vocabularies_match_the_producer():
@@ -375,14 +420,17 @@ def test_versions_and_vocabularies_match_the_producer():
     assert list(S.Config.model_fields) == [f.name for f in FIELDS]
 
 
-@pytest.mark.parametrize("codes, verdict", [
-    ([], "consistent"),
-    ([("warning", "conditional-constants")], "consistent"),
-    ([("error", "certificate-not-issued")], "not-certified"),
-    ([("warning", "no-theorem")], "not-certified"),
-    ([("error", "certificate-not-issued"), ("error", "bound-violated")], "violated"),
-    ([("warning", "utility-loss"), ("warning", "not-comparable")], "consistent"),
-])
+@pytest.mark.parametrize(
+    "codes, verdict",
+    [
+        ([], "consistent"),
+        ([("warning", "conditional-constants")], "consistent"),
+        ([("error", "certificate-not-issued")], "not-certified"),
+        ([("warning", "no-theorem")], "not-certified"),
+        ([("error", "certificate-not-issued"), ("error", "bound-violated")], "violated"),
+        ([("warning", "utility-loss"), ("warning", "not-comparable")], "consistent"),
+    ],
+)
 def test_verdict_rule_is_the_findings_table(codes, verdict):
     from audit.findings import verdict_of
 
@@ -397,8 +445,9 @@ def test_verdict_rule_is_the_findings_table(codes, verdict):
 def test_schema_module_imports_first_without_a_cycle():
     code = "import audit.report.schema as s; print(s.SCHEMA_VERSION)"
     src = str(Path(__file__).resolve().parents[1] / "src")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": src, "PATH": ""}, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src, "PATH": ""}, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2.3"
 
@@ -407,8 +456,10 @@ def test_a_fresh_audit_report_validates(validator):
     from audit.config import AuditConfig
     from audit.pipeline import run
 
-    report = run(AuditConfig(max_train=300, steps=20, trials=20, attacks=("whitebox", "mia"),
-                             noise_draws=2, curve_points=3), salt=b"s" * 16)
+    report = run(
+        AuditConfig(max_train=300, steps=20, trials=20, attacks=("whitebox", "mia"), noise_draws=2, curve_points=3),
+        salt=b"s" * 16,
+    )
     d = json.loads(report.to_json())
     model = validate_report(d)
     out = model.to_json_dict()
@@ -433,9 +484,13 @@ def _newer_writer():
 
     newer = _minor_after(S.SCHEMA_VERSION)
     realized = create_model("NewerRealized", __base__=S.Realized, spread=(float | None, S.Absent()))
-    return newer, create_model("NewerReport", __base__=ReportModel,
-                               schema_version=(S.schema_version_field(newer), ...),
-                               realized=(realized, ...), provenance_note=(str | None, S.Absent()))
+    return newer, create_model(
+        "NewerReport",
+        __base__=ReportModel,
+        schema_version=(S.schema_version_field(newer), ...),
+        realized=(realized, ...),
+        provenance_note=(str | None, S.Absent()),
+    )
 
 
 def test_a_new_optional_key_is_a_minor_version_that_older_readers_accept():
@@ -444,8 +499,9 @@ def test_a_new_optional_key_is_a_minor_version_that_older_readers_accept():
     # the newer version reads this version's reports: the key is optional
     assert Newer.model_validate(ours, context={}).schema_version == S.SCHEMA_VERSION
     # the newer writer writes the keys; this version's reader reads the report without them
-    written = Newer.model_validate({**ours, "schema_version": newer, "provenance_note": "by hand",
-                                    "realized": {**ours["realized"], "spread": 0.5}}).to_json_dict()
+    written = Newer.model_validate(
+        {**ours, "schema_version": newer, "provenance_note": "by hand", "realized": {**ours["realized"], "spread": 0.5}}
+    ).to_json_dict()
     assert written["provenance_note"] == "by hand" and written["realized"]["spread"] == 0.5
     read = validate_report(copy.deepcopy(written))
     assert read.schema_version == newer
@@ -465,8 +521,9 @@ def test_another_major_version_is_refused_and_a_writer_writes_its_own_version():
             validate_report({**d, "schema_version": version})
         assert exc.value.field == "schema_version", version
     with pytest.raises(ValueError, match="schema_version"):
-        ReportModel(**{**ReportModel.model_validate(d, context={}).__dict__, "schema_version": _minor_after(
-            S.SCHEMA_VERSION)})
+        ReportModel(
+            **{**ReportModel.model_validate(d, context={}).__dict__, "schema_version": _minor_after(S.SCHEMA_VERSION)}
+        )
 
 
 def test_the_comparison_reads_by_the_same_rule_and_declares_its_version():
@@ -476,7 +533,8 @@ def test_the_comparison_reads_by_the_same_rule_and_declares_its_version():
     newer = _minor_after(COMPARISON_SCHEMA_VERSION)
     assert read_context({"schema_version": newer}, COMPARISON_SCHEMA_VERSION) == {S.NEWER_MINOR: True}
     assert read_context({"schema_version": COMPARISON_SCHEMA_VERSION}, COMPARISON_SCHEMA_VERSION) == {
-        S.NEWER_MINOR: False}
+        S.NEWER_MINOR: False
+    }
     field = ComparisonModel.model_fields["schema_version"]
     assert ComparisonModel.model_json_schema()["properties"]["schema_version"]["const"] == COMPARISON_SCHEMA_VERSION
     assert field.is_required()

@@ -127,20 +127,26 @@ def test_run_store_round_trip_is_atomic_and_exact(tmp_path):
 
 
 def test_shard_plan():
-    assert plan_shards("trials", 150, 64, 64) == [Shard("trials", 0, 64), Shard("trials", 64, 128),
-                                                  Shard("trials", 128, 150)]
+    assert plan_shards("trials", 150, 64, 64) == [
+        Shard("trials", 0, 64),
+        Shard("trials", 64, 128),
+        Shard("trials", 128, 150),
+    ]
     assert round_to_granule(1, 75) == 75 and round_to_granule(76, 75) == 150
     with pytest.raises(InvalidInput, match="shard_size must be a positive multiple of 64"):
         plan_shards("trials", 150, 100, 64)
 
 
-@pytest.mark.parametrize("config, field", [
-    (dict(executor="threads"), "executor"),
-    (dict(ray_address="127.0.0.1:6379"), "ray_address"),
-    (dict(executor="local", workers=2), "workers"),
-    (dict(executor="processes", workers=0), "workers"),
-    (dict(shard_size=0), "shard_size"),
-])
+@pytest.mark.parametrize(
+    "config, field",
+    [
+        (dict(executor="threads"), "executor"),
+        (dict(ray_address="127.0.0.1:6379"), "ray_address"),
+        (dict(executor="local", workers=2), "workers"),
+        (dict(executor="processes", workers=0), "workers"),
+        (dict(shard_size=0), "shard_size"),
+    ],
+)
 def test_bad_execution_settings_name_the_field(config, field):
     with pytest.raises(InvalidInput) as caught:
         AuditConfig(**config)
@@ -178,8 +184,10 @@ def test_a_failed_shard_is_retried_then_reported_by_name(caplog):
     shards = plan_shards("trials", 128, 64, 64)
     with caplog.at_level(logging.WARNING, logger="unlearn_audit"):
         results, _ = execute(None, shards, _Flaky(shards[1], failures=1))
-    assert set(results) == set(shards) and "trials[64:128) failed (RuntimeError: worker lost); running it again" \
-        in caplog.text
+    assert (
+        set(results) == set(shards)
+        and "trials[64:128) failed (RuntimeError: worker lost); running it again" in caplog.text
+    )
     with pytest.raises(ShardFailed, match=r"shard trials\[64:128\) failed 2 times; last error: RuntimeError"):
         execute(None, shards, _Flaky(shards[1], failures=2))
 

@@ -11,8 +11,21 @@ from typer.testing import CliRunner
 from audit.cli import app
 
 runner = CliRunner()
-FAST = ["--max-train", "2000", "--curve-points", "3", "--noise-draws", "2", "--trials", "100",
-        "--attacks", "whitebox,mia,relearn", "--forget-count", "5", "-q"]
+FAST = [
+    "--max-train",
+    "2000",
+    "--curve-points",
+    "3",
+    "--noise-draws",
+    "2",
+    "--trials",
+    "100",
+    "--attacks",
+    "whitebox,mia,relearn",
+    "--forget-count",
+    "5",
+    "-q",
+]
 
 
 def _keys(tmp_path):
@@ -91,7 +104,8 @@ def test_verify_refuses_a_page_written_after_signing(tmp_path):
     bad = runner.invoke(app, ["verify", str(out), "--key", str(public)])
     assert bad.exit_code == 3 and _stderr_lines(bad) == [
         f"error: verification failed: The signature does not cover report.html in {out}: remove it or sign the "
-        "directory again (only deletion-commitment.salt may sit unsigned beside a report)."]
+        "directory again (only deletion-commitment.salt may sit unsigned beside a report)."
+    ]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX mode bits")
@@ -135,7 +149,9 @@ def test_same_config_seed_and_salt_give_identical_reports_apart_from_timestamps(
         assert result.exit_code == 0, result.output
     a, b = ((d / "report.json").read_text().splitlines() for d in dirs)
     assert len(a) == len(b)
-    timing = re.compile(r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|frontier_s|speedup_vs_retrain)"')
+    timing = re.compile(
+        r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|frontier_s|speedup_vs_retrain)"'
+    )
     repeats = re.compile(r'^\s*"(unlearn|retrain)_repeats_s": \[')  # each line of these arrays is a timing too
     starts = [i for i, line in enumerate(a) if repeats.match(line)]
     ends = [next(k for k in range(i, len(a)) if a[k].strip().startswith("]")) for i in starts]
@@ -163,7 +179,8 @@ def test_report_command_rerenders_and_rejects_corrupt_reports(tmp_path):
 
     def unsigned(html):
         start = html.index("<dt>signature</dt>")
-        return html[:start] + html[html.index("</div>", start):]
+        return html[:start] + html[html.index("</div>", start) :]
+
     assert unsigned(again) == unsigned(written)
     data = json.loads((out / "report.json").read_text())
     data["certificate"]["epsilon"] = "abc"

@@ -41,10 +41,17 @@ REPORT = {
     "created_at": "2026-01-02T03:04:05+00:00",
     "tool": {"name": "unlearn-audit", "version": "0.1.0"},
     "method": {"name": "r2d", "title": "Rewind-to-Delete (ε-certified)"},
-    "certificate": {"method": "r2d", "epsilon": 1.0, "delta": 1e-05, "mechanism": "analytic",
-                    "theorem": "Thm 3.1", "valid": True, "conditional": False, "sigma": 0.13},
-    "realized": {"epsilon": 0.0123, "exceeds_certified": False, "bound_violated": False,
-                 "bound_slack": "inf"},
+    "certificate": {
+        "method": "r2d",
+        "epsilon": 1.0,
+        "delta": 1e-05,
+        "mechanism": "analytic",
+        "theorem": "Thm 3.1",
+        "valid": True,
+        "conditional": False,
+        "sigma": 0.13,
+    },
+    "realized": {"epsilon": 0.0123, "exceeds_certified": False, "bound_violated": False, "bound_slack": "inf"},
     "verdict": "consistent",
     "seeds": {"root": 2**63 - 1},
 }
@@ -67,8 +74,7 @@ def other_keys(tmp_path_factory):
 
 def make_report(directory: Path, html: bool = True) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "report.json").write_text(json.dumps(REPORT, indent=2, sort_keys=True) + "\n",
-                                           encoding="utf-8")
+    (directory / "report.json").write_text(json.dumps(REPORT, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if html:
         (directory / "report.html").write_text(HTML, encoding="utf-8")
     return directory
@@ -94,9 +100,14 @@ def resign(rdir: Path, private_path: Path, statement: dict) -> None:
     key = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
     payload = canonical_json(statement)
     sig = key.sign(pae(PAYLOAD_TYPE, payload))
-    write_envelope(rdir, {"payload": base64.b64encode(payload).decode(), "payloadType": PAYLOAD_TYPE,
-                          "signatures": [{"keyid": keyid(key.public_key()),
-                                          "sig": base64.b64encode(sig).decode()}]})
+    write_envelope(
+        rdir,
+        {
+            "payload": base64.b64encode(payload).decode(),
+            "payloadType": PAYLOAD_TYPE,
+            "signatures": [{"keyid": keyid(key.public_key()), "sig": base64.b64encode(sig).decode()}],
+        },
+    )
 
 
 def flip_byte(path: Path, index: int) -> None:
@@ -128,7 +139,8 @@ def test_sign_verify_round_trip(signed, keys):
     result = verify_report(signed, keys[1])
     assert result.keyid == env["signatures"][0]["keyid"] == keyid(keys[1])
     der = serialization.load_pem_public_key(keys[1].read_bytes()).public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     assert result.keyid == "sha256:" + hashlib.sha256(der).hexdigest()
     assert dict(result.subjects) == {
         "report.json": hashlib.sha256((signed / "report.json").read_bytes()).hexdigest(),
@@ -154,8 +166,9 @@ def test_sign_verify_round_trip(signed, keys):
 def test_defensive_predicate_for_sparse_report(tmp_path, keys):
     rdir = tmp_path / "run"
     rdir.mkdir()
-    (rdir / "report.json").write_text(json.dumps({"certificate": {"epsilon": "inf", "method": "retrain"},
-                                                  "realized": "n/a", "big": 2**70}))
+    (rdir / "report.json").write_text(
+        json.dumps({"certificate": {"epsilon": "inf", "method": "retrain"}, "realized": "n/a", "big": 2**70})
+    )
     sign_report(rdir, keys[0])
     p = verify_report(rdir, keys[1]).predicate
     assert p["method"] == "retrain" and p["certified"]["epsilon"] == "inf"
@@ -166,15 +179,25 @@ def test_defensive_predicate_for_sparse_report(tmp_path, keys):
 def test_the_deletion_request_is_signed_and_described(tmp_path, keys):
     """The request id, the commitment and the record count are signed claims, of a report and of a
     comparison, and `audit verify` prints them (none given: said so)."""
-    request = {"request_id": "REQ-42", "commitment": "ab" * 32, "n_records": 3, "identifier": "row position",
-               "scheme": "sha256(...)", "identifier_type": "integer"}
+    request = {
+        "request_id": "REQ-42",
+        "commitment": "ab" * 32,
+        "n_records": 3,
+        "identifier": "row position",
+        "scheme": "sha256(...)",
+        "identifier_type": "integer",
+    }
     rdir = make_report(tmp_path / "run")
     report = {**json.loads((rdir / "report.json").read_text()), "deletion_request": request}
     (rdir / "report.json").write_text(json.dumps(report))
     sign_report(rdir, keys[0])
     result = verify_report(rdir, keys[1])
-    assert result.predicate["deletion_request"] == {"request_id": "REQ-42", "commitment": "ab" * 32,
-                                                    "n_records": 3, "identifier": "row position"}
+    assert result.predicate["deletion_request"] == {
+        "request_id": "REQ-42",
+        "commitment": "ab" * 32,
+        "n_records": 3,
+        "identifier": "row position",
+    }
     assert f"Deletion request: id=REQ-42 records=3 commitment={'ab' * 32}." in result.describe()
     unnamed = signing.comparison_claims({"deletion_request": {**request, "request_id": None}})
     assert unnamed["deletion_request"]["request_id"] is None and unnamed["deletion_request"]["n_records"] == 3
@@ -199,8 +222,7 @@ UNCOVERED = {  # what is added to a signed report directory: the paths the refus
     "extra-file": ({"notes.txt": "x"}, ["notes.txt"]),
     "hidden-file": ({".DS_Store": "x"}, [".DS_Store"]),
     "empty-directory": ({"extra/": None}, ["extra/"]),
-    "foreign-report-directory": ({"methods/noop/report.json": "{}", "methods/noop/report.html": HTML},
-                                 ["methods/"]),
+    "foreign-report-directory": ({"methods/noop/report.json": "{}", "methods/noop/report.html": HTML}, ["methods/"]),
     "salt-not-at-the-top": ({"sub/deletion-commitment.salt": "11"}, ["sub/"]),
     "directory-named-like-the-salt": ({"deletion-commitment.salt/report.json": "{}"}, ["deletion-commitment.salt/"]),
     "several": ({"a": "", "b": "", "c": "", "d": "", "e": "", "f": "", "g": ""}, ["a", "b", "c", "d", "e"]),
@@ -239,8 +261,9 @@ def test_a_file_inside_a_signed_subdirectory_is_refused_and_the_leading_director
     assert len(verify_report(rdir, keys[1]).subjects) == 3
     (rdir / "methods" / "r2d" / "deletion-commitment.salt").write_text("11")  # unsigned below the top
     (rdir / "report.html").write_text(HTML)
-    with pytest.raises(VerificationError,
-                       match=r"does not cover methods/r2d/deletion-commitment\.salt, report\.html in"):
+    with pytest.raises(
+        VerificationError, match=r"does not cover methods/r2d/deletion-commitment\.salt, report\.html in"
+    ):
         verify_report(rdir, keys[1])
 
 
@@ -376,14 +399,17 @@ def test_truncated_payload_inside_envelope_is_rejected(signed, keys):
         verify_report(signed, keys[1])
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda e: e.update(payloadType="application/json"), "payloadType"),
-    (lambda e: e.pop("payload"), "'payload'"),
-    (lambda e: e.update(signatures=[]), "no signatures"),
-    (lambda e: e.update(signatures=[{"keyid": "x"}]), "'sig'"),
-    (lambda e: e.update(payload="not*base64"), "base64"),
-    (lambda e: e["signatures"][0].update(sig="@@@@"), "base64"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda e: e.update(payloadType="application/json"), "payloadType"),
+        (lambda e: e.pop("payload"), "'payload'"),
+        (lambda e: e.update(signatures=[]), "no signatures"),
+        (lambda e: e.update(signatures=[{"keyid": "x"}]), "'sig'"),
+        (lambda e: e.update(payload="not*base64"), "base64"),
+        (lambda e: e["signatures"][0].update(sig="@@@@"), "base64"),
+    ],
+)
 def test_malformed_envelope_fields_are_rejected(signed, keys, mutate, message):
     env = read_envelope(signed)
     mutate(env)
@@ -433,21 +459,23 @@ def test_symlink_escaping_the_directory_is_rejected(signed, keys, tmp_path):
     outside.write_text("x")
     (signed / "extra.txt").symlink_to(outside)
     statement = json.loads(base64.b64decode(read_envelope(signed)["payload"]))
-    statement["subject"].append({"name": "extra.txt",
-                                 "digest": {"sha256": hashlib.sha256(b"x").hexdigest()}})
+    statement["subject"].append({"name": "extra.txt", "digest": {"sha256": hashlib.sha256(b"x").hexdigest()}})
     resign(signed, keys[0], statement)
     with pytest.raises(VerificationError, match="outside"):
         verify_report(signed, keys[1])
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda s: s.update(_type="https://in-toto.io/Statement/v0.1"), "Statement v1"),
-    (lambda s: s.update(predicateType="https://example.com/other"), "predicateType"),
-    (lambda s: s.update(subject=[]), "no subjects"),
-    (lambda s: s["subject"].pop(), "does not cover report.json"),
-    (lambda s: s["subject"].append(dict(s["subject"][0])), "twice"),
-    (lambda s: s["subject"][0]["digest"].update(sha256="ABC"), "SHA-256"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda s: s.update(_type="https://in-toto.io/Statement/v0.1"), "Statement v1"),
+        (lambda s: s.update(predicateType="https://example.com/other"), "predicateType"),
+        (lambda s: s.update(subject=[]), "no subjects"),
+        (lambda s: s["subject"].pop(), "does not cover report.json"),
+        (lambda s: s["subject"].append(dict(s["subject"][0])), "twice"),
+        (lambda s: s["subject"][0]["digest"].update(sha256="ABC"), "SHA-256"),
+    ],
+)
 def test_signed_but_invalid_statements_are_rejected(signed, keys, mutate, message):
     statement = json.loads(base64.b64decode(read_envelope(signed)["payload"]))
     mutate(statement)
@@ -495,9 +523,16 @@ def test_report_json_symlinked_outside_is_rejected(signed, keys, tmp_path):
 def test_deeply_nested_signed_statement_is_a_verification_error(signed, keys):
     key = serialization.load_pem_private_key(keys[0].read_bytes(), password=None)
     payload = b"[" * 100_000
-    write_envelope(signed, {"payload": base64.b64encode(payload).decode(), "payloadType": PAYLOAD_TYPE,
-                            "signatures": [{"keyid": keyid(keys[1]),
-                                            "sig": base64.b64encode(key.sign(pae(PAYLOAD_TYPE, payload))).decode()}]})
+    write_envelope(
+        signed,
+        {
+            "payload": base64.b64encode(payload).decode(),
+            "payloadType": PAYLOAD_TYPE,
+            "signatures": [
+                {"keyid": keyid(keys[1]), "sig": base64.b64encode(key.sign(pae(PAYLOAD_TYPE, payload))).decode()}
+            ],
+        },
+    )
     with pytest.raises(VerificationError, match="signed statement nests arrays or objects too deeply"):
         verify_report(signed, keys[1])
 
@@ -553,9 +588,15 @@ def test_securesystemslib_reads_our_envelopes(signed, keys, other_keys):
 
 def sslib_signed_report(rdir: Path, private_path: Path) -> CryptoSigner:
     """Sign ``rdir`` the way another tool built on securesystemslib would (its own keyid, its layout)."""
-    statement = {"_type": STATEMENT_TYPE, "predicateType": PREDICATE_TYPE, "predicate": {"method": "r2d"},
-                 "subject": [{"name": n, "digest": {"sha256": hashlib.sha256((rdir / n).read_bytes()).hexdigest()}}
-                             for n in ("report.html", "report.json")]}
+    statement = {
+        "_type": STATEMENT_TYPE,
+        "predicateType": PREDICATE_TYPE,
+        "predicate": {"method": "r2d"},
+        "subject": [
+            {"name": n, "digest": {"sha256": hashlib.sha256((rdir / n).read_bytes()).hexdigest()}}
+            for n in ("report.html", "report.json")
+        ],
+    }
     signer = CryptoSigner(serialization.load_pem_private_key(private_path.read_bytes(), password=None))
     env = Envelope(canonical_json(statement), PAYLOAD_TYPE, {})
     env.sign(signer)
@@ -569,8 +610,9 @@ def test_we_read_securesystemslib_envelopes(tmp_path, keys, other_keys):
     assert signer.public_key.keyid != keyid(keys[1])  # securesystemslib's default keyid, not ours
     result = verify_report(rdir, keys[1])
     assert result.keyid == keyid(keys[1]) and result.predicate == {"method": "r2d"}
-    assert dict(result.subjects) == {n: hashlib.sha256((rdir / n).read_bytes()).hexdigest()
-                                     for n in ("report.html", "report.json")}
+    assert dict(result.subjects) == {
+        n: hashlib.sha256((rdir / n).read_bytes()).hexdigest() for n in ("report.html", "report.json")
+    }
     with pytest.raises(VerificationError, match="signed by a different key"):
         verify_report(rdir, other_keys[1])
     flip_byte(rdir / "report.html", 3)
@@ -599,8 +641,10 @@ def test_countersigned_envelope_verifies_with_either_key(signed, keys, other_key
     assert verify_report(signed, keys[1]).keyid == keyid(keys[1])
     assert verify_report(signed, other_keys[1]).keyid == keyid(other_keys[1])
     env = Envelope.from_dict(read_envelope(signed))  # securesystemslib agrees, both keys, threshold 2
-    assert set(env.verify([sslib_key(keys[1], keyid(keys[1])), sslib_key(other_keys[1], keyid(other_keys[1]))], 2)) \
-        == {keyid(keys[1]), keyid(other_keys[1])}
+    assert set(env.verify([sslib_key(keys[1], keyid(keys[1])), sslib_key(other_keys[1], keyid(other_keys[1]))], 2)) == {
+        keyid(keys[1]),
+        keyid(other_keys[1]),
+    }
 
 
 def test_envelope_signed_only_by_other_keys_is_rejected(signed, keys, other_keys, tmp_path):
@@ -664,14 +708,19 @@ MALFORMED = {
     "signatures-empty": lambda t: json.dumps(dict(json.loads(t), signatures=[])),
     "signature-number": lambda t: json.dumps(dict(json.loads(t), signatures=[1])),
     "sig-number": lambda t: json.dumps(dict(json.loads(t), signatures=[{"keyid": "k", "sig": 5}])),
-    "keyid-number": lambda t: json.dumps(dict(json.loads(t), signatures=[
-        dict(json.loads(t)["signatures"][0], keyid=5)])),
+    "keyid-number": lambda t: json.dumps(
+        dict(json.loads(t), signatures=[dict(json.loads(t)["signatures"][0], keyid=5)])
+    ),
     "payload-garbage": lambda t: json.dumps(dict(json.loads(t), payload="%%%%")),
     "payload-cut": lambda t: json.dumps(dict(json.loads(t), payload=json.loads(t)["payload"].rstrip("=")[:-1])),
     "payload-padding-inside": lambda t: json.dumps(dict(json.loads(t), payload="ab=c" + json.loads(t)["payload"])),
     # URL-safe base64 ("-", "_") is what securesystemslib's reader falls back to; DSSE says standard.
-    "sig-urlsafe": lambda t: json.dumps(dict(json.loads(t), signatures=[
-        dict(json.loads(t)["signatures"][0], sig="-_" + json.loads(t)["signatures"][0]["sig"][2:])])),
+    "sig-urlsafe": lambda t: json.dumps(
+        dict(
+            json.loads(t),
+            signatures=[dict(json.loads(t)["signatures"][0], sig="-_" + json.loads(t)["signatures"][0]["sig"][2:])],
+        )
+    ),
 }
 
 
@@ -706,21 +755,25 @@ def test_non_utf8_and_oversized_envelopes_are_rejected(signed, keys):
 
 def test_private_key_never_written_into_report(signed, keys):
     sk = serialization.load_pem_private_key(keys[0].read_bytes(), password=None)
-    seed = sk.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
-                            serialization.NoEncryption())
+    seed = sk.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
     pem = keys[0].read_bytes()
     pem_body = b"".join(pem.splitlines()[1:-1])
-    der = sk.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
-                           serialization.NoEncryption())
-    needles = [seed, seed.hex().encode(), base64.b64encode(seed), base64.b64encode(seed)[:40],
-               pem_body, der, base64.b64encode(der)]
+    der = sk.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    needles = [
+        seed,
+        seed.hex().encode(),
+        base64.b64encode(seed),
+        base64.b64encode(seed)[:40],
+        pem_body,
+        der,
+        base64.b64encode(der),
+    ]
     for f in signed.iterdir():
         blob = f.read_bytes()
         decoded = [blob]
         if f.name == ENVELOPE_NAME:
             env = json.loads(blob)
-            decoded += [base64.b64decode(env["payload"]),
-                        base64.b64decode(env["signatures"][0]["sig"])]
+            decoded += [base64.b64decode(env["payload"]), base64.b64decode(env["signatures"][0]["sig"])]
         for b in decoded:
             for needle in needles:
                 assert needle not in b, f"private key material in {f.name}"
@@ -765,8 +818,7 @@ def run_recipe(tmp_path: Path, rdir: Path, pub: Path) -> subprocess.CompletedPro
     script = scratch / "verify-report.sh"
     script.write_text(OPENSSL_VERIFY_SCRIPT)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DIR": str(rdir), "PUB": str(pub)}
-    return subprocess.run(["bash", str(script)], cwd=scratch, env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(["bash", str(script)], cwd=scratch, env=env, capture_output=True, text=True, timeout=60)
 
 
 @needs_openssl
@@ -781,14 +833,20 @@ def test_openssl_recipe_verifies_intact_report(signed, keys, tmp_path):
 
 @needs_openssl
 def test_openssl_keyid_recipe(keys):
-    out = subprocess.run(f"openssl pkey -pubin -in '{keys[1]}' -outform DER | sha256sum",
-                         shell=True, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        f"openssl pkey -pubin -in '{keys[1]}' -outform DER | sha256sum",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert keyid(keys[1]) == "sha256:" + out.stdout.split()[0]
 
 
 @needs_openssl
-@pytest.mark.parametrize("tamper", ["report.json", "report.html", "payload", "sig", "wrong-key",
-                                    "payloadType", "missing-html", "truncated"])
+@pytest.mark.parametrize(
+    "tamper", ["report.json", "report.html", "payload", "sig", "wrong-key", "payloadType", "missing-html", "truncated"]
+)
 def test_openssl_recipe_rejects_tampering(signed, keys, other_keys, tmp_path, tamper):
     pub = keys[1]
     env = read_envelope(signed)

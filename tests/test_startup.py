@@ -28,13 +28,16 @@ def _loaded(args: list[str]) -> list[str]:
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("args", [
-    ["--help"],
-    pytest.param(["run", "--help"], marks=pytest.mark.slow),  # fast-lane budget: --help and verify stay fast
-    pytest.param(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"], marks=pytest.mark.slow),
-    ["verify", "no-such-directory", "--key", "no-such-key.pem"],
-    pytest.param(["methods", "--help"], marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        pytest.param(["run", "--help"], marks=pytest.mark.slow),  # fast-lane budget: --help and verify stay fast
+        pytest.param(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"], marks=pytest.mark.slow),
+        ["verify", "no-such-directory", "--key", "no-such-key.pem"],
+        pytest.param(["methods", "--help"], marks=pytest.mark.slow),
+    ],
+)
 def test_light_commands_do_not_import_the_numerical_stack(args):
     assert _loaded(args) == []
 
@@ -42,8 +45,24 @@ def test_light_commands_do_not_import_the_numerical_stack(args):
 @pytest.mark.slow  # fast-lane budget (README): 3.3 s; the light commands' test below keeps import discipline in the fast lane
 def test_a_run_imports_torch_but_not_matplotlib_or_opacus(tmp_path):
     """The control: the probe does see what a real (small) run loads."""
-    loaded = _loaded(["run", "--method", "r2d", "--epsilon", "1", "--max-train", "300", "--attacks", "none",
-                      "--curve-points", "2", "--quiet", "--out", str(tmp_path / "r")])
+    loaded = _loaded(
+        [
+            "run",
+            "--method",
+            "r2d",
+            "--epsilon",
+            "1",
+            "--max-train",
+            "300",
+            "--attacks",
+            "none",
+            "--curve-points",
+            "2",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     assert "torch" in loaded
     assert "matplotlib" not in loaded and "opacus" not in loaded
 
@@ -57,10 +76,13 @@ main()
 """
 
 
-@pytest.mark.parametrize(("args", "code"), [
-    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"], 0),
-    (["calibrate", "--epsilon", "-1", "--delta", "1e-5", "--sensitivity", "1"], 2),
-])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "1"], 0),
+        (["calibrate", "--epsilon", "-1", "--delta", "1e-5", "--sensitivity", "1"], 2),
+    ],
+)
 def test_a_finished_command_skips_the_teardown_but_keeps_its_exit_code_output_and_exit_handlers(args, code):
     """The CLI ends with os._exit after the exit handlers and a flush (issue 26: the interpreter's
     teardown cost 0.55-0.73 s): nothing printed is lost, the exit code is the command's."""

@@ -60,28 +60,38 @@ def allowed_exceedances(reps: int, alpha: float = 0.05) -> int:
 def gaussian(eps: float, delta: float = 1e-5) -> dict:
     """N(μ, 1) against N(0, 1), exactly (ε, δ)-DP (μ from the analytic calibration)."""
     mu = 1.0 / sigma_for(eps, delta, 1.0)
-    return dict(eps=eps, delta=delta, mu=mu,
-                sample=lambda rng, n, m=None: (rng.normal(mu, 1.0, n), rng.normal(0.0, 1.0, m or n)),
-                rates=lambda t: (norm.sf(t), norm.cdf(t - mu)), grid=np.linspace(-2, 6, 401))
+    return dict(
+        eps=eps,
+        delta=delta,
+        mu=mu,
+        sample=lambda rng, n, m=None: (rng.normal(mu, 1.0, n), rng.normal(0.0, 1.0, m or n)),
+        rates=lambda t: (norm.sf(t), norm.cdf(t - mu)),
+        grid=np.linspace(-2, 6, 401),
+    )
 
 
 def laplace(eps: float) -> dict:
     """Laplace(1, 1/ε) against Laplace(0, 1/ε): exactly (ε, 0)-DP."""
     b = 1.0 / eps
-    return dict(eps=eps, delta=0.0,
-                sample=lambda rng, n, m=None: (rng.laplace(1.0, b, n), rng.laplace(0.0, b, m or n)),
-                rates=lambda t: (laplace_dist.sf(t, 0, b), laplace_dist.cdf(t, 1, b)),
-                grid=np.linspace(-8 * b, 1 + 8 * b, 401))
+    return dict(
+        eps=eps,
+        delta=0.0,
+        sample=lambda rng, n, m=None: (rng.laplace(1.0, b, n), rng.laplace(0.0, b, m or n)),
+        rates=lambda t: (laplace_dist.sf(t, 0, b), laplace_dist.cdf(t, 1, b)),
+        grid=np.linspace(-8 * b, 1 + 8 * b, 401),
+    )
 
 
 def randomized_response(eps: float) -> dict:
     """Binary randomized response: tight at its one threshold."""
     p = math.exp(eps) / (1.0 + math.exp(eps))
-    return dict(eps=eps, delta=0.0,
-                sample=lambda rng, n, m=None: ((rng.random(n) < p).astype(float),
-                                               (rng.random(m or n) < 1 - p).astype(float)),
-                rates=lambda t: (np.full(np.shape(t), 1 - p), np.full(np.shape(t), 1 - p)),
-                grid=np.array([0.5]))
+    return dict(
+        eps=eps,
+        delta=0.0,
+        sample=lambda rng, n, m=None: ((rng.random(n) < p).astype(float), (rng.random(m or n) < 1 - p).astype(float)),
+        rates=lambda t: (np.full(np.shape(t), 1 - p), np.full(np.shape(t), 1 - p)),
+        grid=np.array([0.5]),
+    )
 
 
 def geometric(eps: float) -> dict:
@@ -117,23 +127,34 @@ def oracle(mech: dict, n: int, alpha: float = 0.05, reps: int = 2000) -> float:
     fpr, fnr = mech["rates"](mech["grid"])
     best, rates = -1.0, None
     for f, g in ((fpr, fnr), (1 - fpr, 1 - fnr)):
-        e = _eps_from_rates(_cp_upper(rng.binomial(n, np.broadcast_to(f, (reps, f.size))), n, 1 - alpha / 2),
-                            _cp_upper(rng.binomial(n, np.broadcast_to(g, (reps, g.size))), n, 1 - alpha / 2),
-                            mech["delta"]).mean(axis=0)
+        e = _eps_from_rates(
+            _cp_upper(rng.binomial(n, np.broadcast_to(f, (reps, f.size))), n, 1 - alpha / 2),
+            _cp_upper(rng.binomial(n, np.broadcast_to(g, (reps, g.size))), n, 1 - alpha / 2),
+            mech["delta"],
+        ).mean(axis=0)
         j = int(np.argmax(e))
         if e[j] > best:
             best, rates = float(e[j]), (float(f[j]), float(g[j]))
     rng = np.random.default_rng(1)
-    e = _eps_from_rates(_cp_upper(rng.binomial(n, rates[0], reps), n, 1 - alpha / 2),
-                        _cp_upper(rng.binomial(n, rates[1], reps), n, 1 - alpha / 2), mech["delta"])
+    e = _eps_from_rates(
+        _cp_upper(rng.binomial(n, rates[0], reps), n, 1 - alpha / 2),
+        _cp_upper(rng.binomial(n, rates[1], reps), n, 1 - alpha / 2),
+        mech["delta"],
+    )
     return float(e.mean())
 
 
 def mean_bound(mech: dict, strategy, n: int, reps: int, seed: int = 5) -> float:
-    return float(np.mean([
-        clopper_pearson_epsilon(*mech["sample"](np.random.default_rng([seed, i]), n), delta=mech["delta"],
-                                split=strategy, seed=i).epsilon_lower
-        for i in range(reps)]))
+    return float(
+        np.mean(
+            [
+                clopper_pearson_epsilon(
+                    *mech["sample"](np.random.default_rng([seed, i]), n), delta=mech["delta"], split=strategy, seed=i
+                ).epsilon_lower
+                for i in range(reps)
+            ]
+        )
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -143,7 +164,10 @@ def mean_bound(mech: dict, strategy, n: int, reps: int, seed: int = 5) -> float:
 def test_strategies_are_small_frozen_values_with_names():
     assert Split().name == "half" and Split(0.3).name == "split"
     assert (Bonferroni().name, ParetoBonferroni().name, Explicit(0.0).name) == (
-        "bonferroni", "pareto-bonferroni", "explicit")
+        "bonferroni",
+        "pareto-bonferroni",
+        "explicit",
+    )
     assert Split() == Split(0.5, 200) and hash(Bonferroni()) == hash(Bonferroni(200))
     for s in (Split(), Bonferroni(), ParetoBonferroni(), Explicit(1.0, "R>U")):
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -151,17 +175,20 @@ def test_strategies_are_small_frozen_values_with_names():
     assert ParetoBonferroni().n_thresholds is None  # the frontier of every gap, as jax_privacy
 
 
-@pytest.mark.parametrize(("make", "field"), [
-    (lambda: Split(0.0), "calibration_fraction"),
-    (lambda: Split(1.0), "calibration_fraction"),
-    (lambda: Split(0.5, 0), "n_thresholds"),
-    (lambda: Bonferroni(1.5), "n_thresholds"),
-    (lambda: ParetoBonferroni(0), "n_thresholds"),
-    (lambda: Explicit(math.nan), "threshold"),
-    (lambda: Explicit(0.0, "U<R"), "direction"),
-    (lambda: as_strategy("thirds"), "split"),
-    (lambda: as_strategy(None), "split"),
-])
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: Split(0.0), "calibration_fraction"),
+        (lambda: Split(1.0), "calibration_fraction"),
+        (lambda: Split(0.5, 0), "n_thresholds"),
+        (lambda: Bonferroni(1.5), "n_thresholds"),
+        (lambda: ParetoBonferroni(0), "n_thresholds"),
+        (lambda: Explicit(math.nan), "threshold"),
+        (lambda: Explicit(0.0, "U<R"), "direction"),
+        (lambda: as_strategy("thirds"), "split"),
+        (lambda: as_strategy(None), "split"),
+    ],
+)
 def test_strategy_validation(make, field):
     with pytest.raises(InvalidInput) as err:
         make()
@@ -185,7 +212,8 @@ def test_default_is_pareto_bonferroni_and_strings_still_work():
     assert b == clopper_pearson_epsilon(u, r, delta=1e-5, split="pareto-bonferroni")
     assert clopper_pearson_epsilon(u, r, split="half", seed=3) == clopper_pearson_epsilon(u, r, split=Split(), seed=3)
     assert clopper_pearson_epsilon(u, r, split="bonferroni", n_thresholds=50) == clopper_pearson_epsilon(
-        u, r, split=Bonferroni(50))
+        u, r, split=Bonferroni(50)
+    )
 
 
 def test_a_strategy_object_carries_its_own_grid():
@@ -210,8 +238,9 @@ def test_split_fraction_and_explicit_threshold():
     one = clopper_pearson_epsilon(u, r, split=Explicit(1.0, "U>R"))
     both = clopper_pearson_epsilon(u, r, split=Explicit(1.0))
     assert one.method == "clopper-pearson/explicit" and (one.threshold, one.direction) == (1.0, "U>R")
-    assert one.counts == Counts(tp=int(np.sum(u > 1)), fp=int(np.sum(r > 1)), tn=int(np.sum(r <= 1)),
-                                fn=int(np.sum(u <= 1)))
+    assert one.counts == Counts(
+        tp=int(np.sum(u > 1)), fp=int(np.sum(r > 1)), tn=int(np.sum(r <= 1)), fn=int(np.sum(u <= 1))
+    )
     assert (one.n_tests, both.n_tests) == (1, 2)
     assert one.rate_confidence == pytest.approx(1 - 0.05 / 2)
     assert both.rate_confidence == pytest.approx(1 - 0.05 / 4)
@@ -220,8 +249,10 @@ def test_split_fraction_and_explicit_threshold():
     assert r_above.counts == Counts(tp=one.counts.tn, fp=one.counts.fn, tn=one.counts.tp, fn=one.counts.fp)
 
 
-@pytest.mark.parametrize("strategy", [Split(), Split(0.25), Bonferroni(), Bonferroni(None), ParetoBonferroni(),
-                                      Explicit(1.5), Explicit(1.5, "U>R")])
+@pytest.mark.parametrize(
+    "strategy",
+    [Split(), Split(0.25), Bonferroni(), Bonferroni(None), ParetoBonferroni(), Explicit(1.5), Explicit(1.5, "U>R")],
+)
 def test_strategy_ceiling_is_what_a_perfect_attack_gets(strategy):
     rng = np.random.default_rng(3)
     u, r = rng.uniform(2.0, 3.0, 301), rng.uniform(0.0, 1.0, 300)
@@ -303,9 +334,14 @@ def test_pareto_bonferroni_beats_split_and_grid_near_the_oracle():
     assert means["pareto-bonferroni"] > 1.2 * max(means["half"], means["bonferroni"])
 
 
-POWER_CASES = [("gaussian-eps1", gaussian(1.0)), ("gaussian-eps3", gaussian(3.0)), ("laplace-eps1", laplace(1.0)),
-               ("laplace-eps3", laplace(3.0)), ("rr-eps1", randomized_response(1.0)),
-               ("rr-eps3", randomized_response(3.0))]
+POWER_CASES = [
+    ("gaussian-eps1", gaussian(1.0)),
+    ("gaussian-eps3", gaussian(3.0)),
+    ("laplace-eps1", laplace(1.0)),
+    ("laplace-eps3", laplace(3.0)),
+    ("rr-eps1", randomized_response(1.0)),
+    ("rr-eps3", randomized_response(3.0)),
+]
 
 
 @pytest.mark.slow
@@ -323,8 +359,12 @@ def test_power_against_the_oracle(name, mech):
 # Validity of the Pareto frontier (data-dependent tests, data-dependent K)
 
 
-FAST_VALIDITY = [("laplace-eps1", laplace(1.0)), ("rr-eps2", randomized_response(2.0)),
-                 ("geometric-eps3", geometric(3.0)), ("identical", IDENTICAL)]
+FAST_VALIDITY = [
+    ("laplace-eps1", laplace(1.0)),
+    ("rr-eps2", randomized_response(2.0)),
+    ("geometric-eps3", geometric(3.0)),
+    ("identical", IDENTICAL),
+]
 
 
 @pytest.mark.parametrize(("name", "mech"), FAST_VALIDITY, ids=[c[0] for c in FAST_VALIDITY])
@@ -334,10 +374,18 @@ def test_pareto_bonferroni_exceeds_true_epsilon_at_most_5_percent(name, mech):
     assert count <= allowed_exceedances(200)
 
 
-SLOW_VALIDITY = [("gaussian-eps1", gaussian(1.0)), ("gaussian-eps3", gaussian(3.0)), ("laplace-eps1", laplace(1.0)),
-                 ("laplace-eps3", laplace(3.0)), ("rr-eps1", randomized_response(1.0)),
-                 ("rr-eps3", randomized_response(3.0)), ("geometric-eps0.5", geometric(0.5)),
-                 ("geometric-eps1", geometric(1.0)), ("geometric-eps3", geometric(3.0)), ("identical", IDENTICAL)]
+SLOW_VALIDITY = [
+    ("gaussian-eps1", gaussian(1.0)),
+    ("gaussian-eps3", gaussian(3.0)),
+    ("laplace-eps1", laplace(1.0)),
+    ("laplace-eps3", laplace(3.0)),
+    ("rr-eps1", randomized_response(1.0)),
+    ("rr-eps3", randomized_response(3.0)),
+    ("geometric-eps0.5", geometric(0.5)),
+    ("geometric-eps1", geometric(1.0)),
+    ("geometric-eps3", geometric(3.0)),
+    ("identical", IDENTICAL),
+]
 
 
 @pytest.mark.slow
@@ -424,12 +472,16 @@ def test_gof_untestable_when_small_or_separated():
 @pytest.mark.slow
 def test_gof_rates_1000_repetitions():
     for eps in (0.5, 1.0, 3.0, 8.0):
-        ok = sum(gdp_goodness_of_fit(*gaussian(eps)["sample"](np.random.default_rng([55, i]), 1000)).verdict
-                 == "accepted" for i in range(1000))
+        ok = sum(
+            gdp_goodness_of_fit(*gaussian(eps)["sample"](np.random.default_rng([55, i]), 1000)).verdict == "accepted"
+            for i in range(1000)
+        )
         assert ok >= 920  # 935–946 observed: a 5 % test, slightly liberal at 1,000 trials
     for eps in (1.0, 3.0):
-        bad = sum(gdp_goodness_of_fit(*laplace(eps)["sample"](np.random.default_rng([56, i]), 1000)).verdict
-                  == "accepted" for i in range(1000))
+        bad = sum(
+            gdp_goodness_of_fit(*laplace(eps)["sample"](np.random.default_rng([56, i]), 1000)).verdict == "accepted"
+            for i in range(1000)
+        )
         assert bad <= 5  # 0 observed
 
 
@@ -475,9 +527,12 @@ def test_gdp_lower_bound_coverage(eps):
 def test_gdp_lower_bound_coverage_1000_repetitions():
     for eps in (0.5, 1.0, 3.0, 8.0):
         mech = gaussian(eps)
-        over = sum(g.gof == "accepted" and g.mu_lower > mech["mu"]
-                   for g in (gdp_epsilon_estimate(*mech["sample"](np.random.default_rng([63, i]), 1000), 1e-5)
-                             for i in range(1000)))
+        over = sum(
+            g.gof == "accepted" and g.mu_lower > mech["mu"]
+            for g in (
+                gdp_epsilon_estimate(*mech["sample"](np.random.default_rng([63, i]), 1000), 1e-5) for i in range(1000)
+            )
+        )
         assert over <= 5  # ≤ 1 observed
 
 
@@ -493,8 +548,10 @@ def test_planted_epsilon_3_at_1000_trials():
         half.append(clopper_pearson_epsilon(u, r, delta=1e-5, split="half", seed=i).epsilon_lower)
         gdp.append(gdp_epsilon_estimate(u, r, 1e-5).epsilon_lower)
     cp, gdp, half = np.array(cp), np.array(gdp), np.array(half)
-    print(f"planted eps=3: CP pareto {cp.mean():.2f}, CP half {half.mean():.2f}, "
-          f"GDP bound {np.nanmean(gdp):.2f} (refused {np.isnan(gdp).sum()}/20)")
+    print(
+        f"planted eps=3: CP pareto {cp.mean():.2f}, CP half {half.mean():.2f}, "
+        f"GDP bound {np.nanmean(gdp):.2f} (refused {np.isnan(gdp).sum()}/20)"
+    )
     # The (ε, δ) bound cannot reach 1 on average here: even the oracle threshold gets ~0.9.
     assert 0.7 < cp.mean() < 1.0 and cp.mean() > half.mean() + 0.15
     # Under the Gaussian hypothesis (tested, and true here) the bound clears the claimed ε = 1.
@@ -510,14 +567,17 @@ def test_bound_and_gdp_reading_fit_the_report_schema():
     from audit.report import schema
 
     rng = np.random.default_rng(70)
-    for u, r in ((rng.normal(1, 1, 1000), rng.normal(0, 1, 1000)),
-                 (rng.laplace(1, 0.3, 1000), rng.laplace(0, 0.3, 1000)),
-                 (rng.integers(0, 30, 1000).astype(float), rng.integers(3, 33, 1000).astype(float))):
+    for u, r in (
+        (rng.normal(1, 1, 1000), rng.normal(0, 1, 1000)),
+        (rng.laplace(1, 0.3, 1000), rng.laplace(0, 0.3, 1000)),
+        (rng.integers(0, 30, 1000).astype(float), rng.integers(3, 33, 1000).astype(float)),
+    ):
         for split in (ParetoBonferroni(), Split(0.3), Explicit(0.5)):
             b = clopper_pearson_epsilon(u, r, delta=1e-5, split=split, seed=1)
             g = gdp_epsilon_estimate(u, r, 1e-5)
-            section = schema.EpsilonBound(**b.to_dict(), roc=RocSummary.from_scores(u, r).to_dict(),
-                                          gdp_estimate=g.to_dict())
+            section = schema.EpsilonBound(
+                **b.to_dict(), roc=RocSummary.from_scores(u, r).to_dict(), gdp_estimate=g.to_dict()
+            )
             out = section.model_dump(mode="json")
             json.dumps(out, allow_nan=False)
             assert out["n_tests"] == b.n_tests and out["gdp_estimate"]["gof"] == g.gof
@@ -527,8 +587,13 @@ def _chain_over_every_point(x: list[int], y: list[int]) -> list[int]:
     """The monotone chain over all points, as _upper_hull ran before it skipped non-corners."""
     hull: list[int] = []
     for i in range(len(x)):
-        while len(hull) >= 2 and ((x[hull[-1]] - x[hull[-2]]) * (y[i] - y[hull[-2]])
-                                  - (y[hull[-1]] - y[hull[-2]]) * (x[i] - x[hull[-2]])) >= 0:
+        while (
+            len(hull) >= 2
+            and (
+                (x[hull[-1]] - x[hull[-2]]) * (y[i] - y[hull[-2]]) - (y[hull[-1]] - y[hull[-2]]) * (x[i] - x[hull[-2]])
+            )
+            >= 0
+        ):
             hull.pop()
         hull.append(i)
     return hull

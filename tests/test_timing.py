@@ -61,8 +61,11 @@ def test_a_method_that_cannot_be_copied_is_timed_once_and_the_log_says_so(caplog
 
 
 def test_the_reports_times_are_the_medians_of_every_repeat():
-    report = audit.run(AuditConfig(method="newton", max_train=300, attacks=(), noise_draws=2, curve_points=2,
-                                   frontier=(), timing_repeats=5))
+    report = audit.run(
+        AuditConfig(
+            method="newton", max_train=300, attacks=(), noise_draws=2, curve_points=2, frontier=(), timing_repeats=5
+        )
+    )
     t = report.timings
     assert len(t.unlearn_repeats_s) == len(t.retrain_repeats_s) == 5 and report.config.timing_repeats == 5
     assert t.unlearn_s == statistics.median(t.unlearn_repeats_s)

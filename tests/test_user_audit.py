@@ -25,8 +25,9 @@ class DigitsCNN(nn.Module):
 
     def __init__(self, act=nn.Tanh, norm=False):
         super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(1, 4, 3), *([nn.BatchNorm2d(4)] if norm else []), act(),
-                                      nn.AvgPool2d(2))
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 4, 3), *([nn.BatchNorm2d(4)] if norm else []), act(), nn.AvgPool2d(2)
+        )
         self.head = nn.Linear(4 * 3 * 3, 10)
 
     def forward(self, x):
@@ -42,8 +43,9 @@ def digits():
 
 
 def _config(method, **kw):
-    return AuditConfig(**{"method": method, "max_train": 200, "steps": 30, "attacks": (), "curve_points": 2,
-                          "noise_draws": 2, **kw})
+    return AuditConfig(
+        **{"method": method, "max_train": 200, "steps": 30, "attacks": (), "curve_points": 2, "noise_draws": 2, **kw}
+    )
 
 
 def _forget_ids(config, data):
@@ -52,8 +54,10 @@ def _forget_ids(config, data):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method, options", [
-    ("cns", {}), ("hf", {"deletable": "forget", "epochs": 10}), ("r2d", {}), ("finetune", {}), ("retrain", {})])
+@pytest.mark.parametrize(
+    "method, options",
+    [("cns", {}), ("hf", {"deletable": "forget", "epochs": 10}), ("r2d", {}), ("finetune", {}), ("retrain", {})],
+)
 def test_a_user_cnn_on_images_with_forget_ids(digits, method, options):
     config = _config(method, method_options=options)
     data = digits
@@ -110,11 +114,17 @@ def test_a_dataframe_with_a_categorical_column_and_ids_through_the_library_call(
     rng = np.random.default_rng(1)
     n = 300
     age = rng.integers(18, 80, n)
-    frame = pd.DataFrame({"customer": np.arange(10_000, 10_000 + n), "age": age,
-                          "region": pd.Categorical(rng.choice(["north", "south", "east"], n)),
-                          "label": (age + 10 * (rng.random(n) > 0.5) > 50).astype(int)})
-    config = AuditConfig(method="r2d", label_column="label", id_column="customer", attacks=(), curve_points=2,
-                         noise_draws=2)
+    frame = pd.DataFrame(
+        {
+            "customer": np.arange(10_000, 10_000 + n),
+            "age": age,
+            "region": pd.Categorical(rng.choice(["north", "south", "east"], n)),
+            "label": (age + 10 * (rng.random(n) > 0.5) > 50).astype(int),
+        }
+    )
+    config = AuditConfig(
+        method="r2d", label_column="label", id_column="customer", attacks=(), curve_points=2, noise_draws=2
+    )
     data = from_user_data(frame, seed=config.seeds()["data"], label_column="label", id_column="customer")
     forget = [int(i) for i in data.train_ids()[:2]]
     report = audit.run(config, data=frame, forget_ids=forget, salt=b"k" * 16)

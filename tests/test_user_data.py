@@ -30,13 +30,15 @@ def _images(n=120, seed=0):
 def _frame(n=200, seed=0):
     rng = np.random.default_rng(seed)
     age = rng.integers(18, 80, n)
-    return pd.DataFrame({
-        "user_id": [f"u{i:04d}" for i in range(n)],
-        "age": age,
-        "city": pd.Categorical(rng.choice(["oslo", "rome", "lima"], n)),
-        "plan": rng.choice(["free", "pro"], n).astype(object),
-        "churned": (age > 45).astype(int),
-    })
+    return pd.DataFrame(
+        {
+            "user_id": [f"u{i:04d}" for i in range(n)],
+            "age": age,
+            "city": pd.Categorical(rng.choice(["oslo", "rome", "lima"], n)),
+            "plan": rng.choice(["free", "pro"], n).astype(object),
+            "churned": (age > 45).astype(int),
+        }
+    )
 
 
 # -- forms of data ---------------------------------------------------------------------------------
@@ -91,20 +93,24 @@ def test_the_callers_split_is_the_training_set():
     assert held == set(range(570, 600))
     assert data.preprocessing["split"]["user_split"] is True
     # max_train keeps a seeded subset of the caller's training records, never a held-out one
-    small = from_user_data({"train": (X[:70], y[:70], ids[:70]), "test": (X[70:], y[70:], ids[70:])},
-                           seed=2, max_train=20)
+    small = from_user_data(
+        {"train": (X[:70], y[:70], ids[:70]), "test": (X[70:], y[70:], ids[70:])}, seed=2, max_train=20
+    )
     assert small.n_train == 20 and set(small.train_ids().tolist()) <= set(range(500, 570))
 
 
-@pytest.mark.parametrize("bad, field", [
-    ((np.zeros((5, 2)), np.arange(4)), "data[1] (y)"),
-    ((np.full((5, 2), np.nan), np.arange(5)), "data[0] (X)"),
-    ((np.zeros(5), np.arange(5)), "data[0] (X)"),
-    ((np.zeros((5, 2)), np.arange(5), [1, 2, 3, 4, 4]), "ids"),
-    ((np.zeros((5, 2)), np.arange(5), [1, 2, "x", 4, 5]), "ids"),
-    ({"train": (np.zeros((5, 2)), np.arange(5))}, "data"),
-    ("a string", "data"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ((np.zeros((5, 2)), np.arange(4)), "data[1] (y)"),
+        ((np.full((5, 2), np.nan), np.arange(5)), "data[0] (X)"),
+        ((np.zeros(5), np.arange(5)), "data[0] (X)"),
+        ((np.zeros((5, 2)), np.arange(5), [1, 2, 3, 4, 4]), "ids"),
+        ((np.zeros((5, 2)), np.arange(5), [1, 2, "x", 4, 5]), "ids"),
+        ({"train": (np.zeros((5, 2)), np.arange(5))}, "data"),
+        ("a string", "data"),
+    ],
+)
 def test_bad_data_names_the_field(bad, field):
     with pytest.raises(InvalidInput) as info:
         from_user_data(bad)
@@ -190,7 +196,8 @@ def test_commitment_verify_on_the_command_line(tmp_path: Path):
     rng = np.random.default_rng(0)
     table = tmp_path / "people.csv"
     lines = ["person,age,city,label"] + [
-        f"p{i:03d},{a},{rng.choice(['oslo', 'rome'])},{int(a > 45)}" for i, a in enumerate(rng.integers(18, 80, 300))]
+        f"p{i:03d},{a},{rng.choice(['oslo', 'rome'])},{int(a > 45)}" for i, a in enumerate(rng.integers(18, 80, 300))
+    ]
     table.write_text("\n".join(lines) + "\n")
     from audit.config import AuditConfig
     from audit.datasets import load_dataset
@@ -200,9 +207,31 @@ def test_commitment_verify_on_the_command_line(tmp_path: Path):
     ids = tmp_path / "ids.txt"
     ids.write_text("\n".join(data.train_ids()[:3]) + "\n")
     out = tmp_path / "out"
-    result = runner.invoke(app, ["run", "--dataset", f"csv:{table}", "--label-column", "label", "--id-column",
-                                 "person", "--forget-ids", str(ids), "--method", "retrain", "--attacks", "none",
-                                 "--curve-points", "2", "--noise-draws", "2", "--out", str(out), "-q"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--dataset",
+            f"csv:{table}",
+            "--label-column",
+            "label",
+            "--id-column",
+            "person",
+            "--forget-ids",
+            str(ids),
+            "--method",
+            "retrain",
+            "--attacks",
+            "none",
+            "--curve-points",
+            "2",
+            "--noise-draws",
+            "2",
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     assert report["dataset"]["forget_size"] == 3
@@ -213,13 +242,31 @@ def test_commitment_verify_on_the_command_line(tmp_path: Path):
     assert ok.exit_code == 0 and "opens" in ok.output
     wrong = tmp_path / "wrong.txt"
     wrong.write_text("\n".join(data.train_ids()[:2]) + "\n")
-    bad = runner.invoke(app, ["commitment", "verify", str(out / "report.json"), "--salt", str(salt), "--ids", str(wrong)])
+    bad = runner.invoke(
+        app, ["commitment", "verify", str(out / "report.json"), "--salt", str(salt), "--ids", str(wrong)]
+    )
     assert bad.exit_code == 3 and "does not open" in bad.output
-    missing = runner.invoke(app, ["commitment", "verify", str(out / "report.json"), "--salt", str(tmp_path / "x"),
-                                  "--ids", str(ids)])
+    missing = runner.invoke(
+        app, ["commitment", "verify", str(out / "report.json"), "--salt", str(tmp_path / "x"), "--ids", str(ids)]
+    )
     assert missing.exit_code == 2 and missing.output.startswith("error: --salt")
     held = tmp_path / "held.txt"
     held.write_text(data.record_ids["test"][0] + "\n")
-    refused = runner.invoke(app, ["run", "--dataset", f"csv:{table}", "--label-column", "label", "--id-column",
-                                  "person", "--forget-ids", str(held), "--attacks", "none", "-q"])
+    refused = runner.invoke(
+        app,
+        [
+            "run",
+            "--dataset",
+            f"csv:{table}",
+            "--label-column",
+            "label",
+            "--id-column",
+            "person",
+            "--forget-ids",
+            str(held),
+            "--attacks",
+            "none",
+            "-q",
+        ],
+    )
     assert refused.exit_code == 2 and "is in the test split" in refused.output

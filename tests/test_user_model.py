@@ -25,8 +25,15 @@ def small_cnn(act=nn.Tanh, extra=()):
 
 # -- the assumptions a module shows ---------------------------------------------------------------
 def test_kinks_and_state_are_named_by_layer():
-    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.1),
-                          nn.Flatten(), nn.Linear(2, 2))
+    model = nn.Sequential(
+        nn.Conv2d(1, 2, 3),
+        nn.BatchNorm2d(2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Dropout(0.1),
+        nn.Flatten(),
+        nn.Linear(2, 2),
+    )
     assert offending_layers(model, SMOOTH) == ["2 (ReLU)", "3 (MaxPool2d)"]
     assert offending_layers(model, STATELESS) == ["1 (BatchNorm2d)", "4 (Dropout)"]
     smooth, stateless = check_model(model, {SMOOTH, STATELESS}, "r2d")
@@ -67,7 +74,7 @@ def test_initialisation_is_a_pure_function_of_the_seed_for_every_layer_type():
     # each layer initialises as PyTorch defines it: GroupNorm's weight is 1, its bias 0
     params = obj.unflatten(a)
     assert torch.equal(params["1.weight"], torch.ones(2, dtype=torch.float64))
-    bound = 1 / (9 ** 0.5)  # Conv2d: kaiming-uniform(a=sqrt 5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    bound = 1 / (9**0.5)  # Conv2d: kaiming-uniform(a=sqrt 5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in))
     assert float(params["0.weight"].abs().max()) <= bound
 
 
@@ -88,9 +95,11 @@ def test_a_layer_that_cannot_reinitialise_is_refused():
 # -- where the model comes from, and the probe -------------------------------------------------------
 def test_a_factory_in_a_file_and_a_module_instance(tmp_path: Path):
     source = tmp_path / "mymodel.py"
-    source.write_text("from torch import nn\n"
-                      "def build(input_shape, n_classes):\n"
-                      "    return nn.Sequential(nn.Flatten(), nn.Linear(input_shape[-1] * input_shape[-2], n_classes))\n")
+    source.write_text(
+        "from torch import nn\n"
+        "def build(input_shape, n_classes):\n"
+        "    return nn.Sequential(nn.Flatten(), nn.Linear(input_shape[-1] * input_shape[-2], n_classes))\n"
+    )
     config = AuditConfig(model=f"module:{source}:build")
     model, where = resolve(None, config, (1, 4, 4), 3)
     assert isinstance(model[1], nn.Linear) and model[1].in_features == 16
@@ -124,8 +133,10 @@ def test_architecture_hash_covers_layers_and_shapes():
     a = Objective(small_cnn(), n_outputs=4)
     b = Objective(small_cnn(nn.Softplus), n_outputs=4)
     assert architecture_text(a) != architecture_text(b)
-    assert hashlib.sha256(architecture_text(a).encode()).hexdigest() == \
-        hashlib.sha256(architecture_text(Objective(small_cnn(), n_outputs=4)).encode()).hexdigest()
+    assert (
+        hashlib.sha256(architecture_text(a).encode()).hexdigest()
+        == hashlib.sha256(architecture_text(Objective(small_cnn(), n_outputs=4)).encode()).hexdigest()
+    )
 
 
 def test_the_builtin_cnn_refuses_tabular_records():
@@ -182,7 +193,9 @@ def test_a_model_file_is_loaded_without_writing_beside_it(tmp_path, monkeypatch)
     import sys
 
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    (tmp_path / "netfile.py").write_text("import torch\ndef build(shape, n):\n    return torch.nn.Linear(shape[0], 1)\n")
+    (tmp_path / "netfile.py").write_text(
+        "import torch\ndef build(shape, n):\n    return torch.nn.Linear(shape[0], 1)\n"
+    )
     factory = load_factory(f"module:{tmp_path / 'netfile.py'}:build")
     assert callable(factory) and sorted(p.name for p in tmp_path.iterdir()) == ["netfile.py"]
     assert sys.dont_write_bytecode is False  # restored

@@ -12,10 +12,18 @@ from audit.findings import CODES, DEPARTURE_POINTS, VERDICTS, utility_findings, 
 
 def _utility(unlearned=0.90, released=0.89, retrained=0.90, chance=0.5, b=0, c=0, n=1000, p=1.0):
     split = lambda acc, noisy: NS(test=NS(accuracy=acc, noisy_accuracy_mean=noisy))  # noqa: E731
-    return NS(unlearned=split(unlearned, released), retrained=split(retrained, retrained),
-              test_chance_accuracy=chance,
-              unlearned_vs_retrained=NS(n=n, unlearned_wrong_retrained_right=b, retrained_wrong_unlearned_right=c,
-                                        accuracy_gap=(b - c) / n, p_value=p))
+    return NS(
+        unlearned=split(unlearned, released),
+        retrained=split(retrained, retrained),
+        test_chance_accuracy=chance,
+        unlearned_vs_retrained=NS(
+            n=n,
+            unlearned_wrong_retrained_right=b,
+            retrained_wrong_unlearned_right=c,
+            accuracy_gap=(b - c) / n,
+            p_value=p,
+        ),
+    )
 
 
 def _codes(u, confidence=0.95):
@@ -35,11 +43,14 @@ def test_a_diverged_unlearned_model_is_a_departure():
     assert verdict_of(found) == "unusable"
 
 
-@pytest.mark.parametrize("gap_records, p, flagged", [
-    (40, 0.01, False),   # 4 points: within what approximate unlearning may move
-    (60, 0.20, False),   # 6 points but not significant on the disagreeing records
-    (60, 0.001, True),
-])
+@pytest.mark.parametrize(
+    "gap_records, p, flagged",
+    [
+        (40, 0.01, False),  # 4 points: within what approximate unlearning may move
+        (60, 0.20, False),  # 6 points but not significant on the disagreeing records
+        (60, 0.001, True),
+    ],
+)
 def test_departure_needs_both_size_and_significance(gap_records, p, flagged):
     u = _utility(unlearned=0.90 - gap_records / 1000, released=0.85, b=gap_records + 10, c=10, p=p)
     assert ("utility-departure" in _codes(u)) is flagged
@@ -54,14 +65,19 @@ def test_a_release_the_noise_destroys_is_at_chance_a_warning_not_a_failure():
     assert [f["severity"] for f in found] == ["warning", "warning"] and verdict_of(found) == "consistent"
     nothing_learned = _utility(unlearned=0.5, released=0.5, retrained=0.505, chance=0.5)
     found = utility_findings(nothing_learned)
-    assert [f["code"] for f in found] == ["released-at-chance"] and "no model in this audit learned" in found[0]["message"]
+    assert [f["code"] for f in found] == ["released-at-chance"] and "no model in this audit learned" in found[0][
+        "message"
+    ]
 
 
-@pytest.mark.parametrize("unlearned, retrained, flagged", [
-    (0.505, 0.60, True),    # the retrained model learned, the unlearned one is at chance: U destroyed it
-    (0.515, 0.60, False),   # above chance by more than the margin
-    (0.505, 0.508, False),  # nothing learned at all: a setup problem, not the unlearning's failure
-])
+@pytest.mark.parametrize(
+    "unlearned, retrained, flagged",
+    [
+        (0.505, 0.60, True),  # the retrained model learned, the unlearned one is at chance: U destroyed it
+        (0.515, 0.60, False),  # above chance by more than the margin
+        (0.505, 0.508, False),  # nothing learned at all: a setup problem, not the unlearning's failure
+    ],
+)
 def test_an_unlearned_model_at_chance_fails_only_when_retraining_learned(unlearned, retrained, flagged):
     u = _utility(unlearned=unlearned, released=None, retrained=retrained, chance=0.5)
     assert ("unlearned-at-chance" in _codes(u)) is flagged
@@ -102,13 +118,16 @@ def test_mcnemar_p_value_equals_scipy_binomtest():
         assert (b > 0) == (shift > 0)
 
 
-@pytest.mark.parametrize("original, n, flagged", [
-    (0.175, 300, False),   # the CNN: 0.175 against a 0.11 majority rate on 300 records is above chance
-    (0.115, 300, True),    # within the margin
-    (0.13, 100, True),     # 2 points above, but 13 of 100 right is likely at chance (p ~ 0.3)
-    (0.13, 10_000, False),  # the same rate on 10,000 records is not chance
-    (0.90, 1000, False),
-])
+@pytest.mark.parametrize(
+    "original, n, flagged",
+    [
+        (0.175, 300, False),  # the CNN: 0.175 against a 0.11 majority rate on 300 records is above chance
+        (0.115, 300, True),  # within the margin
+        (0.13, 100, True),  # 2 points above, but 13 of 100 right is likely at chance (p ~ 0.3)
+        (0.13, 10_000, False),  # the same rate on 10,000 records is not chance
+        (0.90, 1000, False),
+    ],
+)
 def test_an_original_model_at_chance_is_flagged_by_margin_and_exact_test(original, n, flagged):
     from audit.findings import original_not_learned
 

@@ -110,8 +110,10 @@ class AttackInputs:
         """The models of these inputs by world (:data:`WORLDS`): the two released stacks, and
         the shadow stacks that are present."""
         retrains = self.every_trial_retrains
-        out = {"unlearned": ModelRows(self.released_unlearned, self.noiseless_unlearned if retrains else None),
-               "retrained": ModelRows(self.released_retrained, self.noiseless_retrained if retrains else None)}
+        out = {
+            "unlearned": ModelRows(self.released_unlearned, self.noiseless_unlearned if retrains else None),
+            "retrained": ModelRows(self.released_retrained, self.noiseless_retrained if retrains else None),
+        }
         for side in ("shadows_in", "shadows_out"):
             if getattr(self, side) is not None:
                 out[side] = ModelRows(getattr(self, side))
@@ -120,10 +122,15 @@ class AttackInputs:
     def without_models(self) -> AttackInputs:
         """These inputs with empty model stacks: the shared part that features and scores read."""
         empty = self.theta_original.new_empty((0, self.theta_original.shape[-1]))
-        return replace(self, released_unlearned=empty, released_retrained=empty,
-                       noiseless_unlearned=empty if self.every_trial_retrains else self.noiseless_unlearned,
-                       noiseless_retrained=empty if self.every_trial_retrains else self.noiseless_retrained,
-                       shadows_in=None, shadows_out=None)
+        return replace(
+            self,
+            released_unlearned=empty,
+            released_retrained=empty,
+            noiseless_unlearned=empty if self.every_trial_retrains else self.noiseless_unlearned,
+            noiseless_retrained=empty if self.every_trial_retrains else self.noiseless_retrained,
+            shadows_in=None,
+            shadows_out=None,
+        )
 
 
 #: The worlds whose models an attack scores: the trials of both worlds, and the shadow models
@@ -180,8 +187,10 @@ class Attack(ABC):
         super().__init_subclass__(**kwargs)
         halves = cls.features is not Attack.features, cls.score is not Attack.score
         if halves[0] != halves[1]:
-            raise TypeError(f"{cls.__name__} implements {'features' if halves[0] else 'score'} without "
-                            f"{'score' if halves[0] else 'features'}: an attack implements both, or only run")
+            raise TypeError(
+                f"{cls.__name__} implements {'features' if halves[0] else 'score'} without "
+                f"{'score' if halves[0] else 'features'}: an attack implements both, or only run"
+            )
         # a named (registrable) attack must score something: refused when its module is imported,
         # so the registry lists it as a broken plug-in instead of failing in the middle of an audit
         if "name" in cls.__dict__ and not any(halves) and cls.run is Attack.run:
@@ -216,11 +225,13 @@ class Attack(ABC):
             return torch.as_tensor(features[world][name], dtype=dtype, device=device)
 
         retrains = "noiseless" in features["unlearned"]
-        models = dict(released_unlearned=stack("unlearned", "released"),
-                      released_retrained=stack("retrained", "released"))
+        models = dict(
+            released_unlearned=stack("unlearned", "released"), released_retrained=stack("retrained", "released")
+        )
         if retrains:
-            models.update(noiseless_unlearned=stack("unlearned", "noiseless"),
-                          noiseless_retrained=stack("retrained", "noiseless"))
+            models.update(
+                noiseless_unlearned=stack("unlearned", "noiseless"), noiseless_retrained=stack("retrained", "noiseless")
+            )
         for side in ("shadows_in", "shadows_out"):
             if side in features:
                 models[side] = stack(side, "released")

@@ -141,8 +141,10 @@ RESOLUTION_CAVEAT = (
     "follow, and their epsilon says little (it is 0 even when the worlds are perfectly separated)."
 )
 MODE_CAVEATS = {
-    "noise": (" Here the models of a world differ only by the release noise (trial mode 'noise'), not by "
-              "training randomness as in the competition."),
+    "noise": (
+        " Here the models of a world differ only by the release noise (trial mode 'noise'), not by "
+        "training randomness as in the competition."
+    ),
     "retrain": " Here every model was trained with its own seeds (trial mode 'retrain'), as in the competition.",
 }
 
@@ -172,8 +174,7 @@ def competition_confidence(phi: object) -> np.ndarray:
 # per-example epsilon
 
 
-def _rule_epsilons(tpr: np.ndarray, fnr: np.ndarray, fpr: np.ndarray, tnr: np.ndarray,
-                   delta: float) -> np.ndarray:
+def _rule_epsilons(tpr: np.ndarray, fnr: np.ndarray, fpr: np.ndarray, tnr: np.ndarray, delta: float) -> np.ndarray:
     """ε of every rule as ``_get_epsilons`` computes it; NaN marks a discarded rule."""
     separated = (fpr + fnr == 0.0) & (tpr + tnr == 2.0)
     one_zero = ~separated & (fpr * fnr == 0.0)
@@ -205,8 +206,7 @@ def _single_threshold(pos: np.ndarray, neg: np.ndarray, delta: float) -> float:
     said_pos_neg = neg.size - np.searchsorted(neg, t, side="left")
     tpr = said_pos_pos / pos.size
     fpr = said_pos_neg / neg.size
-    eps = _rule_epsilons(tpr, (pos.size - said_pos_pos) / pos.size, fpr,
-                         (neg.size - said_pos_neg) / neg.size, delta)
+    eps = _rule_epsilons(tpr, (pos.size - said_pos_pos) / pos.size, fpr, (neg.size - said_pos_neg) / neg.size, delta)
     return _nanmax(eps)
 
 
@@ -226,8 +226,13 @@ def _double_threshold(pos: np.ndarray, neg: np.ndarray, delta: float) -> float:
     right = np.broadcast_to(right[:, None], left.shape)
     inside_pos = _inside(pos, left, right)
     inside_neg = _inside(neg, left, right)
-    eps = _rule_epsilons(inside_pos / pos.size, (pos.size - inside_pos) / pos.size,
-                         inside_neg / neg.size, (neg.size - inside_neg) / neg.size, delta)
+    eps = _rule_epsilons(
+        inside_pos / pos.size,
+        (pos.size - inside_pos) / pos.size,
+        inside_neg / neg.size,
+        (neg.size - inside_neg) / neg.size,
+        delta,
+    )
     return _nanmax(eps)
 
 
@@ -386,8 +391,9 @@ class CompetitionResult:
 def _confs(value: object, field: str) -> np.ndarray:
     arr = require_finite_array(field, value, "a 2-D array (models, forget examples) of finite confidences")
     if arr.ndim != 2 or arr.shape[1] < 1:
-        raise InvalidInput(field, "a 2-D array (models, forget examples) with at least one example",
-                           f"shape {arr.shape}")
+        raise InvalidInput(
+            field, "a 2-D array (models, forget examples) with at least one example", f"shape {arr.shape}"
+        )
     if arr.shape[0] < 2:
         raise InvalidInput(field, "at least 2 models (rows): the buckets need ln(K - 1) >= 0", arr.shape[0])
     return arr.astype(np.float64)
@@ -412,8 +418,9 @@ def competition_metric(unlearned_confs: object, retrained_confs: object, *, delt
     u = _confs(unlearned_confs, "unlearned_confs")
     r = _confs(retrained_confs, "retrained_confs")
     if u.shape[1] != r.shape[1]:
-        raise InvalidInput("retrained_confs", f"{u.shape[1]} columns, one per forget example as in unlearned_confs",
-                           r.shape[1])
+        raise InvalidInput(
+            "retrained_confs", f"{u.shape[1]} columns, one per forget example as in unlearned_confs", r.shape[1]
+        )
     if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
         raise InvalidInput("delta", "a number in [0, 1)", delta)
     retrained_positive = np.median(r, axis=0) > np.median(u, axis=0)
@@ -424,10 +431,18 @@ def competition_metric(unlearned_confs: object, retrained_confs: object, *, delt
         eps[i], rules[i] = example_epsilon(pos, neg, delta=float(delta))
     k = min(u.shape[0], r.shape[0])
     points = bucketed_points(eps, k)
-    return CompetitionResult(epsilons=eps, rules=rules.astype(str), points=points,
-                             forget_score=float(points.mean()), n_models=k, n_unlearned=int(u.shape[0]),
-                             n_retrained=int(r.shape[0]), delta=float(delta), retrained_positive=retrained_positive,
-                             spans=np.maximum(u.max(0), r.max(0)) - np.minimum(u.min(0), r.min(0)))
+    return CompetitionResult(
+        epsilons=eps,
+        rules=rules.astype(str),
+        points=points,
+        forget_score=float(points.mean()),
+        n_models=k,
+        n_unlearned=int(u.shape[0]),
+        n_retrained=int(r.shape[0]),
+        delta=float(delta),
+        retrained_positive=retrained_positive,
+        spans=np.maximum(u.max(0), r.max(0)) - np.minimum(u.min(0), r.min(0)),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -450,9 +465,11 @@ class CompetitionMetric(Attack):
 
     name = "competition"
     title = "Unlearning-competition ε (NeurIPS 2023)"
-    description = ("mean logit-scaled confidence on the forget set; details: the NeurIPS 2023 unlearning "
-                   "competition's per-example epsilon (point estimates over single- and double-threshold "
-                   "rules across the released models, Triantafillou et al. 2024) and its forget score")
+    description = (
+        "mean logit-scaled confidence on the forget set; details: the NeurIPS 2023 unlearning "
+        "competition's per-example epsilon (point estimates over single- and double-threshold "
+        "rules across the released models, Triantafillou et al. 2024) and its forget score"
+    )
     orientation = "memory"  # confidence on Z: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
@@ -461,8 +478,11 @@ class CompetitionMetric(Attack):
         Xf, yf = inputs.forget_data
         one = inputs.objective.n_outputs == 1
         logits = batched_logits(inputs.objective, models.released, Xf)
-        return {"confidence": competition_confidence(to_numpy(logit_confidence(to_numpy(logits).astype(np.float64),
-                                                                               to_numpy(yf), one_logit=one)))}
+        return {
+            "confidence": competition_confidence(
+                to_numpy(logit_confidence(to_numpy(logits).astype(np.float64), to_numpy(yf), one_logit=one))
+            )
+        }
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         cu, cr = features["unlearned"]["confidence"], features["retrained"]["confidence"]  # (N, m) each
@@ -476,11 +496,19 @@ class CompetitionMetric(Attack):
         details["example_positions"] = positions.tolist()  # what the per-example lists refer to
         details["below_resolution_positions"] = [int(positions[i]) for i in details["below_resolution_positions"]]
         details["forget_examples_total"] = int(m)
-        details["caveats"] = CAVEATS.format(
-            k=result.n_models, delta=result.delta,
-            emax=result.max_epsilon, cap=EPSILON_CAP) + MODE_CAVEATS[mode] + (
-            RESOLUTION_CAVEAT.format(n=details["examples_below_resolution"], m=result.epsilons.size, res=RESOLUTION)
-            if details["examples_below_resolution"] else "") + (
-            f" Measured on a seeded subset of {MAX_EXAMPLES} of the {m} forget examples." if m > MAX_EXAMPLES else "")
+        details["caveats"] = (
+            CAVEATS.format(k=result.n_models, delta=result.delta, emax=result.max_epsilon, cap=EPSILON_CAP)
+            + MODE_CAVEATS[mode]
+            + (
+                RESOLUTION_CAVEAT.format(n=details["examples_below_resolution"], m=result.epsilons.size, res=RESOLUTION)
+                if details["examples_below_resolution"]
+                else ""
+            )
+            + (
+                f" Measured on a seeded subset of {MAX_EXAMPLES} of the {m} forget examples."
+                if m > MAX_EXAMPLES
+                else ""
+            )
+        )
         details["per_model_score"] = "mean competition confidence over the forget set (larger: unlearned)"
         return AttackOutcome(cu.mean(axis=1), cr.mean(axis=1), details)

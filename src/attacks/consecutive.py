@@ -186,8 +186,19 @@ def _projection_factor(d: np.ndarray, e: np.ndarray, own: int) -> np.ndarray:
     return out
 
 
-def consecutive_scores(a_k: Any, a_next: Any, b_k: Any, b_next: Any, sigma_k: float, sigma_next: float, *,
-                       n_trials: int, seed: int = 0, index: int = 1, draws: str = "full") -> ConsecutiveStep:
+def consecutive_scores(
+    a_k: Any,
+    a_next: Any,
+    b_k: Any,
+    b_next: Any,
+    sigma_k: float,
+    sigma_next: float,
+    *,
+    n_trials: int,
+    seed: int = 0,
+    index: int = 1,
+    draws: str = "full",
+) -> ConsecutiveStep:
     """Simulate ``n_trials`` pairs of releases per world for one step and score them.
 
     Parameters
@@ -216,8 +227,11 @@ def consecutive_scores(a_k: Any, a_next: Any, b_k: Any, b_next: Any, sigma_k: fl
     a0, a1 = _vector(a_k, "unlearned[k]"), _vector(a_next, "unlearned[k+1]")
     b0, b1 = _vector(b_k, "retrained[k]"), _vector(b_next, "retrained[k+1]")
     if not (a0.shape == a1.shape == b0.shape == b1.shape):
-        raise InvalidInput("retrained", "parameter vectors of one dimension at every release and in both worlds",
-                           [a0.shape, a1.shape, b0.shape, b1.shape])
+        raise InvalidInput(
+            "retrained",
+            "parameter vectors of one dimension at every release and in both worlds",
+            [a0.shape, a1.shape, b0.shape, b1.shape],
+        )
     s0 = _SIGMA.check("sigmas[k]", sigma_k)
     s1 = _SIGMA.check("sigmas[k+1]", sigma_next)
     n = Integer(2).check("n_trials", n_trials)
@@ -277,9 +291,16 @@ def consecutive_scores(a_k: Any, a_next: Any, b_k: Any, b_next: Any, sigma_k: fl
             block = slice(start, start + len(trials))
             pair[world, block] = pair_const + pair_noise[0] * p0[:, 0] + pair_noise[1] * p1[:, 1]
             diff[world, block] = diff_const + diff_noise[0] * p0[:, 2] + diff_noise[1] * p1[:, 2]
-    return ConsecutiveStep(index=index, pair_unlearned=pair[0], pair_retrained=pair[1],
-                           difference_unlearned=diff[0], difference_retrained=diff[1],
-                           distances=(dist0, dist1), difference_distance=float(np.linalg.norm(e)), sigmas=(s0, s1))
+    return ConsecutiveStep(
+        index=index,
+        pair_unlearned=pair[0],
+        pair_retrained=pair[1],
+        difference_unlearned=diff[0],
+        difference_retrained=diff[1],
+        distances=(dist0, dist1),
+        difference_distance=float(np.linalg.norm(e)),
+        sigmas=(s0, s1),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -290,9 +311,19 @@ def _split_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence(seed, spawn_key=(index,)).generate_state(1)[0])
 
 
-def consecutive_release_bounds(unlearned: Sequence[Any], retrained: Sequence[Any], sigmas: Sequence[float], *,
-                               n_trials: int = 1000, delta: float, confidence: float = 0.95, seed: int = 0,
-                               first_index: int = 1, split: str = "half", draws: str = "full") -> list[dict[str, Any]]:
+def consecutive_release_bounds(
+    unlearned: Sequence[Any],
+    retrained: Sequence[Any],
+    sigmas: Sequence[float],
+    *,
+    n_trials: int = 1000,
+    delta: float,
+    confidence: float = 0.95,
+    seed: int = 0,
+    first_index: int = 1,
+    split: str = "half",
+    draws: str = "full",
+) -> list[dict[str, Any]]:
     """Clopper–Pearson ε lower bound of the optimal attack on each pair of consecutive releases.
 
     Parameters
@@ -337,11 +368,15 @@ def consecutive_release_bounds(unlearned: Sequence[Any], retrained: Sequence[Any
         ``n_trials``, ``delta``, ``confidence``, ``seed``, ``draws``, ``test``, ``difference_test``.
     """
     if not (isinstance(unlearned, Sequence) and isinstance(retrained, Sequence) and isinstance(sigmas, Sequence)):
-        raise InvalidInput("unlearned", "sequences (lists) of parameter vectors and of sigmas",
-                           type(unlearned).__name__)
+        raise InvalidInput(
+            "unlearned", "sequences (lists) of parameter vectors and of sigmas", type(unlearned).__name__
+        )
     if not (len(unlearned) == len(retrained) == len(sigmas)):
-        raise InvalidInput("retrained", "one model per release in both worlds and one sigma per release",
-                           (len(unlearned), len(retrained), len(sigmas)))
+        raise InvalidInput(
+            "retrained",
+            "one model per release in both worlds and one sigma per release",
+            (len(unlearned), len(retrained), len(sigmas)),
+        )
     if len(unlearned) < 2:
         raise InvalidInput("unlearned", "at least 2 releases (a step needs two consecutive ones)", len(unlearned))
     dlt = Real(ge=0, lt=1).check("delta", delta)
@@ -354,39 +389,58 @@ def consecutive_release_bounds(unlearned: Sequence[Any], retrained: Sequence[Any
     out = []
     for i in range(len(unlearned) - 1):
         k = first + i
-        step = consecutive_scores(unlearned[i], unlearned[i + 1], retrained[i], retrained[i + 1],
-                                  sigmas[i], sigmas[i + 1], n_trials=n_trials, seed=seed, index=k, draws=draws)
+        step = consecutive_scores(
+            unlearned[i],
+            unlearned[i + 1],
+            retrained[i],
+            retrained[i + 1],
+            sigmas[i],
+            sigmas[i + 1],
+            n_trials=n_trials,
+            seed=seed,
+            index=k,
+            draws=draws,
+        )
         split_seed = _split_seed(seed, k)
-        pair = clopper_pearson_epsilon(step.pair_unlearned, step.pair_retrained, delta=dlt, confidence=conf,
-                                       split=split, seed=split_seed)
-        diff = clopper_pearson_epsilon(step.difference_unlearned, step.difference_retrained, delta=dlt,
-                                       confidence=conf, split=split, seed=split_seed)
+        pair = clopper_pearson_epsilon(
+            step.pair_unlearned, step.pair_retrained, delta=dlt, confidence=conf, split=split, seed=split_seed
+        )
+        diff = clopper_pearson_epsilon(
+            step.difference_unlearned,
+            step.difference_retrained,
+            delta=dlt,
+            confidence=conf,
+            split=split,
+            seed=split_seed,
+        )
         mu_p, mu_d = step.mu_pair, step.mu_difference
         realized = gdp_epsilon(mu_p, dlt)
         s0, s1 = step.sigmas
-        out.append({
-            "step": k,
-            "releases": [k, k + 1],
-            "sigmas": [s0, s1],
-            "distances": list(step.distances),
-            "difference_distance": step.difference_distance,
-            "mu_releases": [_ratio(step.distances[0], s0), _ratio(step.distances[1], s1)],
-            "mu_pair": mu_p,
-            "realized_epsilon": realized,
-            "mu_difference": mu_d,
-            "difference_realized_epsilon": gdp_epsilon(mu_d, dlt),
-            "epsilon_lower": pair.epsilon_lower,
-            "ceiling": pair.ceiling,
-            "bound": pair.to_dict(),
-            "difference_epsilon_lower": diff.epsilon_lower,
-            "difference_bound": diff.to_dict(),
-            "exceeds_realized": bool(pair.epsilon_lower > realized * (1 + 1e-9)),
-            "n_trials": int(n_trials),
-            "delta": dlt,
-            "confidence": conf,
-            "seed": seed,
-            "draws": draws,
-            "test": TEST,
-            "difference_test": DIFFERENCE_TEST,
-        })
+        out.append(
+            {
+                "step": k,
+                "releases": [k, k + 1],
+                "sigmas": [s0, s1],
+                "distances": list(step.distances),
+                "difference_distance": step.difference_distance,
+                "mu_releases": [_ratio(step.distances[0], s0), _ratio(step.distances[1], s1)],
+                "mu_pair": mu_p,
+                "realized_epsilon": realized,
+                "mu_difference": mu_d,
+                "difference_realized_epsilon": gdp_epsilon(mu_d, dlt),
+                "epsilon_lower": pair.epsilon_lower,
+                "ceiling": pair.ceiling,
+                "bound": pair.to_dict(),
+                "difference_epsilon_lower": diff.epsilon_lower,
+                "difference_bound": diff.to_dict(),
+                "exceeds_realized": bool(pair.epsilon_lower > realized * (1 + 1e-9)),
+                "n_trials": int(n_trials),
+                "delta": dlt,
+                "confidence": conf,
+                "seed": seed,
+                "draws": draws,
+                "test": TEST,
+                "difference_test": DIFFERENCE_TEST,
+            }
+        )
     return out

@@ -154,9 +154,7 @@ def _scores(value: object, field: str, minimum: int = 1) -> np.ndarray:
     except (TypeError, ValueError):
         raise InvalidInput(field, "a 1-D array of finite real numbers", value) from None
     if arr.ndim != 1:
-        raise InvalidInput(
-            field, "a 1-D array of finite real numbers", f"array of shape {arr.shape}"
-        )
+        raise InvalidInput(field, "a 1-D array of finite real numbers", f"array of shape {arr.shape}")
     if arr.size < minimum:
         raise InvalidInput(
             field,
@@ -178,9 +176,7 @@ def _scores(value: object, field: str, minimum: int = 1) -> np.ndarray:
 def _int_array(value: object, field: str, minimum: int) -> np.ndarray:
     arr = np.asarray(value)
     integral_float = (
-        np.issubdtype(arr.dtype, np.floating)
-        and bool(np.all(np.isfinite(arr)))
-        and bool(np.all(arr == np.round(arr)))
+        np.issubdtype(arr.dtype, np.floating) and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.round(arr)))
     )
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or integral_float):
         raise InvalidInput(field, f"an integer >= {minimum} (or an array of them)", value)
@@ -372,9 +368,7 @@ def epsilon_from_rates(
     try:
         fpr, fnr = np.broadcast_arrays(fpr, fnr)
     except ValueError:
-        raise InvalidInput(
-            "fnr_upper", "broadcastable against fpr_upper", np.shape(fnr_upper)
-        ) from None
+        raise InvalidInput("fnr_upper", "broadcastable against fpr_upper", np.shape(fnr_upper)) from None
     return _scalar_or_array(_eps_from_rates(fpr, fnr, dlt))
 
 
@@ -567,8 +561,9 @@ class _Counted:
     seed: int | None
 
 
-def _count(u: np.ndarray, r: np.ndarray, threshold: float, direction: str, level: float,
-           objective: Objective) -> tuple[Counts, float, float, float]:
+def _count(
+    u: np.ndarray, r: np.ndarray, threshold: float, direction: str, level: float, objective: Objective
+) -> tuple[Counts, float, float, float]:
     """Counts, CP upper bounds on FPR and FNR at ``level``, and the objective, of one test."""
     counts = _counts_at(u, r, threshold, direction)
     fpr_u = float(_cp_upper(np.asarray(counts.fp), r.size, level))
@@ -586,23 +581,35 @@ def _all_tests(m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(np.arange(2), m), np.tile(np.arange(m), 2)
 
 
-def _best_test(su: np.ndarray, sr: np.ndarray, cands: np.ndarray,
-               tests: tuple[np.ndarray, np.ndarray], level: float,
-               objective: Objective) -> tuple[float, str, float]:
+def _best_test(
+    su: np.ndarray,
+    sr: np.ndarray,
+    cands: np.ndarray,
+    tests: tuple[np.ndarray, np.ndarray],
+    level: float,
+    objective: Objective,
+) -> tuple[float, str, float]:
     """(value, direction, threshold) of the test maximising ``objective`` with rates at ``level``.
 
     Ties go to the first test listed, so a protocol is a deterministic function of its data.
     """
     d_idx, t_idx = tests
     fp, fn = errors(su, sr, cands)
-    values = objective(_cp_upper_unique(fp[d_idx, t_idx], sr.size, level),
-                       _cp_upper_unique(fn[d_idx, t_idx], su.size, level))
+    values = objective(
+        _cp_upper_unique(fp[d_idx, t_idx], sr.size, level), _cp_upper_unique(fn[d_idx, t_idx], su.size, level)
+    )
     k = int(np.argmax(values))
     return float(values[k]), DIRECTIONS[int(d_idx[k])], float(cands[t_idx[k]])
 
 
-def _run_union(u: np.ndarray, r: np.ndarray, strategy: Bonferroni | ParetoBonferroni, alpha: float,
-               objective: Objective, fixed: np.ndarray | None) -> _Counted:
+def _run_union(
+    u: np.ndarray,
+    r: np.ndarray,
+    strategy: Bonferroni | ParetoBonferroni,
+    alpha: float,
+    objective: Objective,
+    fixed: np.ndarray | None,
+) -> _Counted:
     """Bonferroni over a set of tests on all trials: the grid, or its Pareto frontier."""
     su, sr = np.sort(u), np.sort(r)
     if fixed is None:
@@ -618,12 +625,25 @@ def _run_union(u: np.ndarray, r: np.ndarray, strategy: Bonferroni | ParetoBonfer
     ceiling_level = 1.0 - alpha / 2.0 if pareto else level
     _, direction, threshold = _best_test(su, sr, cands, tests, level, objective)
     counts, fpr_u, fnr_u, value = _count(u, r, threshold, direction, level, objective)
-    return _Counted(value, threshold, direction, counts, fpr_u, fnr_u, level, ceiling_level,
-                    (u.size, r.size), int(np.unique(tests[1]).size), n_tests, None)
+    return _Counted(
+        value,
+        threshold,
+        direction,
+        counts,
+        fpr_u,
+        fnr_u,
+        level,
+        ceiling_level,
+        (u.size, r.size),
+        int(np.unique(tests[1]).size),
+        n_tests,
+        None,
+    )
 
 
-def _split_worlds(u: np.ndarray, r: np.ndarray, fraction: float,
-                  seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _split_worlds(
+    u: np.ndarray, r: np.ndarray, fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(calibration U, calibration R, evaluation U, evaluation R): a seeded random split of each."""
     for field, arr in (("scores_u", u), ("scores_r", r)):
         n_cal = calibration_size(arr.size, fraction)
@@ -640,8 +660,15 @@ def _split_worlds(u: np.ndarray, r: np.ndarray, fraction: float,
     return u[pu[:cu]], r[pr[:cr]], u[pu[cu:]], r[pr[cr:]]
 
 
-def _run_split(u: np.ndarray, r: np.ndarray, strategy: Split, alpha: float, objective: Objective,
-               fixed: np.ndarray | None, seed: int) -> _Counted:
+def _run_split(
+    u: np.ndarray,
+    r: np.ndarray,
+    strategy: Split,
+    alpha: float,
+    objective: Objective,
+    fixed: np.ndarray | None,
+    seed: int,
+) -> _Counted:
     """Choose the test on a calibration part, count it once on the rest at 1 − α/2 per rate.
 
     The choice maximises the objective on the calibration part with the rates at the stricter
@@ -657,35 +684,69 @@ def _run_split(u: np.ndarray, r: np.ndarray, strategy: Split, alpha: float, obje
         fixed = candidate_thresholds(np.concatenate([cal_u, cal_r]), strategy.n_thresholds)
     cands = _grid_or_fallback(fixed, u, r)
     selection_level = 1.0 - alpha / (4.0 * cands.size)
-    _, direction, threshold = _best_test(np.sort(cal_u), np.sort(cal_r), cands,
-                                         _all_tests(cands.size), selection_level, objective)
+    _, direction, threshold = _best_test(
+        np.sort(cal_u), np.sort(cal_r), cands, _all_tests(cands.size), selection_level, objective
+    )
     level = 1.0 - alpha / 2.0
     counts, fpr_u, fnr_u, value = _count(ev_u, ev_r, threshold, direction, level, objective)
-    return _Counted(value, threshold, direction, counts, fpr_u, fnr_u, level, level,
-                    (ev_u.size, ev_r.size), int(cands.size), 1, seed)
+    return _Counted(
+        value,
+        threshold,
+        direction,
+        counts,
+        fpr_u,
+        fnr_u,
+        level,
+        level,
+        (ev_u.size, ev_r.size),
+        int(cands.size),
+        1,
+        seed,
+    )
 
 
-def _run_explicit(u: np.ndarray, r: np.ndarray, strategy: Explicit, alpha: float,
-                  objective: Objective) -> _Counted:
+def _run_explicit(u: np.ndarray, r: np.ndarray, strategy: Explicit, alpha: float, objective: Objective) -> _Counted:
     """The pre-registered threshold, in its direction (or both, α shared between them)."""
     directions = DIRECTIONS if strategy.direction is None else (strategy.direction,)
     level = 1.0 - alpha / (2.0 * len(directions))
-    best = max((_count(u, r, strategy.threshold, d, level, objective) + (d,) for d in directions),
-               key=lambda c: c[3])  # the first direction on a tie
+    best = max(
+        (_count(u, r, strategy.threshold, d, level, objective) + (d,) for d in directions), key=lambda c: c[3]
+    )  # the first direction on a tie
     counts, fpr_u, fnr_u, value, direction = best
-    return _Counted(value, strategy.threshold, direction, counts, fpr_u, fnr_u, level, level,
-                    (u.size, r.size), 1, len(directions), None)
+    return _Counted(
+        value,
+        strategy.threshold,
+        direction,
+        counts,
+        fpr_u,
+        fnr_u,
+        level,
+        level,
+        (u.size, r.size),
+        1,
+        len(directions),
+        None,
+    )
 
 
-def _run(u: np.ndarray, r: np.ndarray, strategy: Strategy, alpha: float, objective: Objective, *,
-         fixed: np.ndarray | None, seed: int) -> _Counted:
+def _run(
+    u: np.ndarray,
+    r: np.ndarray,
+    strategy: Strategy,
+    alpha: float,
+    objective: Objective,
+    *,
+    fixed: np.ndarray | None,
+    seed: int,
+) -> _Counted:
     """Choose and count one test of U against R under ``strategy``, at joint level 1 − α."""
     if isinstance(strategy, Split):
         return _run_split(u, r, strategy, alpha, objective, fixed, seed)
     if isinstance(strategy, Explicit):
         if fixed is not None:
-            raise InvalidInput("thresholds", "omitted with an Explicit strategy (it carries its "
-                               "own threshold)", "an array")
+            raise InvalidInput(
+                "thresholds", "omitted with an Explicit strategy (it carries its own threshold)", "an array"
+            )
         return _run_explicit(u, r, strategy, alpha, objective)
     return _run_union(u, r, strategy, alpha, objective, fixed)
 
@@ -787,8 +848,11 @@ def _strategy(split: object, n_thresholds: object) -> Strategy:
     grid = _n_thresholds(n_thresholds)
     if not isinstance(split, str) and grid != DEFAULT_N_THRESHOLDS:
         # the object carries its own grid; silently overriding either one would hide a mistake
-        raise InvalidInput("n_thresholds", "left at its default when split is a strategy "
-                           "object (set the strategy's own n_thresholds)", n_thresholds)
+        raise InvalidInput(
+            "n_thresholds",
+            "left at its default when split is a strategy object (set the strategy's own n_thresholds)",
+            n_thresholds,
+        )
     return as_strategy(split, grid)
 
 
@@ -1016,8 +1080,10 @@ def _rating_counts(u: np.ndarray, r: np.ndarray, n_bins: int) -> tuple[np.ndarra
     edges = np.unique(pooled[ranks])
     edges = edges[edges < pooled[-1]]  # an edge at the maximum would leave the last bin empty
     bins = edges.size + 1
-    return (np.bincount(np.searchsorted(edges, u, side="left"), minlength=bins),
-            np.bincount(np.searchsorted(edges, r, side="left"), minlength=bins))
+    return (
+        np.bincount(np.searchsorted(edges, u, side="left"), minlength=bins),
+        np.bincount(np.searchsorted(edges, r, side="left"), minlength=bins),
+    )
 
 
 def _interval_probs(cuts: np.ndarray) -> np.ndarray:
@@ -1035,7 +1101,7 @@ def _binormal_nll(theta: np.ndarray, cu: np.ndarray, cr: np.ndarray) -> tuple[fl
     increasing by construction, and the shift. World R is N(0, 1), world U is N(μ, 1).
     """
     k = cu.size
-    steps = np.exp(theta[1:k - 1])
+    steps = np.exp(theta[1 : k - 1])
     cuts = theta[0] + np.concatenate([[0.0], np.cumsum(steps)])
     mu = theta[k - 1]
     pr, pu = _interval_probs(cuts), _interval_probs(cuts - mu)
@@ -1155,20 +1221,27 @@ def gdp_goodness_of_fit(
     pooled = np.concatenate([u, r])
     if _is_discrete(pooled):
         kind = "integer-valued" if np.all(pooled == np.round(pooled)) else "heavily tied"
-        return refused("discrete", (
-            f"the scores are {kind} ({np.unique(pooled).size} distinct values among "
-            f"{pooled.size}): the trade-off curve of a discrete score is a polygon, not a "
-            "Gaussian curve"))
+        return refused(
+            "discrete",
+            (
+                f"the scores are {kind} ({np.unique(pooled).size} distinct values among "
+                f"{pooled.size}): the trade-off curve of a discrete score is a polygon, not a "
+                "Gaussian curve"
+            ),
+        )
     need = max(MIN_GOF_TRIALS, _MIN_PER_BIN * k_req)
     if min(u.size, r.size) < need:
-        return refused("untestable", (
-            f"too few trials to test the Gaussian shape (at least {need} per world)"))
+        return refused("untestable", (f"too few trials to test the Gaussian shape (at least {need} per world)"))
     cu, cr = _rating_counts(u, r, k_req)
     shared = int(np.count_nonzero((cu > 0) & (cr > 0)))
     if cu.size < 3 or shared < 3:
-        return refused("untestable", (
-            f"only {shared} of {cu.size} score bins hold trials of both worlds: nearly "
-            "separated worlds fit any trade-off curve, so the Gaussian shape cannot be tested"))
+        return refused(
+            "untestable",
+            (
+                f"only {shared} of {cu.size} score bins hold trials of both worlds: nearly "
+                "separated worlds fit any trade-off curve, so the Gaussian shape cannot be tested"
+            ),
+        )
     nll, mu = _fit_binormal(cu, cr)
     g2 = max(0.0, 2.0 * (nll - _multinomial_nll(cu) - _multinomial_nll(cr)))
     df = cu.size - 2
@@ -1176,9 +1249,16 @@ def gdp_goodness_of_fit(
 
     p = float(chi2.sf(g2, df))
     if p < lvl:
-        return GaussianFit("rejected", g2, df, p, mu, int(cu.size), lvl, (
-            f"the trade-off curve is not Gaussian-shaped (G² = {g2:.1f} on {df} df, "
-            f"p = {p:.2g} < {lvl:g})"))
+        return GaussianFit(
+            "rejected",
+            g2,
+            df,
+            p,
+            mu,
+            int(cu.size),
+            lvl,
+            (f"the trade-off curve is not Gaussian-shaped (G² = {g2:.1f} on {df} df, p = {p:.2g} < {lvl:g})"),
+        )
     return GaussianFit("accepted", g2, df, p, mu, int(cu.size), lvl, "")
 
 
@@ -1301,8 +1381,7 @@ def _mu_from_rates(fpr: np.ndarray, fnr: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, np.nan_to_num(mu, nan=0.0, neginf=0.0))
 
 
-def _gdp_point_fit(u: np.ndarray, r: np.ndarray, n_thresholds: int | None,
-                   k_min: int) -> tuple[float, int]:
+def _gdp_point_fit(u: np.ndarray, r: np.ndarray, n_thresholds: int | None, k_min: int) -> tuple[float, int]:
     """(signed μ̂, points used) of the inverse-variance weighted probit fit; μ̂ NaN if none."""
     cands = candidate_thresholds(np.concatenate([u, r]), n_thresholds)
     fp_all, fn_all = errors(np.sort(u), np.sort(r), cands)
@@ -1443,18 +1522,35 @@ def gdp_epsilon_estimate(
     mu_signed, n_points = _gdp_point_fit(u, r, m, k_min)
     notes = []
     if n_points == 0:
-        notes.append(f"no threshold has at least {k_min} trials in each of TP, FP, TN and FN "
-                     "(too few trials, or perfectly separated worlds): the fit is undefined")
+        notes.append(
+            f"no threshold has at least {k_min} trials in each of TP, FP, TN and FN "
+            "(too few trials, or perfectly separated worlds): the fit is undefined"
+        )
     sign = mu_signed if not math.isnan(mu_signed) else fit.mu
-    common = dict(delta=dlt, direction="R>U" if sign < 0 else "U>R", n_points=n_points,
-                  min_count=k_min, n_trials=(int(u.size), int(r.size)), gof=fit.verdict,
-                  gof_statistic=fit.statistic, gof_df=fit.df, gof_p_value=fit.p_value,
-                  gof_level=fit.level, confidence=conf,
-                  lower_method=f"clopper-pearson/{strategy.name} on mu")
+    common = dict(
+        delta=dlt,
+        direction="R>U" if sign < 0 else "U>R",
+        n_points=n_points,
+        min_count=k_min,
+        n_trials=(int(u.size), int(r.size)),
+        gof=fit.verdict,
+        gof_statistic=fit.statistic,
+        gof_df=fit.df,
+        gof_p_value=fit.p_value,
+        gof_level=fit.level,
+        confidence=conf,
+        lower_method=f"clopper-pearson/{strategy.name} on mu",
+    )
     if fit.verdict != "accepted":
         notes.append(f"GDP reading refused: {fit.note}")
         return GDPEstimate(mu=math.nan, epsilon_estimate=math.nan, note="; ".join(notes), **common)
     mu_lower = _run(u, r, strategy, 1.0 - conf, _mu_from_rates, fixed=None, seed=seed).value
     mu = abs(mu_signed)
-    return GDPEstimate(mu=mu, epsilon_estimate=_gdp_epsilon(mu, dlt), note="; ".join(notes),
-                       mu_lower=mu_lower, epsilon_lower=_gdp_epsilon(mu_lower, dlt), **common)
+    return GDPEstimate(
+        mu=mu,
+        epsilon_estimate=_gdp_epsilon(mu, dlt),
+        note="; ".join(notes),
+        mu_lower=mu_lower,
+        epsilon_lower=_gdp_epsilon(mu_lower, dlt),
+        **common,
+    )

@@ -192,8 +192,15 @@ class ScorePair:
         Seed of the bootstrap (the report records it).
     """
 
-    def __init__(self, scores_u: object, scores_r: object, *, confidence: float = 0.95,
-                 n_bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> None:
+    def __init__(
+        self,
+        scores_u: object,
+        scores_r: object,
+        *,
+        confidence: float = 0.95,
+        n_bootstrap: int = DEFAULT_BOOTSTRAP,
+        seed: int = 0,
+    ) -> None:
         self.u = _scores(scores_u, "scores_u")
         self.r = _scores(scores_r, "scores_r")
         self.confidence = PROBABILITY.check("confidence", confidence)
@@ -214,8 +221,9 @@ class ScorePair:
         the sample cannot say how far from perfect the attack is."""
         v10, v01 = _placements(self.u, self.r)
         point = float(np.mean(v10))
-        var = (np.var(v10, ddof=1) / v10.size if v10.size > 1 else 0.0) + \
-              (np.var(v01, ddof=1) / v01.size if v01.size > 1 else 0.0)
+        var = (np.var(v10, ddof=1) / v10.size if v10.size > 1 else 0.0) + (
+            np.var(v01, ddof=1) / v01.size if v01.size > 1 else 0.0
+        )
         half = self._z * math.sqrt(var)
         return Interval(point, max(0.0, point - half), min(1.0, point + half))
 
@@ -245,13 +253,17 @@ class ScorePair:
             mu, n = _gdp_point_fit(self.u, self.r, n_thresholds, k_min)
             if n > 0:
                 cands = candidate_thresholds(np.concatenate([self.u, self.r]), n_thresholds)
-                signed = self._bootstrap(lambda su, sr: gdp_fit_from_counts(
-                    sr.above(cands), su.n - su.above(cands), su.n, sr.n, k_min)[0])  # "U>R", fixed thresholds
+                signed = self._bootstrap(
+                    lambda su, sr: gdp_fit_from_counts(sr.above(cands), su.n - su.above(cands), su.n, sr.n, k_min)[0]
+                )  # "U>R", fixed thresholds
                 lo, hi = np.nanquantile(signed, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
                 mu_lo = 0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi))
                 point = _gdp_epsilon(abs(mu), delta)
-                return Interval(point, min(point, _gdp_epsilon(mu_lo, delta)),
-                                max(point, _gdp_epsilon(max(abs(lo), abs(hi)), delta))), "gdp"
+                return Interval(
+                    point,
+                    min(point, _gdp_epsilon(mu_lo, delta)),
+                    max(point, _gdp_epsilon(max(abs(lo), abs(hi)), delta)),
+                ), "gdp"
         return self._tradeoff(delta, n_thresholds), "trade-off"
 
     def _tradeoff(self, delta: float, n_thresholds: int | None) -> Interval | None:
@@ -262,14 +274,15 @@ class ScorePair:
         trials that reads ε ≈ 0.8 with an interval excluding 0."""
         rng = np.random.default_rng([self.seed, 1])
         pu, pr = rng.permutation(self.u.size), rng.permutation(self.r.size)
-        cu, eu = self.u[pu[: self.u.size // 2]], self.u[pu[self.u.size // 2:]]
-        cr, er = self.r[pr[: self.r.size // 2]], self.r[pr[self.r.size // 2:]]
+        cu, eu = self.u[pu[: self.u.size // 2]], self.u[pu[self.u.size // 2 :]]
+        cr, er = self.r[pr[: self.r.size // 2]], self.r[pr[self.r.size // 2 :]]
         if min(cu.size, cr.size) < 1:
             return None
         # a test read from fewer than 5 errors of a kind is mostly noise (ln of a count of 1 or 2);
         # thinner tests only where there is no other
-        test = (_best_test(cu, cr, delta, n_thresholds, max(MIN_FALSE_POSITIVES, _min_count(None, cu.size, cr.size)))
-                or _best_test(cu, cr, delta, n_thresholds, 1))
+        test = _best_test(
+            cu, cr, delta, n_thresholds, max(MIN_FALSE_POSITIVES, _min_count(None, cu.size, cr.size))
+        ) or _best_test(cu, cr, delta, n_thresholds, 1)
         separated = False
         if test is None:  # every test misses some kind of error: separated worlds, or ties everywhere
             separated = bool(cu.min() > cr.max() or cr.min() > cu.max())
@@ -303,19 +316,34 @@ class ScorePair:
         auroc = self.auroc_interval()
         eps, how = self.epsilon(delta)
         tprs = {f"{f:g}": self.tpr_at_fpr(f) for f in LOW_FPRS}
-        notes = [f"TPR at {100 * f:g}% FPR: cannot estimate with {self.r.size} retrained trials "
-                 f"({self.min_negatives(f):,} could)" for f in LOW_FPRS if tprs[f"{f:g}"] is None]
+        notes = [
+            f"TPR at {100 * f:g}% FPR: cannot estimate with {self.r.size} retrained trials "
+            f"({self.min_negatives(f):,} could)"
+            for f in LOW_FPRS
+            if tprs[f"{f:g}"] is None
+        ]
         if eps is None:
             notes.append("epsilon: cannot estimate (fewer than 2 trials in a world, or no test to read)")
         elif math.isinf(eps.upper):
-            notes.append("epsilon: the worlds are nearly separated at this trial count; the estimate is "
-                         "what the trials can show (about ln n), the truth may be any larger")
-        return Estimates(auroc=auroc, tpr_at_fpr=tprs,
-                         tpr_min_negatives={f"{f:g}": self.min_negatives(f) for f in LOW_FPRS},
-                         epsilon=eps, epsilon_method=how, delta=float(delta),
-                         direction=self.direction(orientation, auroc), orientation=orientation,
-                         confidence=self.confidence, n_bootstrap=self.n_bootstrap, seed=self.seed,
-                         n_trials=(int(self.u.size), int(self.r.size)), note="; ".join(notes))
+            notes.append(
+                "epsilon: the worlds are nearly separated at this trial count; the estimate is "
+                "what the trials can show (about ln n), the truth may be any larger"
+            )
+        return Estimates(
+            auroc=auroc,
+            tpr_at_fpr=tprs,
+            tpr_min_negatives={f"{f:g}": self.min_negatives(f) for f in LOW_FPRS},
+            epsilon=eps,
+            epsilon_method=how,
+            delta=float(delta),
+            direction=self.direction(orientation, auroc),
+            orientation=orientation,
+            confidence=self.confidence,
+            n_bootstrap=self.n_bootstrap,
+            seed=self.seed,
+            n_trials=(int(self.u.size), int(self.r.size)),
+            note="; ".join(notes),
+        )
 
     # -- bootstrap -----------------------------------------------------------------------------
 
@@ -326,8 +354,10 @@ class ScorePair:
         rng = np.random.default_rng(self.seed)
         out = np.empty(self.n_bootstrap)
         for b in range(self.n_bootstrap):
-            out[b] = statistic(_Sample(su, np.bincount(rng.integers(0, su.size, su.size), minlength=su.size)),
-                               _Sample(sr, np.bincount(rng.integers(0, sr.size, sr.size), minlength=sr.size)))
+            out[b] = statistic(
+                _Sample(su, np.bincount(rng.integers(0, su.size, su.size), minlength=su.size)),
+                _Sample(sr, np.bincount(rng.integers(0, sr.size, sr.size), minlength=sr.size)),
+            )
         return out
 
     def _percentile(self, point: float, draws: np.ndarray) -> Interval:
@@ -353,8 +383,9 @@ def _signed_epsilon(su: _Sample, sr: _Sample, test: tuple[float, int, int], delt
     return math.log(max(1.0 - delta - first, 1e-300)) - math.log(second)
 
 
-def _best_test(u: np.ndarray, r: np.ndarray, delta: float, n_thresholds: int | None,
-               k_min: int) -> tuple[float, int, int] | None:
+def _best_test(
+    u: np.ndarray, r: np.ndarray, delta: float, n_thresholds: int | None, k_min: int
+) -> tuple[float, int, int] | None:
     """(threshold, direction, side) of the largest ε of Eq. (1) at the observed rates over the
     thresholds with at least ``k_min`` trials in each confusion cell; None when there is none."""
     cands = candidate_thresholds(np.concatenate([u, r]), n_thresholds)
@@ -364,8 +395,12 @@ def _best_test(u: np.ndarray, r: np.ndarray, delta: float, n_thresholds: int | N
     tp, tn = u.size - fn, r.size - fp
     fpr, fnr = (fp + 0.5) / (r.size + 1.0), (fn + 0.5) / (u.size + 1.0)
     with np.errstate(invalid="ignore"):
-        sides = np.stack([np.log(np.maximum(1.0 - delta - fpr, 1e-300)) - np.log(fnr),
-                          np.log(np.maximum(1.0 - delta - fnr, 1e-300)) - np.log(fpr)])
+        sides = np.stack(
+            [
+                np.log(np.maximum(1.0 - delta - fpr, 1e-300)) - np.log(fnr),
+                np.log(np.maximum(1.0 - delta - fnr, 1e-300)) - np.log(fpr),
+            ]
+        )
     ok = np.minimum(np.minimum(tp, fp), np.minimum(tn, fn)) >= k_min
     if not np.any(ok):
         return None

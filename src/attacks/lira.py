@@ -116,21 +116,27 @@ def _phi_matrix(value: object, field: str, *, min_rows: int, m: int | None = Non
     arr = require_finite_array(field, value, allowed)
     if arr.ndim != 2:
         raise InvalidInput(
-            field, allowed, f"array of shape {arr.shape}",
+            field,
+            allowed,
+            f"array of shape {arr.shape}",
             hint="For one target example pass phi[:, None]; for one model pass phi[None, :].",
         )
     if arr.shape[1] < 1:
         raise InvalidInput(field, "at least one target example (column)", "0 columns")
     if m is not None and arr.shape[1] != m:
         raise InvalidInput(
-            field, f"{m} column(s), one per target example as in the shadow arrays",
+            field,
+            f"{m} column(s), one per target example as in the shadow arrays",
             f"{arr.shape[1]} column(s)",
         )
     if arr.shape[0] < min_rows:
         raise InvalidInput(
-            field, f"at least {min_rows} model(s) (rows)", f"{arr.shape[0]} row(s)",
-            hint="Per-example Gaussians need >= 2 shadow models per side; with fewer use "
-            "fixed_variance=True." if min_rows == 2 else None,
+            field,
+            f"at least {min_rows} model(s) (rows)",
+            f"{arr.shape[0]} row(s)",
+            hint="Per-example Gaussians need >= 2 shadow models per side; with fewer use fixed_variance=True."
+            if min_rows == 2
+            else None,
         )
     return arr
 
@@ -189,12 +195,15 @@ def logit_confidence(logits: object, labels: object, *, one_logit: bool | None =
     if one_logit is None:
         if binary_fits and multi_fits:
             raise InvalidInput(
-                "one_logit", "True or False when logits have shape (..., n, n)", None,
+                "one_logit",
+                "True or False when logits have shape (..., n, n)",
+                None,
                 hint=f"logits of shape {z.shape} fit both (..., n) one-logit and (..., n, C) layouts.",
             )
         if not (binary_fits or multi_fits):
             raise InvalidInput(
-                "logits", f"shape (..., {n}) (one logit) or (..., {n}, C) with C >= 2",
+                "logits",
+                f"shape (..., {n}) (one logit) or (..., {n}, C) with C >= 2",
                 f"array of shape {z.shape}",
                 hint="The example axis must match labels; a one-logit (n, 1) array: squeeze it.",
             )
@@ -210,9 +219,7 @@ def logit_confidence(logits: object, labels: object, *, one_logit: bool | None =
 
     n_classes = 2 if one_logit else z.shape[-1]
     if not np.all((y == np.round(y)) & (y >= 0) & (y < n_classes)):
-        raise InvalidInput(
-            "labels", f"integers in [0, {n_classes - 1}]", sorted(set(np.unique(y).tolist()))[:10]
-        )
+        raise InvalidInput("labels", f"integers in [0, {n_classes - 1}]", sorted(set(np.unique(y).tolist()))[:10])
     yi = y.astype(np.int64)
     if one_logit:
         return np.where(yi == 1, z, -z)
@@ -322,7 +329,9 @@ def fit_gaussians(
         dof = (a.shape[0] - 1 + b.shape[0] - 1) * a.shape[1]
         if dof < 1:
             raise InvalidInput(
-                "phi_in", "together with phi_out at least 3 shadow models", f"{a.shape[0]} + {b.shape[0]}",
+                "phi_in",
+                "together with phi_out at least 3 shadow models",
+                f"{a.shape[0]} + {b.shape[0]}",
                 hint="A variance needs at least two models on one side.",
             )
         ss = float(np.sum((a - mu_in) ** 2) + np.sum((b - mu_out) ** 2))
@@ -469,20 +478,29 @@ def choose_variance(phi_in: object | None, phi_out: object, *, min_std: float = 
     n_shadows = tuple(int(a.shape[0]) for a in sides)
     per_example, glob = _loo_logliks(sides, floor)
     if per_example is None or glob is None:
-        return VarianceChoice("global", per_example, glob, n_shadows,
-                              "fewer than 3 shadows on a side: per-example variances cannot be checked "
-                              "on held-out shadows, so the global variance (fewest parameters) is used")
+        return VarianceChoice(
+            "global",
+            per_example,
+            glob,
+            n_shadows,
+            "fewer than 3 shadows on a side: per-example variances cannot be checked "
+            "on held-out shadows, so the global variance (fewest parameters) is used",
+        )
     model = "per-example" if per_example > glob else "global"
-    return VarianceChoice(model, per_example, glob, n_shadows,
-                          f"{model} predicts held-out shadows better "
-                          f"({per_example:.4g} vs {glob:.4g} nats per value, per-example vs global)")
+    return VarianceChoice(
+        model,
+        per_example,
+        glob,
+        n_shadows,
+        f"{model} predicts held-out shadows better "
+        f"({per_example:.4g} vs {glob:.4g} nats per value, per-example vs global)",
+    )
 
 
 def _given_variance(fixed_variance: object, n_shadows: tuple[int, ...]) -> VarianceChoice:
     if not isinstance(fixed_variance, (bool, np.bool_)):
         raise InvalidInput("fixed_variance", "True, False or None (choose on the shadows)", fixed_variance)
-    return VarianceChoice("global" if fixed_variance else "per-example", None, None, n_shadows,
-                          "set by the caller")
+    return VarianceChoice("global" if fixed_variance else "per-example", None, None, n_shadows, "set by the caller")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -826,8 +844,7 @@ def lira_offline_attack(
         variance = _given_variance(fixed_variance, (int(b.shape[0]),))
     mu = b.mean(axis=0)
     if variance.fixed_variance:
-        sigma = np.full(b.shape[1], max(float(np.sqrt(np.sum((b - mu) ** 2) / ((b.shape[0] - 1) * b.shape[1]))),
-                                        floor))
+        sigma = np.full(b.shape[1], max(float(np.sqrt(np.sum((b - mu) ** 2) / ((b.shape[0] - 1) * b.shape[1]))), floor))
     else:
         sigma = np.maximum(b.std(axis=0, ddof=1), floor)
     m = b.shape[1]
@@ -856,8 +873,7 @@ def lira_offline_attack(
 DEFAULT_TOP_RECORDS = 20
 """Forget records listed by :func:`per_record_exposure` (the rest only through quantiles)."""
 
-_QUANTILES = (("min", 0.0), ("q10", 0.1), ("q25", 0.25), ("median", 0.5), ("q75", 0.75), ("q90", 0.9),
-              ("max", 1.0))
+_QUANTILES = (("min", 0.0), ("q10", 0.1), ("q25", 0.25), ("median", 0.5), ("q75", 0.75), ("q90", 0.9), ("max", 1.0))
 
 
 def per_record_exposure(
@@ -923,8 +939,7 @@ def per_record_exposure(
     for j in order:
         row: dict[str, Any] = {"record": int(j), "auroc": float(aurocs[j])}
         if can_bound:
-            b = clopper_pearson_epsilon(pos[:, j], neg[:, j], delta=delta, confidence=level, split="half",
-                                        seed=seed)
+            b = clopper_pearson_epsilon(pos[:, j], neg[:, j], delta=delta, confidence=level, split="half", seed=seed)
             row["epsilon_lower"] = float(b.epsilon_lower)
             row["direction"] = b.direction
             ceiling = float(b.ceiling)
@@ -936,9 +951,11 @@ def per_record_exposure(
         "confidence_per_record": level,
         "delta": float(delta),
         "ceiling": ceiling,
-        "note": ("Bonferroni over all records: every bound holds simultaneously, so the listed records, "
-                 "selected on the same trials, keep theirs. An ε of the U-versus-R game seen through one "
-                 "record, not a per-record privacy guarantee."),
+        "note": (
+            "Bonferroni over all records: every bound holds simultaneously, so the listed records, "
+            "selected on the same trials, keep theirs. An ε of the U-versus-R game seen through one "
+            "record, not a per-record privacy guarantee."
+        ),
     }
     if not can_bound:
         epsilon["note"] = "not computed: fewer than 2 trials in a world"
@@ -975,8 +992,11 @@ def shadow_features(features: Features, side: str, name: str) -> np.ndarray:
     an attack that needs shadows requires at least 2 of."""
     world = features.get(side)
     if world is None or int(np.shape(world[name])[0]) < 2:
-        raise InvalidInput(side, "at least 2 shadow models (the attack declares needs={'shadows'})",
-                           None if world is None else f"{int(np.shape(world[name])[0])} model(s)")
+        raise InvalidInput(
+            side,
+            "at least 2 shadow models (the attack declares needs={'shadows'})",
+            None if world is None else f"{int(np.shape(world[name])[0])} model(s)",
+        )
     return world[name]
 
 
@@ -987,11 +1007,13 @@ def _forget_phi(inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray
     return {"phi": phi_of_models(inputs.objective, models.released, Xf, yf)}
 
 
-def exposure_details(example_unlearned: np.ndarray, example_retrained: np.ndarray,
-                     inputs: AttackInputs) -> dict[str, Any]:
+def exposure_details(
+    example_unlearned: np.ndarray, example_retrained: np.ndarray, inputs: AttackInputs
+) -> dict[str, Any]:
     """The per-record part of an attack's ``details``: the ranking and the most exposed record."""
-    exposure = per_record_exposure(example_unlearned, example_retrained, delta=inputs.delta,
-                                   seed=int(inputs.seed) % 2**32)
+    exposure = per_record_exposure(
+        example_unlearned, example_retrained, delta=inputs.delta, seed=int(inputs.seed) % 2**32
+    )
     first = exposure["top"][0]
     return {
         "per_record": exposure,
@@ -1013,9 +1035,11 @@ class ULiRA(Attack):
 
     name = "ulira"
     title = "U-LiRA"
-    description = ("U-LiRA: Gaussian fits of logit-scaled confidence from shadow models trained with Z then "
-                   "unlearned (in) vs trained without Z (out), variance model chosen on the shadows; score = "
-                   "log-likelihood ratio summed over the forget set")
+    description = (
+        "U-LiRA: Gaussian fits of logit-scaled confidence from shadow models trained with Z then "
+        "unlearned (in) vs trained without Z (out), variance model chosen on the shadows; score = "
+        "log-likelihood ratio summed over the forget set"
+    )
     needs = frozenset({"shadows"})
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
@@ -1025,11 +1049,13 @@ class ULiRA(Attack):
         phi_in = shadow_features(features, "shadows_in", "phi")
         phi_out = shadow_features(features, "shadows_out", "phi")
         result = ulira_attack(phi_in, phi_out, features["unlearned"]["phi"], features["retrained"]["phi"])
-        details = {"shadow_models_per_side": int(phi_in.shape[0]),
-                   "targets": int(inputs.forget_data[0].shape[0]),
-                   "score": "sum over the forget set of per-record log-likelihood ratios (a group test)",
-                   "variance_model": result.variance.model,
-                   "variance_choice": result.variance.to_dict()}
+        details = {
+            "shadow_models_per_side": int(phi_in.shape[0]),
+            "targets": int(inputs.forget_data[0].shape[0]),
+            "score": "sum over the forget set of per-record log-likelihood ratios (a group test)",
+            "variance_model": result.variance.model,
+            "variance_choice": result.variance.to_dict(),
+        }
         details.update(exposure_details(result.example_scores_unlearned, result.example_scores_retrained, inputs))
         return AttackOutcome(result.scores_unlearned, result.scores_retrained, details)
 
@@ -1041,9 +1067,11 @@ class LiRAOffline(Attack):
 
     name = "lira-offline"
     title = "LiRA (offline)"
-    description = ("offline LiRA: how far the logit-scaled confidence on each forgotten record lies above the "
-                   "retrained world's Gaussian (one-sided, from shadows trained without Z); score = "
-                   "-log p-value summed over the forget set")
+    description = (
+        "offline LiRA: how far the logit-scaled confidence on each forgotten record lies above the "
+        "retrained world's Gaussian (one-sided, from shadows trained without Z); score = "
+        "-log p-value summed over the forget set"
+    )
     needs = frozenset({"shadows"})
     orientation = "memory"  # confidence on Z above the retrained world's: remembers more
 
@@ -1051,12 +1079,15 @@ class LiRAOffline(Attack):
         return _forget_phi(inputs, models)
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
-        result = lira_offline_attack(shadow_features(features, "shadows_out", "phi"), features["unlearned"]["phi"],
-                                     features["retrained"]["phi"])
-        details = {"shadow_models_out": result.n_shadow_out,
-                   "targets": result.n_targets,
-                   "score": "sum over the forget set of -log Pr[Z >= phi], Z ~ N(mu_out, sigma_out^2)",
-                   "variance_model": result.variance.model,
-                   "variance_choice": result.variance.to_dict()}
+        result = lira_offline_attack(
+            shadow_features(features, "shadows_out", "phi"), features["unlearned"]["phi"], features["retrained"]["phi"]
+        )
+        details = {
+            "shadow_models_out": result.n_shadow_out,
+            "targets": result.n_targets,
+            "score": "sum over the forget set of -log Pr[Z >= phi], Z ~ N(mu_out, sigma_out^2)",
+            "variance_model": result.variance.model,
+            "variance_choice": result.variance.to_dict(),
+        }
         details.update(exposure_details(result.example_scores_unlearned, result.example_scores_retrained, inputs))
         return AttackOutcome(result.scores_unlearned, result.scores_retrained, details)

@@ -153,9 +153,7 @@ def attack_features(logits: object, labels: object, losses: object | None = None
         raise InvalidInput("labels", f"shape ({n},), one label per row of logits", f"shape {y.shape}")
     n_classes = 2 if z.ndim == 1 else z.shape[1]
     if not np.all((y == np.round(y)) & (y >= 0) & (y < n_classes)):
-        raise InvalidInput(
-            "labels", f"integers in [0, {n_classes - 1}]", sorted(set(np.unique(y).tolist()))[:10]
-        )
+        raise InvalidInput("labels", f"integers in [0, {n_classes - 1}]", sorted(set(np.unique(y).tolist()))[:10])
     y = y.astype(np.int64)
     if losses is None:
         if z.ndim == 1:
@@ -287,10 +285,7 @@ def _balance(
         k = min(im.size, inn.size)
         if inn.size < im.size:
             members_subsampled = True
-            notes.append(
-                f"class {c!s}: {inn.size} non-member(s) for {im.size} member(s); "
-                f"members subsampled to {k}"
-            )
+            notes.append(f"class {c!s}: {inn.size} non-member(s) for {im.size} member(s); members subsampled to {k}")
         keep_mem.append(np.sort(rng.choice(im, size=k, replace=False)) if k < im.size else im)
         keep_non.append(np.sort(rng.choice(inn, size=k, replace=False)) if k < inn.size else inn)
         counts[str(c)] = int(k)
@@ -401,9 +396,7 @@ def population_mia(
     ym = _labels(member_labels, "member_labels", xm.shape[0], "member_features")
     yn = _labels(nonmember_labels, "nonmember_labels", xn.shape[0], "nonmember_features")
     if ym.size and yn.size and (ym.dtype.kind in "US") != (yn.dtype.kind in "US"):
-        raise InvalidInput(
-            "nonmember_labels", "labels of the same kind as member_labels", f"dtype {yn.dtype}"
-        )
+        raise InvalidInput("nonmember_labels", "labels of the same kind as member_labels", f"dtype {yn.dtype}")
 
     rng = np.random.default_rng(seed)
     mem_idx, non_idx, counts, members_subsampled, notes = _balance(ym, yn, rng)
@@ -498,9 +491,11 @@ class MembershipInference(Attack):
 
     name = "mia"
     title = "Membership inference"
-    description = ("population MIA (logistic regression on logits and loss, forget vs never-seen records, "
-                   "class-balanced, repeated stratified k-fold AUROC); epsilon bound from the forget-set "
-                   "loss of each released model")
+    description = (
+        "population MIA (logistic regression on logits and loss, forget vs never-seen records, "
+        "class-balanced, repeated stratified k-fold AUROC); epsilon bound from the forget-set "
+        "loss of each released model"
+    )
     orientation = "memory"  # a lower loss on Z: remembers more
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
@@ -522,16 +517,26 @@ class MembershipInference(Attack):
             if released:
                 entry["released"] = self._population(inputs, Unlearner.release(noiseless, inputs.sigma, gen), Xf, yf)
             population[name] = entry
-        return AttackOutcome(-features["unlearned"]["forget_loss"], -features["retrained"]["forget_loss"],
-                             {"population_auroc": population})
+        return AttackOutcome(
+            -features["unlearned"]["forget_loss"],
+            -features["retrained"]["forget_loss"],
+            {"population_auroc": population},
+        )
 
     @staticmethod
     def _population(inputs: AttackInputs, theta, Xf, yf) -> dict:
         def feats(X, y):
-            return attack_features(to_numpy(inputs.objective.logits(theta, X)), to_numpy(y),
-                                   to_numpy(inputs.objective.per_sample_loss(theta, X, y)))
+            return attack_features(
+                to_numpy(inputs.objective.logits(theta, X)),
+                to_numpy(y),
+                to_numpy(inputs.objective.per_sample_loss(theta, X, y)),
+            )
 
-        result = population_mia(feats(Xf, yf), to_numpy(yf), feats(inputs.X_unseen, inputs.y_unseen),
-                                to_numpy(inputs.y_unseen), seed=inputs.seed % 2**32)
+        result = population_mia(
+            feats(Xf, yf),
+            to_numpy(yf),
+            feats(inputs.X_unseen, inputs.y_unseen),
+            to_numpy(inputs.y_unseen),
+            seed=inputs.seed % 2**32,
+        )
         return result.to_dict()
-

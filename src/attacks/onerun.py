@@ -186,8 +186,7 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
     return _p_value(m_i, r_i, v_i, _EPSILON.check("epsilon", epsilon), _DELTA.check("delta", delta))
 
 
-def one_run_epsilon(m: int, r: int, v: int, delta: float, *, confidence: float = 0.95,
-                    chained: bool = False) -> float:
+def one_run_epsilon(m: int, r: int, v: int, delta: float, *, confidence: float = 0.95, chained: bool = False) -> float:
     """The (1 − α)-confidence lower bound ε_LB on ε from v correct guesses out of r.
 
     Parameters
@@ -210,8 +209,7 @@ def one_run_epsilon(m: int, r: int, v: int, delta: float, *, confidence: float =
     m_i, r_i, v_i = _m_r_v(m, r, v)
     if not isinstance(chained, (bool, np.bool_)):
         raise InvalidInput("chained", "True or False", chained)
-    return _first_crossing(m_i, r_i, v_i, _DELTA.check("delta", delta), 1.0 - _confidence(confidence),
-                           bool(chained))
+    return _first_crossing(m_i, r_i, v_i, _DELTA.check("delta", delta), 1.0 - _confidence(confidence), bool(chained))
 
 
 def one_run_ceiling(m: int, r: int, delta: float, *, confidence: float = 0.95, chained: bool = False) -> float:
@@ -261,7 +259,7 @@ def one_run_guesses(scores: object, k_plus: int, k_minus: int, *, tie_seed: int 
     if km:
         guesses[order[:km]] = -1
     if kp:
-        guesses[order[s.size - kp:]] = 1
+        guesses[order[s.size - kp :]] = 1
     return guesses
 
 
@@ -348,25 +346,37 @@ def _grid(value: object, m: int) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
-def guess_rule(m: int, *, k_plus: int | None = None, k_minus: int | None = None,
-               grid: Sequence[tuple[int, int]] | None = None) -> tuple[tuple[tuple[int, int], ...], str]:
+def guess_rule(
+    m: int, *, k_plus: int | None = None, k_minus: int | None = None, grid: Sequence[tuple[int, int]] | None = None
+) -> tuple[tuple[tuple[int, int], ...], str]:
     """The validated abstention rule for m canaries: ``((k_plus, k_minus),)`` and
     ``"pre-registered"``, or the grid's pairs and ``"bonferroni"``. Call it before the run, so
     that bad counts fail before any training."""
     m = Integer(1).check("m", m)
     if grid is None:
         if k_plus is None or k_minus is None:
-            raise InvalidInput("k_plus, k_minus", "two counts fixed before the labels are seen (or a grid)",
-                               (k_plus, k_minus))
+            raise InvalidInput(
+                "k_plus, k_minus", "two counts fixed before the labels are seen (or a grid)", (k_plus, k_minus)
+            )
         return (_guess_counts(k_plus, k_minus, m),), "pre-registered"
     if k_plus is not None or k_minus is not None:
         raise InvalidInput("grid", "either a grid or one (k_plus, k_minus) pair, not both", grid)
     return _grid(grid, m), "bonferroni"
 
 
-def one_run_bound(scores: object, secrets: object, *, k_plus: int | None = None, k_minus: int | None = None,
-                  grid: Sequence[tuple[int, int]] | None = None, delta: float, confidence: float = 0.95,
-                  chained: bool = False, tie_seed: int = 0, m: int | None = None) -> OneRunBound:
+def one_run_bound(
+    scores: object,
+    secrets: object,
+    *,
+    k_plus: int | None = None,
+    k_minus: int | None = None,
+    grid: Sequence[tuple[int, int]] | None = None,
+    delta: float,
+    confidence: float = 0.95,
+    chained: bool = False,
+    tie_seed: int = 0,
+    m: int | None = None,
+) -> OneRunBound:
     """ε_LB from one score per canary (higher = "S_i = +1") and the true secrets.
 
     Parameters
@@ -405,9 +415,20 @@ def one_run_bound(scores: object, secrets: object, *, k_plus: int | None = None,
     best = max(range(len(candidates)), key=lambda j: (candidates[j][4], -j))
     kp, km, r, v, eps = candidates[best]
     return OneRunBound(
-        m=m_total, r=r, v=v, k_plus=kp, k_minus=km, epsilon_lower=eps,
-        ceiling=_first_crossing(m_total, r, r, delta, level, bool(chained)), confidence=1.0 - alpha,
-        delta=delta, chained=bool(chained), rule=rule, grid=pairs, level=level, candidates=tuple(candidates),
+        m=m_total,
+        r=r,
+        v=v,
+        k_plus=kp,
+        k_minus=km,
+        epsilon_lower=eps,
+        ceiling=_first_crossing(m_total, r, r, delta, level, bool(chained)),
+        confidence=1.0 - alpha,
+        delta=delta,
+        chained=bool(chained),
+        rule=rule,
+        grid=pairs,
+        level=level,
+        candidates=tuple(candidates),
     )
 
 
@@ -415,9 +436,17 @@ def one_run_bound(scores: object, secrets: object, *, k_plus: int | None = None,
 # the self-test: a Gaussian mechanism whose ε is known
 
 
-def gaussian_mechanism_lower_bounds(m: int, epsilon: float, delta: float, *, k_plus: int, k_minus: int,
-                                    repetitions: int, confidence: float = 0.95,
-                                    seed: int = 0) -> np.ndarray:
+def gaussian_mechanism_lower_bounds(
+    m: int,
+    epsilon: float,
+    delta: float,
+    *,
+    k_plus: int,
+    k_minus: int,
+    repetitions: int,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> np.ndarray:
     """ε_LB of ``repetitions`` one-run audits of a Gaussian mechanism that is exactly (ε, δ)-DP in S.
 
     Canary i owns coordinate i: the output is Σ_i S_i·c·e_i + N(0, σ²I_m) with c = 1, so
@@ -446,7 +475,7 @@ def gaussian_mechanism_lower_bounds(m: int, epsilon: float, delta: float, *, k_p
         secrets = np.where(rng.random(m_i) < 0.5, 1, -1)
         output = secrets + sigma * rng.standard_normal(m_i)
         order = np.argsort(output, kind="stable")  # continuous scores: no ties
-        v = int(np.count_nonzero(secrets[order[:km]] == -1)) + int(np.count_nonzero(secrets[order[m_i - kp:]] == 1))
+        v = int(np.count_nonzero(secrets[order[:km]] == -1)) + int(np.count_nonzero(secrets[order[m_i - kp :]] == 1))
         if v not in cache:
             cache[v] = _first_crossing(m_i, kp + km, v, dlt, alpha, False)
         out[j] = cache[v]

@@ -34,8 +34,12 @@ OPTIONAL: dict[str, str] = {
 
 ATTACKS: Registry = Registry(
     "attacks.base:Attack",  # by path: listing attack names (audit --help) must not import torch
-    ENTRY_POINT_GROUP, {**BUILTIN, **OPTIONAL}, "attacks", noun="attack",
-    allowed=lambda names: "a comma-separated subset of " + ", ".join(names) + " (or 'none')")
+    ENTRY_POINT_GROUP,
+    {**BUILTIN, **OPTIONAL},
+    "attacks",
+    noun="attack",
+    allowed=lambda names: "a comma-separated subset of " + ", ".join(names) + " (or 'none')",
+)
 
 register = ATTACKS.register
 unregister = ATTACKS.unregister

@@ -43,10 +43,16 @@ class RelearnResult:
     curve: list[float] = field(default_factory=list)
 
     def summary(self) -> dict:
-        return {"mean_steps": float(self.steps.mean()), "median_steps": float(np.median(self.steps)),
-                "censored_fraction": float(self.censored.mean()), "target_loss": self.target_loss,
-                "lr": self.lr, "max_steps": self.max_steps, "n_models": int(self.steps.size),
-                "curve_mean_forget_loss": self.curve}
+        return {
+            "mean_steps": float(self.steps.mean()),
+            "median_steps": float(np.median(self.steps)),
+            "censored_fraction": float(self.censored.mean()),
+            "target_loss": self.target_loss,
+            "lr": self.lr,
+            "max_steps": self.max_steps,
+            "n_models": int(self.steps.size),
+            "curve_mean_forget_loss": self.curve,
+        }
 
 
 def relearn_time(
@@ -90,8 +96,16 @@ def relearn_time(
 
     steps_all, curves = [], []
     for start in range(0, thetas.shape[0], chunk):
-        reached, losses = _fine_tune(objective, thetas[start:start + chunk], X_forget, y_forget,
-                                     target_loss=target_loss, lr=lr, max_steps=max_steps, stop_early=True)
+        reached, losses = _fine_tune(
+            objective,
+            thetas[start : start + chunk],
+            X_forget,
+            y_forget,
+            target_loss=target_loss,
+            lr=lr,
+            max_steps=max_steps,
+            stop_early=True,
+        )
         # the curve after the chunk stopped holds its last loss
         curve = [current.sum() for current in losses]
         curve.extend([curve[-1]] * (max_steps + 1 - len(losses)))
@@ -99,20 +113,38 @@ def relearn_time(
         curves.append(torch.stack(curve).cpu())
     steps = torch.cat(steps_all).numpy()
     mean_curve = (torch.stack(curves).sum(0) / thetas.shape[0]).tolist()
-    return RelearnResult(steps=steps, censored=steps > max_steps, target_loss=float(target_loss),
-                         lr=lr, max_steps=int(max_steps), curve=[float(v) for v in mean_curve])
+    return RelearnResult(
+        steps=steps,
+        censored=steps > max_steps,
+        target_loss=float(target_loss),
+        lr=lr,
+        max_steps=int(max_steps),
+        curve=[float(v) for v in mean_curve],
+    )
 
 
 def _checked(X_forget: Tensor, y_forget: Tensor, lr: float, max_steps: int) -> tuple[float, int]:
     """``lr`` and ``max_steps`` validated, once the forget set is checked non-empty and labelled."""
     if X_forget.shape[0] == 0 or X_forget.shape[0] != y_forget.shape[0]:
-        raise InvalidInput("forget set", "a non-empty set of records with one label each",
-                           (tuple(X_forget.shape), tuple(y_forget.shape)))
+        raise InvalidInput(
+            "forget set",
+            "a non-empty set of records with one label each",
+            (tuple(X_forget.shape), tuple(y_forget.shape)),
+        )
     return require_positive("lr", lr), require_integer("max_steps", max_steps, 1)
 
 
-def _fine_tune(objective: Objective, thetas: Tensor, X_forget: Tensor, y_forget: Tensor, *, target_loss: float,
-               lr: float, max_steps: int, stop_early: bool) -> tuple[Tensor, list[Tensor]]:
+def _fine_tune(
+    objective: Objective,
+    thetas: Tensor,
+    X_forget: Tensor,
+    y_forget: Tensor,
+    *,
+    target_loss: float,
+    lr: float,
+    max_steps: int,
+    stop_early: bool,
+) -> tuple[Tensor, list[Tensor]]:
     """Fine-tune the rows of ``thetas`` together: (the first step at which each row's forget loss is
     at most ``target_loss``, ``max_steps + 1`` when never; each row's forget loss at steps 0, 1, ...).
 
@@ -128,8 +160,9 @@ def _fine_tune(objective: Objective, thetas: Tensor, X_forget: Tensor, y_forget:
     reached = torch.full((theta.shape[0],), max_steps + 1, dtype=torch.long, device=theta.device)
     losses = []
     for t in range(max_steps + 1):
-        current, step = (loss(theta, X_forget, y_forget), None) if t == max_steps else \
-            loss_and_step(theta, X_forget, y_forget)
+        current, step = (
+            (loss(theta, X_forget, y_forget), None) if t == max_steps else loss_and_step(theta, X_forget, y_forget)
+        )
         losses.append(current)
         newly = (current <= target_loss) & (reached > max_steps)
         reached[newly] = t
@@ -152,8 +185,10 @@ class RelearnTime(Attack):
 
     name = "relearn"
     title = "Relearn time"
-    description = ("fine-tuning steps (gradient descent on Z, step 1/L) until the forget loss reaches "
-                   "the original model's; fewer steps = remembers more")
+    description = (
+        "fine-tuning steps (gradient descent on Z, step 1/L) until the forget loss reaches "
+        "the original model's; fewer steps = remembers more"
+    )
     needs = frozenset({"smoothness"})
     orientation = "memory"  # fewer steps to relearn Z: remembers more
 
@@ -161,16 +196,21 @@ class RelearnTime(Attack):
     def _settings(inputs: AttackInputs) -> tuple[float, float, int]:
         """(target loss, step, max steps): the original model's forget loss, 1/L, the setting."""
         Xf, yf = inputs.forget_data
-        lr, max_steps = _checked(Xf, yf, 1.0 / float(inputs.smoothness),
-                                 int(inputs.settings.get("relearn_max_steps", 100)))
+        lr, max_steps = _checked(
+            Xf, yf, 1.0 / float(inputs.smoothness), int(inputs.settings.get("relearn_max_steps", 100))
+        )
         return float(inputs.objective.loss(inputs.theta_original, Xf, yf)), lr, max_steps
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         """``steps`` (n,): relearn time of each model."""
         Xf, yf = inputs.forget_data
         target, lr, max_steps = self._settings(inputs)
-        parts = [_fine_tune(inputs.objective, block, Xf, yf, target_loss=target, lr=lr, max_steps=max_steps,
-                            stop_early=True)[0] for block in models.released.split(CHUNK)]
+        parts = [
+            _fine_tune(
+                inputs.objective, block, Xf, yf, target_loss=target, lr=lr, max_steps=max_steps, stop_early=True
+            )[0]
+            for block in models.released.split(CHUNK)
+        ]
         return {"steps": torch.cat(parts).cpu().numpy()}
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
@@ -180,15 +220,22 @@ class RelearnTime(Attack):
 
         def summary(world: str) -> dict:
             steps = features[world]["steps"]
-            curve = relearn_time(inputs.objective, own[world].unsqueeze(0), Xf, yf, target_loss=target, lr=lr,
-                                 max_steps=max_steps).curve
-            out = RelearnResult(steps=steps, censored=steps > max_steps, target_loss=target, lr=lr,
-                                max_steps=max_steps).summary()
+            curve = relearn_time(
+                inputs.objective, own[world].unsqueeze(0), Xf, yf, target_loss=target, lr=lr, max_steps=max_steps
+            ).curve
+            out = RelearnResult(
+                steps=steps, censored=steps > max_steps, target_loss=target, lr=lr, max_steps=max_steps
+            ).summary()
             out.pop("curve_mean_forget_loss")
             return {**out, "curve_forget_loss": curve}
 
-        return AttackOutcome(-features["unlearned"]["steps"].astype(float),
-                             -features["retrained"]["steps"].astype(float),
-                             {"unlearned": summary("unlearned"), "retrained": summary("retrained"),
-                              "curve": "forget loss of the audit's own noiseless model of each world while it is "
-                                       "fine-tuned (it stops at the target); the step statistics cover every trial"})
+        return AttackOutcome(
+            -features["unlearned"]["steps"].astype(float),
+            -features["retrained"]["steps"].astype(float),
+            {
+                "unlearned": summary("unlearned"),
+                "retrained": summary("retrained"),
+                "curve": "forget loss of the audit's own noiseless model of each world while it is "
+                "fine-tuned (it stops at the target); the step statistics cover every trial",
+            },
+        )

@@ -134,14 +134,23 @@ class LogProbs:
     population: np.ndarray
 
     @classmethod
-    def of(cls, forget: object, population: object, field: str, *, min_rows: int = 1,
-           m: int | None = None, n_z: int | None = None) -> LogProbs:
+    def of(
+        cls,
+        forget: object,
+        population: object,
+        field: str,
+        *,
+        min_rows: int = 1,
+        m: int | None = None,
+        n_z: int | None = None,
+    ) -> LogProbs:
         """Validated: finite, ≤ 0 (log-probabilities), 2-D, matching rows."""
         x = _phi_matrix(forget, f"{field}.forget", min_rows=min_rows, m=m)
         z = _phi_matrix(population, f"{field}.population", min_rows=min_rows, m=n_z)
         if z.shape[0] != x.shape[0]:
-            raise InvalidInput(f"{field}.population", f"{x.shape[0]} row(s), one per model as in forget",
-                               f"{z.shape[0]} row(s)")
+            raise InvalidInput(
+                f"{field}.population", f"{x.shape[0]} row(s), one per model as in forget", f"{z.shape[0]} row(s)"
+            )
         for name, arr in (("forget", x), ("population", z)):
             if np.any(arr > 1e-12):
                 raise InvalidInput(f"{field}.{name}", "log-probabilities (<= 0)", float(arr.max()))
@@ -206,8 +215,9 @@ def _offline_a(value: object) -> float:
     return float(a)
 
 
-def rmia_reference(ref_in: object | None, ref_out: object, *, mode: str = "online",
-                   offline_a: float = DEFAULT_OFFLINE_A) -> RmiaReference:
+def rmia_reference(
+    ref_in: object | None, ref_out: object, *, mode: str = "online", offline_a: float = DEFAULT_OFFLINE_A
+) -> RmiaReference:
     """Pr(x) and Pr(z) from the reference (shadow) models.
 
     Parameters
@@ -232,15 +242,25 @@ def rmia_reference(ref_in: object | None, ref_out: object, *, mode: str = "onlin
     m, n_z = out.forget.shape[1], out.population.shape[1]
     if mode == "online":
         if ref_in is None:
-            raise InvalidInput("ref_in", "the 'in' shadows' log-probabilities for online RMIA", None,
-                               hint="Without them use mode='offline'.")
+            raise InvalidInput(
+                "ref_in",
+                "the 'in' shadows' log-probabilities for online RMIA",
+                None,
+                hint="Without them use mode='offline'.",
+            )
         inn = _as_logprobs(ref_in, "ref_in", m=m, n_z=n_z)
         log_px = np.logaddexp(_log_mean(inn.forget), _log_mean(out.forget)) - math.log(2.0)
         log_pz = np.logaddexp(_log_mean(inn.population), _log_mean(out.population)) - math.log(2.0)
         return RmiaReference(log_px, log_pz, mode, None, inn.n_models, out.n_models)
     a = _offline_a(offline_a)
-    return RmiaReference(_offline_log_marginal(_log_mean(out.forget), a),
-                         _offline_log_marginal(_log_mean(out.population), a), mode, a, 0, out.n_models)
+    return RmiaReference(
+        _offline_log_marginal(_log_mean(out.forget), a),
+        _offline_log_marginal(_log_mean(out.population), a),
+        mode,
+        a,
+        0,
+        out.n_models,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -285,8 +305,9 @@ def rmia_example_scores(target: object, reference: RmiaReference, *, gamma: floa
     return _fractions(lx, lz, math.log(_gamma(gamma)))
 
 
-def tune_offline_a(ref_in: object, ref_out: object, *, gamma: float = 1.0,
-                   grid: tuple[float, ...] = A_GRID) -> tuple[float, dict[str, float]]:
+def tune_offline_a(
+    ref_in: object, ref_out: object, *, gamma: float = 1.0, grid: tuple[float, ...] = A_GRID
+) -> tuple[float, dict[str, float]]:
     """Choose offline RMIA's a on the shadows: the a that best separates "in" from "out" shadows.
 
     Every "in" shadow is scored against all "out" shadows, every "out" shadow against the
@@ -325,10 +346,16 @@ def tune_offline_a(ref_in: object, ref_out: object, *, gamma: float = 1.0,
     aurocs: dict[str, float] = {}
     best_a, best = values[0], -1.0
     for a in values:
-        pos = _fractions(inn.forget - _offline_log_marginal(log_mx_all, a),
-                         inn.population - _offline_log_marginal(log_mz_all, a), log_g).mean(axis=1)
-        neg = _fractions(out.forget - _offline_log_marginal(log_mx_loo, a),
-                         out.population - _offline_log_marginal(log_mz_loo, a), log_g).mean(axis=1)
+        pos = _fractions(
+            inn.forget - _offline_log_marginal(log_mx_all, a),
+            inn.population - _offline_log_marginal(log_mz_all, a),
+            log_g,
+        ).mean(axis=1)
+        neg = _fractions(
+            out.forget - _offline_log_marginal(log_mx_loo, a),
+            out.population - _offline_log_marginal(log_mz_loo, a),
+            log_g,
+        ).mean(axis=1)
         value = auroc(pos, neg)
         aurocs[f"{a:g}"] = float(value)
         if value > best + 1e-12:
@@ -474,8 +501,7 @@ def rmia_attack(
 def _population(inputs: AttackInputs, limit: int) -> tuple[Any, Any]:
     n = int(inputs.X_unseen.shape[0])
     if n < 1:
-        raise InvalidInput("X_unseen", "at least one record no model was trained on (RMIA's population)",
-                           "0 records")
+        raise InvalidInput("X_unseen", "at least one record no model was trained on (RMIA's population)", "0 records")
     if n <= limit:
         return inputs.X_unseen, inputs.y_unseen
     gen = torch.Generator().manual_seed(int(inputs.seed) % 2**63)
@@ -497,8 +523,10 @@ class _RmiaAttack(Attack):
         limit = require_integer("rmia_population", inputs.settings.get("rmia_population", DEFAULT_POPULATION), 1)
         Xf, yf = inputs.forget_data
         Xz, yz = _population(inputs, limit)
-        return {"forget": log_expit(phi_of_models(inputs.objective, models.released, Xf, yf)),
-                "population": log_expit(phi_of_models(inputs.objective, models.released, Xz, yz))}
+        return {
+            "forget": log_expit(phi_of_models(inputs.objective, models.released, Xf, yf)),
+            "population": log_expit(phi_of_models(inputs.objective, models.released, Xz, yz)),
+        }
 
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         def logp(world: str) -> LogProbs:
@@ -509,8 +537,13 @@ class _RmiaAttack(Attack):
         with_in = self.mode == "online" or "shadows_in" in features
         if with_in:
             shadow_features(features, "shadows_in", "forget")
-        result = rmia_attack(logp("shadows_in") if with_in else None, logp("shadows_out"),
-                             logp("unlearned"), logp("retrained"), mode=self.mode)
+        result = rmia_attack(
+            logp("shadows_in") if with_in else None,
+            logp("shadows_out"),
+            logp("unlearned"),
+            logp("retrained"),
+            mode=self.mode,
+        )
         details: dict[str, Any] = {
             "mode": self.mode,
             "shadow_models_per_side": n_out,
@@ -518,7 +551,7 @@ class _RmiaAttack(Attack):
             "population_records": result.n_population,
             "gamma": result.gamma,
             "score": "mean over the forget set of the fraction of population records z with "
-                     "LR(x)/LR(z) > gamma, LR(.) = p_y(.|model)/Pr(.) over the shadows",
+            "LR(x)/LR(z) > gamma, LR(.) = p_y(.|model)/Pr(.) over the shadows",
         }
         if self.mode == "offline":
             details["offline_a"] = result.reference.offline_a
@@ -532,9 +565,11 @@ class RMIA(_RmiaAttack):
 
     name = "rmia"
     title = "RMIA"
-    description = ("RMIA: for each forgotten record, the fraction of never-seen population records it "
-                   "dominates in p_y(model)/Pr, with Pr averaged over shadows trained with Z then unlearned "
-                   "and shadows trained without Z; score = mean over the forget set")
+    description = (
+        "RMIA: for each forgotten record, the fraction of never-seen population records it "
+        "dominates in p_y(model)/Pr, with Pr averaged over shadows trained with Z then unlearned "
+        "and shadows trained without Z; score = mean over the forget set"
+    )
     mode = "online"
 
 
@@ -543,6 +578,8 @@ class RMIAOffline(_RmiaAttack):
 
     name = "rmia-offline"
     title = "RMIA (offline)"
-    description = ("offline RMIA: as rmia, with Pr approximated from the retrained shadows alone "
-                   "(Pr = ((1+a) mean_out + 1 - a)/2, a chosen on the shadows); score = mean over the forget set")
+    description = (
+        "offline RMIA: as rmia, with Pr approximated from the retrained shadows alone "
+        "(Pr = ((1+a) mean_out + 1 - a)/2, a chosen on the shadows); score = mean over the forget set"
+    )
     mode = "offline"

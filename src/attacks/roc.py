@@ -285,8 +285,6 @@ class RocSummary:
         }
 
 
-def summarize_roc(
-    scores_pos: object, scores_neg: object, *, max_points: int = DEFAULT_CURVE_POINTS
-) -> RocSummary:
+def summarize_roc(scores_pos: object, scores_neg: object, *, max_points: int = DEFAULT_CURVE_POINTS) -> RocSummary:
     """Shorthand for :meth:`RocSummary.from_scores`."""
     return RocSummary.from_scores(scores_pos, scores_neg, max_points=max_points)

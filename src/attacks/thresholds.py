@@ -100,8 +100,9 @@ class Split(ThresholdStrategy):
     n_thresholds: int | None = DEFAULT_N_THRESHOLDS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "calibration_fraction",
-                           _FRACTION.check("calibration_fraction", self.calibration_fraction))
+        object.__setattr__(
+            self, "calibration_fraction", _FRACTION.check("calibration_fraction", self.calibration_fraction)
+        )
         object.__setattr__(self, "n_thresholds", _GRID.check("n_thresholds", self.n_thresholds))
 
     @property
@@ -198,8 +199,11 @@ def as_strategy(value: object, n_thresholds: int | None = DEFAULT_N_THRESHOLDS) 
         if value == "bonferroni":
             return Bonferroni(n_thresholds)
         return ParetoBonferroni()
-    raise InvalidInput("split", f"one of {STRATEGY_NAMES} or a threshold strategy "
-                       "(Split, Bonferroni, ParetoBonferroni, Explicit)", value)
+    raise InvalidInput(
+        "split",
+        f"one of {STRATEGY_NAMES} or a threshold strategy (Split, Bonferroni, ParetoBonferroni, Explicit)",
+        value,
+    )
 
 
 def calibration_size(n: int, fraction: float) -> int:
@@ -286,8 +290,7 @@ def _chain(x: list[int], y: list[int]) -> list[int]:
     return hull
 
 
-def frontier_tests(su: np.ndarray, sr: np.ndarray,
-                   thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def frontier_tests(su: np.ndarray, sr: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The (direction, threshold) tests on the Pareto frontier of the empirical ROC.
 
     For "U>R" the ROC points (FP, TP) at the thresholds, from the highest threshold to the

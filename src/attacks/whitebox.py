@@ -37,8 +37,9 @@ def whitebox_direction(theta_unlearned: Tensor, theta_retrained: Tensor) -> tupl
     mu_u = theta_unlearned.mean(0) if theta_unlearned.ndim == 2 else theta_unlearned
     mu_r = theta_retrained.mean(0) if theta_retrained.ndim == 2 else theta_retrained
     if mu_u.shape != mu_r.shape:
-        raise InvalidInput("theta", "parameters of the same shape in both worlds",
-                           (tuple(mu_u.shape), tuple(mu_r.shape)))
+        raise InvalidInput(
+            "theta", "parameters of the same shape in both worlds", (tuple(mu_u.shape), tuple(mu_r.shape))
+        )
     diff = mu_u - mu_r
     distance = float(torch.linalg.vector_norm(diff))
     direction = diff / distance if distance > 0 else torch.zeros_like(diff)
@@ -51,8 +52,7 @@ def whitebox_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -> Te
     Larger scores favour the unlearned world.
     """
     if released.ndim != 2 or released.shape[1] != direction.shape[0]:
-        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors",
-                           tuple(released.shape))
+        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors", tuple(released.shape))
     return (released - midpoint) @ direction
 
 
@@ -63,8 +63,7 @@ def whitebox_row_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -
     another block of models).
     """
     if released.ndim != 2 or released.shape[1] != direction.shape[0]:
-        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors",
-                           tuple(released.shape))
+        raise InvalidInput("released", f"a stack (N, {direction.shape[0]}) of parameter vectors", tuple(released.shape))
     if released.shape[0] == 0:
         return released.new_empty(0)
     return torch.stack([torch.dot(row - midpoint, direction) for row in released])
@@ -73,8 +72,11 @@ def whitebox_row_scores(released: Tensor, direction: Tensor, midpoint: Tensor) -
 def held_out_split(n: int) -> tuple[slice, slice]:
     """(trials that build the direction, trials that are scored) of a world with n trials."""
     if n < 2:
-        raise InvalidInput("trials", "at least 2 per world when every trial retrains (half builds the "
-                           "white-box direction, half is scored)", n)
+        raise InvalidInput(
+            "trials",
+            "at least 2 per world when every trial retrains (half builds the white-box direction, half is scored)",
+            n,
+        )
     return slice(0, n // 2), slice(n // 2, n)
 
 
@@ -92,8 +94,10 @@ class WhiteBox(Attack):
 
     name = "whitebox"
     title = "White-box distinguisher"
-    description = ("projection of the released parameters on the direction between the two worlds' "
-                   "noiseless parameters (white-box, Neyman-Pearson optimal)")
+    description = (
+        "projection of the released parameters on the direction between the two worlds' "
+        "noiseless parameters (white-box, Neyman-Pearson optimal)"
+    )
 
     def features(self, inputs: AttackInputs, models: ModelRows) -> dict[str, np.ndarray]:
         """Noise mode: ``score`` (n,), each release's projection on u (row by row:
@@ -107,8 +111,7 @@ class WhiteBox(Attack):
     def score(self, inputs: AttackInputs, features: Features) -> AttackOutcome:
         if not inputs.every_trial_retrains:
             _, _, distance = whitebox_direction(inputs.noiseless_unlearned, inputs.noiseless_retrained)
-            return AttackOutcome(features["unlearned"]["score"], features["retrained"]["score"],
-                                 {"distance": distance})
+            return AttackOutcome(features["unlearned"]["score"], features["retrained"]["score"], {"distance": distance})
         device, dtype = inputs.theta_original.device, inputs.theta_original.dtype
 
         def stack(world: str, name: str) -> Tensor:
@@ -120,6 +123,12 @@ class WhiteBox(Attack):
         direction, midpoint, distance = whitebox_direction(nu[build_u], nr[build_r])
         su = whitebox_scores(stack("unlearned", "released")[score_u], direction, midpoint)
         sr = whitebox_scores(stack("retrained", "released")[score_r], direction, midpoint)
-        return AttackOutcome(to_numpy(su), to_numpy(sr), {
-            "distance": distance, "direction_from_trials": int(build_u.stop + build_r.stop),
-            "scored_trials": int(su.shape[0] + sr.shape[0])})
+        return AttackOutcome(
+            to_numpy(su),
+            to_numpy(sr),
+            {
+                "distance": distance,
+                "direction_from_trials": int(build_u.stop + build_r.stop),
+                "scored_trials": int(su.shape[0] + sr.shape[0]),
+            },
+        )

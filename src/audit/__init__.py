@@ -23,8 +23,13 @@ __version__ = "0.1.0"
 
 __all__ = ["AuditConfig", "AuditReport", "challenge", "compare", "run"]
 
-_WHERE = {"AuditConfig": "audit.config", "AuditReport": "audit.report", "run": "audit.pipeline",
-          "compare": "audit.comparing", "challenge": "unlearners.caller"}
+_WHERE = {
+    "AuditConfig": "audit.config",
+    "AuditReport": "audit.report",
+    "run": "audit.pipeline",
+    "compare": "audit.comparing",
+    "challenge": "unlearners.caller",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -145,9 +145,18 @@ def shard_size_for(n: int, granule: int, settings: ExecutionSettings, workers: i
     return min(size, MAX_AUTO_GRANULES * granule)
 
 
-def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan, shadow_models_: int,
-                confidence: float, relearn_max_steps: int, seed: int, tick: Tick,
-                execution: ExecutionSettings = ExecutionSettings()) -> schema.Attacks:
+def run_attacks(
+    setup: AttackSetup,
+    *,
+    attacks: tuple[str, ...],
+    plan: TrialPlan,
+    shadow_models_: int,
+    confidence: float,
+    relearn_max_steps: int,
+    seed: int,
+    tick: Tick,
+    execution: ExecutionSettings = ExecutionSettings(),
+) -> schema.Attacks:
     """Run the selected attacks and their positive control; return the report's ``attacks`` section.
 
     The trials (and shadow models) are made and read shard by shard (:mod:`audit.shards`) on the
@@ -162,27 +171,47 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     needs = set().union(*(cls.needs for cls in classes))
     # the trial stacks are the audit's largest allocation and their size is known now: refuse a
     # count that cannot fit here, with the bytes needed and available, instead of dying in it
-    check_trial_memory(trials=plan.n_trials, n_params=int(setup.theta_original.numel()),
-                       dtype=setup.theta_original.dtype, mode=plan.mode,
-                       shadow_models=shadow_models_ if "shadows" in needs else 0,
-                       device=setup.theta_original.device, forget_size=int(setup.forget.numel()),
-                       width=activation_width(setup.objective, setup.X), train_records=int(setup.X.shape[0]),
-                       trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
-                       ceiling=plan.sized_for_ceiling)
+    check_trial_memory(
+        trials=plan.n_trials,
+        n_params=int(setup.theta_original.numel()),
+        dtype=setup.theta_original.dtype,
+        mode=plan.mode,
+        shadow_models=shadow_models_ if "shadows" in needs else 0,
+        device=setup.theta_original.device,
+        forget_size=int(setup.forget.numel()),
+        width=activation_width(setup.objective, setup.X),
+        train_records=int(setup.X.shape[0]),
+        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
+        ceiling=plan.sized_for_ceiling,
+    )
     settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
     sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
     granule = shard_granule(setup.method, plan.mode, setup.objective, setup.X)
-    ctx = ShardContext(setup=dataclasses.replace(setup, smoothness=None), attacks=tuple(classes), mode=plan.mode,
-                       seed=seed, settings=settings,
-                       sizes=sizes, granule=granule, smoothness=setup.smoothness() if "smoothness" in needs else None)
-    executor = make_executor(execution.executor, execution.workers, address=execution.ray_address,
-                             device=setup.theta_original.device.type)
+    ctx = ShardContext(
+        setup=dataclasses.replace(setup, smoothness=None),
+        attacks=tuple(classes),
+        mode=plan.mode,
+        seed=seed,
+        settings=settings,
+        sizes=sizes,
+        granule=granule,
+        smoothness=setup.smoothness() if "smoothness" in needs else None,
+    )
+    executor = make_executor(
+        execution.executor, execution.workers, address=execution.ray_address, device=setup.theta_original.device.type
+    )
     size = shard_size_for(max(sizes.values()), granule, execution, executor.workers)
     shards = [shard for role, n in sizes.items() for shard in plan_shards(role, n, size, granule)]
     key = ctx.key() if execution.resume is not None else None
     done = stored_shards(execution.resume, key, shards) if key is not None else []
-    cost = trial_cost(setup.method, plan.mode, sum(s.size for s in shards if s not in done), executor.workers,
-                      setup.timings, execution.time_budget)
+    cost = trial_cost(
+        setup.method,
+        plan.mode,
+        sum(s.size for s in shards if s not in done),
+        executor.workers,
+        setup.timings,
+        execution.time_budget,
+    )
     check_budget(cost, "trials" if plan.sized_for_ceiling is None else "target_ceiling")  # before any write
     store = RunStore(execution.resume, key) if key is not None else None
     tick("trials", 0, plan.n_trials)
@@ -192,9 +221,11 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     gathered = {role: gather(results, role) for role in sizes}
     if identical_copies(gathered["trials"]):
         n = plan.n_trials
-        raise DegenerateTrials(f"all {n} released models of each world are identical ({plan.mode} mode, "
-                               f"sigma = {setup.sigma:.4g}): nothing random separates the trials, so an attack "
-                               "would only compare two fixed parameter vectors")
+        raise DegenerateTrials(
+            f"all {n} released models of each world are identical ({plan.mode} mode, "
+            f"sigma = {setup.sigma:.4g}): nothing random separates the trials, so an attack "
+            "would only compare two fixed parameter vectors"
+        )
     bound_seed = child_seed(seed, "bound")
     each = per_attack_confidence(confidence, len(classes))
     results_: dict[str, schema.AttackResult] = {}
@@ -202,23 +233,36 @@ def run_attacks(setup: AttackSetup, *, attacks: tuple[str, ...], plan: TrialPlan
     for i, cls in enumerate(classes):
         tick("attacks", i, len(classes))
         outcome = cls().score(ctx.inputs(cls, "game"), features_of(gathered, cls.name, "game"))
-        results_[cls.name] = _result(cls, outcome.scores_unlearned, outcome.scores_retrained, outcome.details,
-                                     delta=setup.delta, confidence=each, seed=bound_seed,
-                                     target=0.0 if setup.certified_epsilon is None else setup.certified_epsilon)
+        results_[cls.name] = _result(
+            cls,
+            outcome.scores_unlearned,
+            outcome.scores_retrained,
+            outcome.details,
+            delta=setup.delta,
+            confidence=each,
+            seed=bound_seed,
+            target=0.0 if setup.certified_epsilon is None else setup.certified_epsilon,
+        )
         outcome = cls().score(ctx.inputs(cls, "control"), features_of(gathered, cls.name, "control"))
-        controls[cls.name] = _control(outcome.scores_unlearned, outcome.scores_retrained, delta=setup.delta,
-                                      confidence=each, seed=bound_seed)
+        controls[cls.name] = _control(
+            outcome.scores_unlearned, outcome.scores_retrained, delta=setup.delta, confidence=each, seed=bound_seed
+        )
     tick("attacks", len(classes), len(classes))
     return schema.Attacks(
         trials=_trials(gathered["trials"], setup, plan, seed, confidence, each),
         attacks=results_,
         comparison=_comparison(setup, results_),
         positive_control=_positive_control(controls),
-        production=production_model(setup, gathered["trials"]) if setup.production and plan.mode == "retrain"
-        else None,
-        execution=schema.Execution(executor=execution.executor, workers=executor.workers, shard_size=size,
-                                   shards=len(shards), resumed=[s.name for s in resumed],
-                                   run_directory=execution.resume, **({} if cost is None else {"cost": cost})),
+        production=production_model(setup, gathered["trials"]) if setup.production and plan.mode == "retrain" else None,
+        execution=schema.Execution(
+            executor=execution.executor,
+            workers=executor.workers,
+            shard_size=size,
+            shards=len(shards),
+            resumed=[s.name for s in resumed],
+            run_directory=execution.resume,
+            **({} if cost is None else {"cost": cost}),
+        ),
     )
 
 
@@ -244,10 +288,17 @@ def production_model(setup: AttackSetup, trials: dict) -> schema.ProductionModel
         z = (log_loss - mean) / std
     else:  # the trials' losses are all equal: the production model is with them or beyond them all
         z = 0.0 if log_loss == mean else math.copysign(math.inf, log_loss - mean)
-    return schema.ProductionModel(loss=loss, trials_mean=float(losses.mean()), trials_std=_sd(losses),
-                                  trials_min=float(losses.min()), trials_max=float(losses.max()), z=z,
-                                  percentile=float((losses < loss).mean()), z_limit=Z_LIMIT,
-                                  outlier=bool(abs(z) > Z_LIMIT))
+    return schema.ProductionModel(
+        loss=loss,
+        trials_mean=float(losses.mean()),
+        trials_std=_sd(losses),
+        trials_min=float(losses.min()),
+        trials_max=float(losses.max()),
+        z=z,
+        percentile=float((losses < loss).mean()),
+        z_limit=Z_LIMIT,
+        outlier=bool(abs(z) > Z_LIMIT),
+    )
 
 
 def _sd(values: np.ndarray) -> float:
@@ -266,15 +317,19 @@ def _positive_control(controls: dict[str, tuple[float, float]]) -> schema.Positi
     bounds = {name: bound for name, (bound, _) in controls.items()}
     best = max(bounds, key=bounds.get) if bounds else None
     return schema.PositiveControl(
-        epsilon_lower=bounds, auroc={name: auroc for name, (_, auroc) in controls.items()},
-        best_attack=best, best_epsilon_lower=bounds[best] if best else 0.0,
-        has_power=bool(best and bounds[best] > 0.0))
+        epsilon_lower=bounds,
+        auroc={name: auroc for name, (_, auroc) in controls.items()},
+        best_attack=best,
+        best_epsilon_lower=bounds[best] if best else 0.0,
+        has_power=bool(best and bounds[best] > 0.0),
+    )
 
 
 def trials_for_ceiling(target: float, delta: float, confidence: float) -> int:
     """The fewest trials per world whose ceiling (a perfectly separating attack under the default
     threshold strategy, at the per-attack ``confidence``) reaches ``target``: sizing the audit to
     the largest ε it must be able to prove (1,000 trials reach 5.6 at δ = 1e-5 and 95 %)."""
+
     def ceiling(n: int) -> float:
         return strategy_ceiling(n, delta, confidence)
 
@@ -282,8 +337,12 @@ def trials_for_ceiling(target: float, delta: float, confidence: float) -> int:
     while ceiling(hi) < target:
         lo, hi = hi, hi * 2
         if hi > MAX_TRIALS:
-            raise InvalidInput("target_ceiling", f"a ceiling reachable with at most {MAX_TRIALS:,} trials per world "
-                               f"(that many reach {ceiling(MAX_TRIALS):.2f})", target)
+            raise InvalidInput(
+                "target_ceiling",
+                f"a ceiling reachable with at most {MAX_TRIALS:,} trials per world "
+                f"(that many reach {ceiling(MAX_TRIALS):.2f})",
+                target,
+            )
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if ceiling(mid) < target else (lo, mid)
@@ -305,24 +364,37 @@ def per_attack_confidence(confidence: float, n_attacks: int) -> float:
     return 1.0 - (1.0 - confidence) / (STATEMENTS_PER_ATTACK * max(1, n_attacks))
 
 
-def _trials(trials: dict, setup: AttackSetup, plan: TrialPlan, seed: int, confidence: float,
-            each: float) -> schema.Trials:
+def _trials(
+    trials: dict, setup: AttackSetup, plan: TrialPlan, seed: int, confidence: float, each: float
+) -> schema.Trials:
     from audit.shards import spread
     from audit.trials import SEED_SCHEME
 
     theta = setup.theta_original
-    return schema.Trials(mode=plan.mode, n_trials=plan.n_trials, seed=child_seed(seed, "trials"), sigma=setup.sigma,
-                         path=str(trials["path"]), seed_scheme=SEED_SCHEME, dim=int(theta.numel()),
-                         device=str(theta.device), dtype=str(theta.dtype).removeprefix("torch."),
-                         spread_unlearned=spread(trials, "unlearned"), spread_retrained=spread(trials, "retrained"),
-                         mode_reason=plan.reason, sized_for_ceiling=plan.sized_for_ceiling,
-                         ceiling=strategy_ceiling(plan.n_trials, setup.delta, each),
-                         n_per_world=plan.n_trials, root_seed=seed, confidence=confidence,
-                         per_attack_confidence=each, delta=setup.delta)
+    return schema.Trials(
+        mode=plan.mode,
+        n_trials=plan.n_trials,
+        seed=child_seed(seed, "trials"),
+        sigma=setup.sigma,
+        path=str(trials["path"]),
+        seed_scheme=SEED_SCHEME,
+        dim=int(theta.numel()),
+        device=str(theta.device),
+        dtype=str(theta.dtype).removeprefix("torch."),
+        spread_unlearned=spread(trials, "unlearned"),
+        spread_retrained=spread(trials, "retrained"),
+        mode_reason=plan.reason,
+        sized_for_ceiling=plan.sized_for_ceiling,
+        ceiling=strategy_ceiling(plan.n_trials, setup.delta, each),
+        n_per_world=plan.n_trials,
+        root_seed=seed,
+        confidence=confidence,
+        per_attack_confidence=each,
+        delta=setup.delta,
+    )
 
 
-def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int,
-            target: float) -> schema.AttackResult:
+def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int, target: float) -> schema.AttackResult:
     """One attack's section; ``target`` is the ε its ceiling must exceed to test anything (the
     certified ε, or 0 without a certificate: :func:`audit.sizing.resolution`)."""
     su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
@@ -330,11 +402,15 @@ def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int,
     gdp = gdp_epsilon_estimate(su, sr, delta, confidence=confidence, seed=seed)
     estimates = ScorePair(su, sr, confidence=confidence, seed=seed).estimates(delta, cls.orientation)
     return schema.AttackResult(
-        title=cls.title, description=cls.description, estimates=estimates.to_dict(),
-        bound=schema.EpsilonBound(**bound.to_dict(), roc=RocSummary.from_scores(su, sr).to_dict(),
-                                  gdp_estimate=gdp.to_dict(),
-                                  **resolution(bound.ceiling, target,
-                                               lambda t: trials_to_test(t, delta, confidence, cap=MAX_TRIALS))),
+        title=cls.title,
+        description=cls.description,
+        estimates=estimates.to_dict(),
+        bound=schema.EpsilonBound(
+            **bound.to_dict(),
+            roc=RocSummary.from_scores(su, sr).to_dict(),
+            gdp_estimate=gdp.to_dict(),
+            **resolution(bound.ceiling, target, lambda t: trials_to_test(t, delta, confidence, cap=MAX_TRIALS)),
+        ),
         details=details,
     )
 
@@ -344,15 +420,19 @@ def _comparison(setup: AttackSetup, results: dict[str, schema.AttackResult]) -> 
     best_name = max(empirical, key=empirical.get) if empirical else None
     best = empirical[best_name] if best_name else 0.0
     certified, realized = setup.certified_epsilon, setup.realized_epsilon
-    gaussian = {name: r.bound.gdp_estimate.epsilon_lower for name, r in results.items()
-                if r.bound.gdp_estimate.gof == "accepted" and math.isfinite(r.bound.gdp_estimate.epsilon_lower)}
+    gaussian = {
+        name: r.bound.gdp_estimate.epsilon_lower
+        for name, r in results.items()
+        if r.bound.gdp_estimate.gof == "accepted" and math.isfinite(r.bound.gdp_estimate.epsilon_lower)
+    }
     gaussian_best = max(gaussian, key=gaussian.get) if gaussian else None
     return schema.Comparison(
         gaussian_epsilon_lower=gaussian,
         best_gaussian_attack=gaussian_best,
         best_gaussian_epsilon_lower=gaussian[gaussian_best] if gaussian_best else None,
-        gaussian_above_certified=bool(gaussian_best and certified is not None
-                                      and gaussian[gaussian_best] > certified * (1 + _TOL)),
+        gaussian_above_certified=bool(
+            gaussian_best and certified is not None and gaussian[gaussian_best] > certified * (1 + _TOL)
+        ),
         certified_epsilon=certified,
         realized_epsilon=realized,
         empirical_epsilon_lower=empirical,
@@ -361,8 +441,11 @@ def _comparison(setup: AttackSetup, results: dict[str, schema.AttackResult]) -> 
         # nothing can be violated when no certificate was issued (no theorem, failed condition)
         certificate_violated=bool(certified is not None and best > certified * (1 + _TOL)),
         realized_below_empirical=bool(best > realized * (1 + _TOL) + _TOL),
-        ordering_holds=(None if certified is None else
-                        bool(certified * (1 + _TOL) >= realized and realized * (1 + _TOL) + _TOL >= best)),
+        ordering_holds=(
+            None
+            if certified is None
+            else bool(certified * (1 + _TOL) >= realized and realized * (1 + _TOL) + _TOL >= best)
+        ),
     )
 
 
@@ -377,12 +460,21 @@ def smoothness_of(certificate, objective: Objective, X: Tensor, y: Tensor, theta
             return value
     except KeyError:
         pass
-    return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0),
-                           which=("L",))["L"].value
+    return model_constants(objective, X, y, [theta], generator=torch.Generator().manual_seed(0), which=("L",))[
+        "L"
+    ].value
 
 
-def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu", *, forget_size: int = 1,
-                 width: int = 1, train_records: int = 0, dtype: torch.dtype | str | None = None) -> None:
+def precheck_run(
+    config: Any,
+    n_params: int,
+    device: torch.device | str = "cpu",
+    *,
+    forget_size: int = 1,
+    width: int = 1,
+    train_records: int = 0,
+    dtype: torch.dtype | str | None = None,
+) -> None:
     """The trial-memory check of a run, before training: as soon as the parameter count is known.
 
     The trial count is the one the attack stage will use (``trials``, or the count that reaches
@@ -417,14 +509,33 @@ def precheck_run(config: Any, n_params: int, device: torch.device | str = "cpu",
 
     def total(mode: str) -> int:
         n = fixed if fixed is not None else defaults[mode]
-        return sum(trial_bytes(n + shadows, n_params, dtype, mode, forget_size=forget_size, width=width,
-                               train_records=train_records, device=device))
+        return sum(
+            trial_bytes(
+                n + shadows,
+                n_params,
+                dtype,
+                mode,
+                forget_size=forget_size,
+                width=width,
+                train_records=train_records,
+                device=device,
+            )
+        )
 
     mode = min(modes, key=total)  # "auto": the cheaper of the modes the certificate may choose
-    check_trial_memory(trials=fixed if fixed is not None else defaults[mode], n_params=n_params,
-                       dtype=dtype, mode=mode, shadow_models=shadows, device=device,
-                       forget_size=forget_size, width=width, train_records=train_records,
-                       trials_field=field, ceiling=config.target_ceiling)
+    check_trial_memory(
+        trials=fixed if fixed is not None else defaults[mode],
+        n_params=n_params,
+        dtype=dtype,
+        mode=mode,
+        shadow_models=shadows,
+        device=device,
+        forget_size=forget_size,
+        width=width,
+        train_records=train_records,
+        trials_field=field,
+        ceiling=config.target_ceiling,
+    )
 
 
 def gradient_attacks(attacks: tuple[str, ...], objective) -> None:
@@ -436,6 +547,12 @@ def gradient_attacks(attacks: tuple[str, ...], objective) -> None:
         return
     needing = [name for name in attacks if "smoothness" in get_attack(name).needs]
     if needing:
-        raise InvalidInput("attacks", "attacks that only read the model's outputs or parameters for this model ("
-                           + ", ".join(needing) + " need its gradients: " + objective.gradient_failure + ")",
-                           list(attacks))
+        raise InvalidInput(
+            "attacks",
+            "attacks that only read the model's outputs or parameters for this model ("
+            + ", ".join(needing)
+            + " need its gradients: "
+            + objective.gradient_failure
+            + ")",
+            list(attacks),
+        )

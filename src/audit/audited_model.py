@@ -51,11 +51,14 @@ def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int
     if spec is None:
         name = config.model
         if name == CALLER:
-            raise InvalidInput("model", "a registered model, 'module:<path>:<factory>', or model= passed to "
-                               "audit.run", name)
+            raise InvalidInput(
+                "model", "a registered model, 'module:<path>:<factory>', or model= passed to audit.run", name
+            )
         if name.startswith(MODULE_PREFIX):
-            return (_built(load_factory(name), input_shape, n_classes, name),
-                    {"source": f"factory {name}", "origin": "module"})
+            return (
+                _built(load_factory(name), input_shape, n_classes, name),
+                {"source": f"factory {name}", "origin": "module"},
+            )
         options = {"hidden": tuple(config.hidden)} if name == "mlp" else {}
         kind = "built-in" if name in MODELS else "plug-in"
         module = build_model(name, input_shape, n_classes, **options)
@@ -63,8 +66,10 @@ def resolve(spec: Any, config: Any, input_shape: tuple[int, ...], n_classes: int
     if isinstance(spec, nn.Module):
         return copy.deepcopy(spec), {"source": f"the caller's module ({_qualname(spec)})", "origin": CALLER}
     if callable(spec):
-        return (_built(spec, input_shape, n_classes, _qualname(spec)),
-                {"source": f"the caller's factory {_qualname(spec)}", "origin": CALLER})
+        return (
+            _built(spec, input_shape, n_classes, _qualname(spec)),
+            {"source": f"the caller's factory {_qualname(spec)}", "origin": CALLER},
+        )
     raise InvalidInput("model", "an nn.Module or a factory that builds one", type(spec).__name__)
 
 
@@ -72,7 +77,7 @@ def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
     """The object named by ``module:<dotted.module or path/file.py>:<attribute>``; errors name
     ``field`` (``model``, or ``train``/``unlearn`` for the caller's functions)."""
     noun = "factory" if field == "model" else "function"
-    where, _, attribute = text[len(MODULE_PREFIX):].rpartition(":")
+    where, _, attribute = text[len(MODULE_PREFIX) :].rpartition(":")
     if not where or not attribute:
         raise InvalidInput(field, f"'module:<package.module or file.py>:<{noun}>'", text)
     try:
@@ -82,9 +87,13 @@ def load_factory(text: str, field: str = "model") -> Callable[..., Any]:
                 raise InvalidInput(field, f"'module:<file.py>:<{noun}>' with an existing file", str(path))
             spec = importlib.util.spec_from_file_location(f"unlearn_audit_user_model_{path.stem}", path)
             if spec is None or spec.loader is None:  # not Python source (.txt, .pt): nothing can import it
-                raise InvalidInput(field, ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), "
-                                   if field == "model" else "") + f"'module:<package.module>:<{noun}>' or "
-                                   f"'module:<path/to/file.py>:<{noun}>' (a Python source file ending in .py)", text)
+                raise InvalidInput(
+                    field,
+                    ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), " if field == "model" else "")
+                    + f"'module:<package.module>:<{noun}>' or "
+                    f"'module:<path/to/file.py>:<{noun}>' (a Python source file ending in .py)",
+                    text,
+                )
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module
             # the audit writes nothing beside the caller's file (no __pycache__ in their project): what it
@@ -121,9 +130,12 @@ def _built(factory: Any, input_shape: tuple[int, ...], n_classes: int, name: str
     except InvalidInput:
         raise
     except Exception as exc:  # the caller's code: one sentence, never a traceback
-        raise InvalidInput("model", "a factory called as factory(input_shape, n_classes) that builds a module for "
-                           f"records of shape {tuple(input_shape)} and {n_classes} classes",
-                           f"{type(exc).__name__}: {exc}") from None
+        raise InvalidInput(
+            "model",
+            "a factory called as factory(input_shape, n_classes) that builds a module for "
+            f"records of shape {tuple(input_shape)} and {n_classes} classes",
+            f"{type(exc).__name__}: {exc}",
+        ) from None
     if not isinstance(model, nn.Module):
         raise InvalidInput("model", "a factory that returns an nn.Module", type(model).__name__)
     return model
@@ -134,8 +146,16 @@ def _qualname(obj: Any) -> str:
     return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(obj).__name__)}"
 
 
-def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch.dtype,
-            device: torch.device, *, own_training: bool = False) -> Objective:
+def prepare(
+    model: nn.Module,
+    X: Tensor,
+    y: Tensor,
+    n_classes: int,
+    dtype: torch.dtype,
+    device: torch.device,
+    *,
+    own_training: bool = False,
+) -> Objective:
     """The objective over the checked module: probed on two records (see the module docstring).
 
     ``own_training``: the caller's own code trains the model (:mod:`unlearners.caller`): θ holds
@@ -146,8 +166,9 @@ def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch
     try:
         model = model.to(device=device, dtype=dtype)
     except Exception as exc:
-        raise InvalidInput("model", f"a module that can move to {device} in {dtype}", f"{type(exc).__name__}: {exc}") \
-            from None
+        raise InvalidInput(
+            "model", f"a module that can move to {device} in {dtype}", f"{type(exc).__name__}: {exc}"
+        ) from None
     if not any(True for _ in model.parameters()):
         raise InvalidInput("model", "a module with trainable parameters", f"{type(model).__name__} has none")
     model.eval()
@@ -156,44 +177,67 @@ def prepare(model: nn.Module, X: Tensor, y: Tensor, n_classes: int, dtype: torch
         with torch.no_grad():
             out = model(sample)
     except Exception as exc:
-        raise InvalidInput("model", f"a module that takes records of shape {tuple(X.shape[1:])}",
-                           f"{type(exc).__name__}: {exc}") from None
+        raise InvalidInput(
+            "model", f"a module that takes records of shape {tuple(X.shape[1:])}", f"{type(exc).__name__}: {exc}"
+        ) from None
     if not isinstance(out, Tensor) or out.shape[0] != sample.shape[0] or out.dim() > 2:
-        raise InvalidInput("model", "a module whose output is (batch, outputs) or (batch,)",
-                           tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__)
+        raise InvalidInput(
+            "model",
+            "a module whose output is (batch, outputs) or (batch,)",
+            tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__,
+        )
     width = 1 if out.dim() == 1 else int(out.shape[1])
     expected = output_units(n_classes)
     if width != expected and not (width == n_classes == 2):
-        raise InvalidInput("model", f"{expected} output{'s' if expected > 1 else ''} for the data's {n_classes} "
-                           "classes" + (" (one logit for a binary problem, or two)" if n_classes == 2 else ""),
-                           f"{width} outputs")
+        raise InvalidInput(
+            "model",
+            f"{expected} output{'s' if expected > 1 else ''} for the data's {n_classes} "
+            "classes" + (" (one logit for a binary problem, or two)" if n_classes == 2 else ""),
+            f"{width} outputs",
+        )
     objective = Objective(model, n_outputs=width, with_buffers=own_training)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     theta = torch.cat([state[name].detach().reshape(-1) for name in objective.names]).to(dtype)
     try:
         g = objective.per_sample_grads(theta, sample, y[:2])
     except Exception as exc:
-        failure = InvalidInput("model", "a module that torch.func can differentiate record by record "
-                               "(functional_call and vmap; no in-place buffer updates, no data-dependent control "
-                               "flow)", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        failure = InvalidInput(
+            "model",
+            "a module that torch.func can differentiate record by record "
+            "(functional_call and vmap; no in-place buffer updates, no data-dependent control "
+            "flow)",
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        )
         if not own_training:
             raise failure from None
         objective.gradient_failure = str(failure)
         return objective
     if not bool(torch.isfinite(g).all()):
-        raise InvalidInput("model", "a module with finite per-record gradients at its initial parameters",
-                           "non-finite gradients")
+        raise InvalidInput(
+            "model", "a module with finite per-record gradients at its initial parameters", "non-finite gradients"
+        )
     return objective
 
 
-def describe(objective: Objective, provenance: dict[str, str], input_shape: tuple[int, ...], theta0: Tensor,
-             conditions: tuple = ()) -> dict[str, Any]:
+def describe(
+    objective: Objective,
+    provenance: dict[str, str],
+    input_shape: tuple[int, ...],
+    theta0: Tensor,
+    conditions: tuple = (),
+) -> dict[str, Any]:
     """What was audited: the layers, the parameter count, SHA-256 of the architecture and of θ_0
     (the trained parameters' digests are the report's ``parameters.sha256_*``)."""
     model = objective.model
     leaves = [(name, m) for name, m in model.named_modules() if not any(True for _ in m.children())]
-    layers = [{"name": name or type(model).__name__, "type": type(m).__name__,
-               "parameters": int(sum(p.numel() for p in m.parameters(recurse=False)))} for name, m in leaves]
+    layers = [
+        {
+            "name": name or type(model).__name__,
+            "type": type(m).__name__,
+            "parameters": int(sum(p.numel() for p in m.parameters(recurse=False))),
+        }
+        for name, m in leaves
+    ]
     architecture = architecture_text(objective)
     return {
         **provenance,  # source and origin (resolve)
@@ -216,4 +260,3 @@ def architecture_text(objective: Objective) -> str:
     name and shape (the parameter values are covered by θ's hash)."""
     shapes = "\n".join(f"{n} {tuple(s)}" for n, s in zip(objective.names, objective.shapes))
     return repr(objective.model) + "\n" + shapes
-

@@ -23,12 +23,19 @@ CATALOG_FILE = Path(__file__).resolve().parent / "data" / "catalog.json"
 # -- rows, from the classes ------------------------------------------------------------------------
 def method_row(name: str, cls: Any) -> dict[str, Any]:
     """One method's row of the listing (``audit methods --json``'s ``methods``)."""
-    return {"name": name, "title": cls.title, "paper": cls.paper, "certified": cls.certified,
-            "assumptions": list(cls.assumptions), "deviations": list(cls.deviations),
-            "options": {p.name: p.default if not isinstance(p.default, tuple) else list(p.default)
-                        for p in cls.hyperparameters},
-            "option_declarations": [p.describe() for p in cls.hyperparameters],
-            "capabilities": cls.capabilities.describe()}
+    return {
+        "name": name,
+        "title": cls.title,
+        "paper": cls.paper,
+        "certified": cls.certified,
+        "assumptions": list(cls.assumptions),
+        "deviations": list(cls.deviations),
+        "options": {
+            p.name: p.default if not isinstance(p.default, tuple) else list(p.default) for p in cls.hyperparameters
+        },
+        "option_declarations": [p.describe() for p in cls.hyperparameters],
+        "capabilities": cls.capabilities.describe(),
+    }
 
 
 def attack_row(name: str, cls: Any) -> dict[str, Any]:
@@ -43,9 +50,10 @@ def generate() -> dict[str, Any]:
     from unlearners.registry import METHODS
 
     def rows(registry: Any, row: Any) -> dict[str, Any]:
-        return {name: {"target": target, "row": json.loads(json.dumps(row(name, registry.load(target)),
-                                                                      default=str))}
-                for name, target in registry.builtin.items()}
+        return {
+            name: {"target": target, "row": json.loads(json.dumps(row(name, registry.load(target)), default=str))}
+            for name, target in registry.builtin.items()
+        }
 
     return {"methods": rows(METHODS, method_row), "attacks": rows(ATTACKS, attack_row), "model_group": MODEL_GROUP}
 
@@ -95,8 +103,11 @@ def listing() -> dict[str, list[dict[str, Any]]]:
         from unlearners.models import unavailable_models
 
         unavailable += [{"kind": "model", "name": n, "error": e} for n, e in unavailable_models().items()]
-    return {"methods": [methods[n] for n in sorted(methods)],
-            "attacks": list(attacks.values()), "unavailable": unavailable}
+    return {
+        "methods": [methods[n] for n in sorted(methods)],
+        "attacks": list(attacks.values()),
+        "unavailable": unavailable,
+    }
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ def default_methods(config: Any) -> tuple[str, ...]:
     """The methods ``audit compare`` runs when none are named: :data:`DEFAULT_METHODS`, and
     :data:`NETWORK_METHODS` too unless the model is logistic regression."""
     return DEFAULT_METHODS + (NETWORK_METHODS if getattr(config, "model", "logreg") != "logreg" else ())
+
+
 #: The exact baseline: what an attack achieves against it is what a perfect deletion leaks.
 REFERENCE = "retrain"
 #: Fields that choose one method (or its knob, or the caller's unlearning): a comparison cannot share them.
@@ -69,11 +71,13 @@ PER_METHOD_FIELDS = ("method", "sigma_budget", "unlearn")
 #: (:func:`unlearners.caller.retrain_with`), run when ``retrain`` is requested with candidates.
 CANDIDATE_REFERENCE = "retrain-yours"
 #: The measured ranking of the candidates, in words (the page and the document state it).
-MEASURED_RULE = ("measured, not certified: the candidates (your code, trained by your train function) and their "
-                 f"reference {CANDIDATE_REFERENCE} ordered by the best empirical epsilon lower bound any attack proved "
-                 "(lowest first), ties by how far the attacks' AUROC is from 0.5 (nearest first); a higher place "
-                 "means the attacks told its release from retraining less well in these trials, not that any "
-                 "guarantee holds")
+MEASURED_RULE = (
+    "measured, not certified: the candidates (your code, trained by your train function) and their "
+    f"reference {CANDIDATE_REFERENCE} ordered by the best empirical epsilon lower bound any attack proved "
+    "(lowest first), ties by how far the attacks' AUROC is from 0.5 (nearest first); a higher place "
+    "means the attacks told its release from retraining less well in these trials, not that any "
+    "guarantee holds"
+)
 
 #: The reference row's title (its report names the function: retrain_with(<your train>)).
 _REFERENCE_TITLE = "exact retraining by your train function, from fresh weights (the reference for your candidates)"
@@ -103,19 +107,24 @@ class FastestWithin:
     max_accuracy_loss: float = 1.0
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.max_accuracy_loss, (int, float)) and math.isfinite(self.max_accuracy_loss)
-                and 0 <= self.max_accuracy_loss <= 100):
+        if not (
+            isinstance(self.max_accuracy_loss, (int, float))
+            and math.isfinite(self.max_accuracy_loss)
+            and 0 <= self.max_accuracy_loss <= 100
+        ):
             raise InvalidInput("max_accuracy_loss", "a number of accuracy points in [0, 100]", self.max_accuracy_loss)
 
     def words(self, epsilon: float, delta: float) -> str:
-        return (f"the fastest method (shortest median unlearning time in this comparison) whose certificate at "
-                f"epsilon = {epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
-                f"contradicts it), whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
-                f"points below retraining's (the method's own A(D \\ Z), noiseless), and which unlearns faster than "
-                f"retraining ({REFERENCE}'s time when it is compared, and the method's own retraining) beyond the "
-                f"timing spread (its slowest run beats retraining's fastest); a method slower than retraining, or "
-                f"within the spread of it, is not recommended over {REFERENCE}, whose exact certificate "
-                f"(epsilon = 0) needs nothing explained")
+        return (
+            f"the fastest method (shortest median unlearning time in this comparison) whose certificate at "
+            f"epsilon = {epsilon:g}, delta = {delta:g} was issued and holds (verdict consistent: nothing measured "
+            f"contradicts it), whose released model's test accuracy is at most {self.max_accuracy_loss:g} "
+            f"points below retraining's (the method's own A(D \\ Z), noiseless), and which unlearns faster than "
+            f"retraining ({REFERENCE}'s time when it is compared, and the method's own retraining) beyond the "
+            f"timing spread (its slowest run beats retraining's fastest); a method slower than retraining, or "
+            f"within the spread of it, is not recommended over {REFERENCE}, whose exact certificate "
+            f"(epsilon = 0) needs nothing explained"
+        )
 
     def miss(self, row: MethodRow, reference: MethodRow | None = None) -> str | None:
         """The first condition ``row`` misses, in words; None when it meets the rule. ``reference``:
@@ -123,15 +132,18 @@ class FastestWithin:
         if row.trained_by is not None:
             return "it is your own code, audited empirically: no certificate (see the measured ranking)"
         if row.certified_epsilon is None:
-            return "no certificate was issued" + (" (the method has no theorem)" if row.certificate_kind == "none"
-                                                  else "")
+            return "no certificate was issued" + (
+                " (the method has no theorem)" if row.certificate_kind == "none" else ""
+            )
         if row.verdict != "consistent":
             return f"its audit's verdict is {row.verdict}"
         if row.loss_vs_retrained_points is None:
             return "nothing is released: no finite noise certifies it"
         if row.loss_vs_retrained_points > self.max_accuracy_loss:
-            return (f"its released model is {row.loss_vs_retrained_points:.2f} points below retraining "
-                    f"(more than {self.max_accuracy_loss:g})")
+            return (
+                f"its released model is {row.loss_vs_retrained_points:.2f} points below retraining "
+                f"(more than {self.max_accuracy_loss:g})"
+            )
         against = None if row.name == REFERENCE else _against_retraining(row, reference)
         return None if against is None else against[0]
 
@@ -145,12 +157,18 @@ class FastestWithin:
             why = _why(eligible, reference, tied)
         else:
             why = "no compared method meets the rule" + (
-                "" if reference is not None else f"; add {REFERENCE} (exact, always eligible unless its model is "
-                                                 "unusable) as the fallback")
-        return Recommendation(rule=self.words(epsilon, delta), max_accuracy_loss_points=float(self.max_accuracy_loss),
-                              method=eligible[0].name if eligible else None, why=why,
-                              eligible=[r.name for r in eligible],
-                              excluded={name: miss for name, miss in misses.items() if miss is not None})
+                ""
+                if reference is not None
+                else f"; add {REFERENCE} (exact, always eligible unless its model is unusable) as the fallback"
+            )
+        return Recommendation(
+            rule=self.words(epsilon, delta),
+            max_accuracy_loss_points=float(self.max_accuracy_loss),
+            method=eligible[0].name if eligible else None,
+            why=why,
+            eligible=[r.name for r in eligible],
+            excluded={name: miss for name, miss in misses.items() if miss is not None},
+        )
 
 
 def spread(row: MethodRow, which: str = "unlearn") -> tuple[float, float]:
@@ -182,8 +200,10 @@ def _against_retraining(row: MethodRow, reference: MethodRow | None) -> tuple[st
             continue
         mine, theirs = _timing(row.unlearn_s, low, high), f"{what} {_timing(median, ref_low, ref_high)}"
         if low <= ref_high:
-            return (f"it unlearns in {mine}, within the timing spread of {theirs}: a tie, which goes to {fallback}, "
-                    "whose certificate needs nothing explained"), True
+            return (
+                f"it unlearns in {mine}, within the timing spread of {theirs}: a tie, which goes to {fallback}, "
+                "whose certificate needs nothing explained"
+            ), True
         return f"it unlearns in {mine}, slower than {theirs}, so {fallback} is the better choice", False
     return None
 
@@ -191,18 +211,22 @@ def _against_retraining(row: MethodRow, reference: MethodRow | None) -> tuple[st
 def _why(eligible: list[MethodRow], reference: MethodRow | None, tied: list[str]) -> str:
     best = eligible[0]
     if best.name == REFERENCE:
-        why = (f"{REFERENCE} retrains from scratch in {_timing(best.unlearn_s, *spread(best))}: its certificate is "
-               "exact (epsilon = 0, the release is the retrained model itself) and no other method meeting the rest "
-               "of the rule unlearns faster beyond the timing spread")
+        why = (
+            f"{REFERENCE} retrains from scratch in {_timing(best.unlearn_s, *spread(best))}: its certificate is "
+            "exact (epsilon = 0, the release is the retrained model itself) and no other method meeting the rest "
+            "of the rule unlearns faster beyond the timing spread"
+        )
         if tied:
             why += " (" + ", ".join(tied) + " tied with it within the spread: a tie goes to retrain)"
         return why
     median, low, high, what = _retrainings(best, reference)[0]
     speedup = median / max(best.unlearn_s, 1e-9)
-    why = (f"{best.name} unlearns in {_timing(best.unlearn_s, *spread(best))}, faster than {what} "
-           f"{_timing(median, low, high)} beyond the timing spread (speed-up {speedup:.3g}x), "
-           f"its {best.certificate_kind} certificate holds at epsilon = {best.certified_epsilon:g}, and its released "
-           f"model is {best.loss_vs_retrained_points:.2f} points below retraining")
+    why = (
+        f"{best.name} unlearns in {_timing(best.unlearn_s, *spread(best))}, faster than {what} "
+        f"{_timing(median, low, high)} beyond the timing spread (speed-up {speedup:.3g}x), "
+        f"its {best.certificate_kind} certificate holds at epsilon = {best.certified_epsilon:g}, and its released "
+        f"model is {best.loss_vs_retrained_points:.2f} points below retraining"
+    )
     runner_up = eligible[1] if len(eligible) > 1 else None
     if runner_up is not None and spread(runner_up)[0] <= spread(best)[1]:
         why += f"; {runner_up.name} ties with it within the timing spread"
@@ -222,8 +246,9 @@ class Comparison:
     def to_json(self) -> str:
         return self.document.to_json()
 
-    def write(self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True,
-              file_mode: int = 0o644) -> Path:
+    def write(
+        self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True, file_mode: int = 0o644
+    ) -> Path:
         """Write the comparison directory as one set (see :mod:`audit.report.comparison`), signed
         with ``sign_key`` when given; returns the ``report.json`` path."""
         from audit.report.directory import write_comparison
@@ -232,9 +257,19 @@ class Comparison:
         return Path(out_dir).absolute() / "report.json"
 
 
-def compare(config: AuditConfig, methods: Sequence[str] | None = None, *, rule: FastestWithin = FastestWithin(),
-            progress: Progress | None = None, salt: bytes | None = None, model: Any = None, data: Any = None,
-            forget_ids: Any = None, candidates: Mapping[str, Any] | None = None, train: Any = None) -> Comparison:
+def compare(
+    config: AuditConfig,
+    methods: Sequence[str] | None = None,
+    *,
+    rule: FastestWithin = FastestWithin(),
+    progress: Progress | None = None,
+    salt: bytes | None = None,
+    model: Any = None,
+    data: Any = None,
+    forget_ids: Any = None,
+    candidates: Mapping[str, Any] | None = None,
+    train: Any = None,
+) -> Comparison:
     """Run every applicable method of ``methods`` (and every candidate) with the settings of ``config``
     and compare them.
 
@@ -272,19 +307,30 @@ def compare(config: AuditConfig, methods: Sequence[str] | None = None, *, rule: 
 
     started, t0 = _now(), time.perf_counter()
     if not isinstance(config, AuditConfig):
-        raise InvalidInput("config", "an audit.AuditConfig (AuditConfig(...), or AuditConfig.from_dict for a dict)",
-                           type(config).__name__)
+        raise InvalidInput(
+            "config",
+            "an audit.AuditConfig (AuditConfig(...), or AuditConfig.from_dict for a dict)",
+            type(config).__name__,
+        )
     if not isinstance(rule, FastestWithin):
-        raise InvalidInput("rule", "a recommendation rule: audit.comparing.FastestWithin(max_accuracy_loss=points)",
-                           rule)
+        raise InvalidInput(
+            "rule", "a recommendation rule: audit.comparing.FastestWithin(max_accuracy_loss=points)", rule
+        )
     names = _method_names(default_methods(config) if methods is None else methods, candidates_given=bool(candidates))
     if config.sigma_budget is not None:  # config.method is replaced by each compared method
-        raise InvalidInput("sigma_budget", "unset in a comparison (it tunes one method's knob; use audit run for it)",
-                           config.sigma_budget)
+        raise InvalidInput(
+            "sigma_budget",
+            "unset in a comparison (it tunes one method's knob; use audit run for it)",
+            config.sigma_budget,
+        )
     for field, instead in (("train", "train="), ("unlearn", "candidates={name: fn}")):
         if getattr(config, field) is not None:
-            raise InvalidInput(field, f"unset in a comparison's configuration (pass {instead} to compare; CLI: "
-                               "--train, --candidate NAME=module:...)", getattr(config, field))
+            raise InvalidInput(
+                field,
+                f"unset in a comparison's configuration (pass {instead} to compare; CLI: "
+                "--train, --candidate NAME=module:...)",
+                getattr(config, field),
+            )
     own = _candidates(candidates, train, with_reference=REFERENCE in names)
     configs = _configs(config, names, own)
     salt = check_salt(salt)
@@ -299,8 +345,15 @@ def compare(config: AuditConfig, methods: Sequence[str] | None = None, *, rule: 
         log.info("method %d of %d: %s", i + 1, len(runnable), name)
         tick("methods", i, len(runnable))
         try:
-            reports[name] = run(configs[name], progress, salt=salt, model=model, data=data, forget_ids=forget_ids,
-                                **({} if own is None or name not in own.unlearn else own.code(name)))
+            reports[name] = run(
+                configs[name],
+                progress,
+                salt=salt,
+                model=model,
+                data=data,
+                forget_ids=forget_ids,
+                **({} if own is None or name not in own.unlearn else own.code(name)),
+            )
         except InvalidInput as exc:
             if exc.field == "resume":  # the caller's run directory (of another configuration): as for audit run
                 raise
@@ -313,39 +366,74 @@ def compare(config: AuditConfig, methods: Sequence[str] | None = None, *, rule: 
     return _assemble(config, names, own, reports, reasons, rule, salt, started, t0)
 
 
-def _assemble(config: AuditConfig, names: tuple[str, ...], own: _Candidates | None, reports: dict[str, Any],
-              reasons: dict[str, str | None], rule: FastestWithin, salt: bytes, started: str,
-              t0: float) -> Comparison:
+def _assemble(
+    config: AuditConfig,
+    names: tuple[str, ...],
+    own: _Candidates | None,
+    reports: dict[str, Any],
+    reasons: dict[str, str | None],
+    rule: FastestWithin,
+    salt: bytes,
+    started: str,
+    t0: float,
+) -> Comparison:
     """The comparison document from the reports: rows in the requested order, then the candidates."""
     extra_names = tuple(own.unlearn) if own is not None else ()
     ran = [n for n in (*names, *extra_names) if n in reports]
-    rows = [row_of(name, reports[name], title=_REFERENCE_TITLE if name == CANDIDATE_REFERENCE else None)
-            for name in ran]
+    rows = [
+        row_of(name, reports[name], title=_REFERENCE_TITLE if name == CANDIDATE_REFERENCE else None) for name in ran
+    ]
     if not ran:
-        raise InvalidInput("methods", "at least one method that can run on this model and data",
-                           [*names, *extra_names], hint="; ".join(f"{n}: {r}" for n, r in reasons.items()))
+        raise InvalidInput(
+            "methods",
+            "at least one method that can run on this model and data",
+            [*names, *extra_names],
+            hint="; ".join(f"{n}: {r}" for n, r in reasons.items()),
+        )
     first = reports[ran[0]]
     # as the reports record it (caller inputs included), with the comparison's own options and run directory
-    shared = {**{k: v for k, v in first.config.model_dump(mode="json").items() if k not in ("method", "unlearn")},
-              "method_options": dict(config.method_options), "resume": config.resume,
-              "train": None if own is None else own.recorded_train}
+    shared = {
+        **{k: v for k, v in first.config.model_dump(mode="json").items() if k not in ("method", "unlearn")},
+        "method_options": dict(config.method_options),
+        "resume": config.resume,
+        "train": None if own is None else own.recorded_train,
+    }
     if own is not None:  # a candidate's report records none (its code has no constants)
         shared["constants"] = {k: float(v) for k, v in config.constants.items()}
-    extra: dict[str, Any] = {} if own is None else {
-        "candidates": list(extra_names),
-        "candidate_reference": CANDIDATE_REFERENCE if CANDIDATE_REFERENCE in reports else None,
-        "measured_ranking": measured_ranking(rows)}
+    extra: dict[str, Any] = (
+        {}
+        if own is None
+        else {
+            "candidates": list(extra_names),
+            "candidate_reference": CANDIDATE_REFERENCE if CANDIDATE_REFERENCE in reports else None,
+            "measured_ranking": measured_ranking(rows),
+        }
+    )
     ranking = estimated_ranking(rows)
     if ranking is not None:
         extra["estimated_ranking"] = ranking
     document = ComparisonModel(
-        schema_version=COMPARISON_SCHEMA_VERSION, kind="comparison",
-        tool={"name": TOOL, "version": tool_version()}, created_at=_now(), started_at=started,
-        epsilon=float(config.epsilon), delta=float(config.delta), config=shared, methods_requested=list(names),
-        methods=rows, not_applicable=[NotApplicable(name=n, reason=r) for n, r in reasons.items() if r],
-        reference=REFERENCE if REFERENCE in reports else None, dataset=first.dataset, model=first.model,
-        deletion_request=first.deletion_request, recommendation=rule.apply(rows, config.epsilon, config.delta),
-        seeds=first.seeds, environment=first.environment, total_s=time.perf_counter() - t0, **extra)
+        schema_version=COMPARISON_SCHEMA_VERSION,
+        kind="comparison",
+        tool={"name": TOOL, "version": tool_version()},
+        created_at=_now(),
+        started_at=started,
+        epsilon=float(config.epsilon),
+        delta=float(config.delta),
+        config=shared,
+        methods_requested=list(names),
+        methods=rows,
+        not_applicable=[NotApplicable(name=n, reason=r) for n, r in reasons.items() if r],
+        reference=REFERENCE if REFERENCE in reports else None,
+        dataset=first.dataset,
+        model=first.model,
+        deletion_request=first.deletion_request,
+        recommendation=rule.apply(rows, config.epsilon, config.delta),
+        seeds=first.seeds,
+        environment=first.environment,
+        total_s=time.perf_counter() - t0,
+        **extra,
+    )
     return Comparison(document=document, reports=reports, commitment_salt=salt)
 
 
@@ -366,15 +454,23 @@ class _Candidates:
         """One candidate's audit configuration: the caller's code is the method (no options of its own)."""
         value = self.unlearn[name]
         resume = None if config.resume is None else str(Path(config.resume) / name)
-        return dataclasses.replace(config, method=CALLER_CODE, train=self.recorded_train, method_options={},
-                                   unlearn=value if isinstance(value, str) else CALLER_CODE, constants={},
-                                   resume=resume)
+        return dataclasses.replace(
+            config,
+            method=CALLER_CODE,
+            train=self.recorded_train,
+            method_options={},
+            unlearn=value if isinstance(value, str) else CALLER_CODE,
+            constants={},
+            resume=resume,
+        )
 
     def code(self, name: str) -> dict[str, Any]:
         """The functions passed to ``audit.run`` in memory (a ``module:`` string is the configuration's)."""
         value = self.unlearn[name]
-        return {"train": None if isinstance(self.train, str) else self.train,
-                "unlearn": None if isinstance(value, str) else value}
+        return {
+            "train": None if isinstance(self.train, str) else self.train,
+            "unlearn": None if isinstance(value, str) else value,
+        }
 
 
 def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candidates | None:
@@ -387,22 +483,36 @@ def _candidates(candidates: Any, train: Any, *, with_reference: bool) -> _Candid
 
     if candidates is None or (isinstance(candidates, Mapping) and not candidates):
         if train is not None:
-            raise InvalidInput("train", "given with candidates (your unlearning functions): the registered methods "
-                               "train with the toolkit's own algorithm",
-                               train if isinstance(train, str) else qualified_name(train))
+            raise InvalidInput(
+                "train",
+                "given with candidates (your unlearning functions): the registered methods "
+                "train with the toolkit's own algorithm",
+                train if isinstance(train, str) else qualified_name(train),
+            )
         return None
     if not isinstance(candidates, Mapping):
-        raise InvalidInput("candidates", "a mapping {name: unlearn function or 'module:<file.py>:<function>'}",
-                           type(candidates).__name__)
+        raise InvalidInput(
+            "candidates",
+            "a mapping {name: unlearn function or 'module:<file.py>:<function>'}",
+            type(candidates).__name__,
+        )
     if train is None:
-        raise InvalidInput("train", "your pipeline's train function (or 'module:<file.py>:<function>') with "
-                           "candidates: it trains every candidate's worlds", None)
+        raise InvalidInput(
+            "train",
+            "your pipeline's train function (or 'module:<file.py>:<function>') with "
+            "candidates: it trains every candidate's worlds",
+            None,
+        )
     reserved = {*available_methods(), *unavailable_methods(), CALLER_CODE, CANDIDATE_REFERENCE}
     for name in candidates:
         if not (isinstance(name, str) and _NAME.fullmatch(name)) or name in reserved:
-            raise InvalidInput("candidates", "names of your own: lowercase letters and digits joined by - or _, "
-                               f"and not a registered method's (see `audit methods`), {CALLER_CODE} or "
-                               f"{CANDIDATE_REFERENCE}", name)
+            raise InvalidInput(
+                "candidates",
+                "names of your own: lowercase letters and digits joined by - or _, "
+                f"and not a registered method's (see `audit methods`), {CALLER_CODE} or "
+                f"{CANDIDATE_REFERENCE}",
+                name,
+            )
     train_fn = _code(train, "train", load_factory)
     for fn in candidates.values():
         _code(fn, "candidates", load_factory)
@@ -418,8 +528,9 @@ def _code(value: Any, field: str, load: Callable[[str, str], Any]) -> Callable[.
         CodeRef(field).check(field, value)
         return load(value, field)
     if not callable(value):
-        raise InvalidInput(field, "a function, or 'module:<package.module or file.py>:<function>'",
-                           type(value).__name__)
+        raise InvalidInput(
+            field, "a function, or 'module:<package.module or file.py>:<function>'", type(value).__name__
+        )
     return value
 
 
@@ -432,9 +543,15 @@ def _configs(config: AuditConfig, names: tuple[str, ...], own: _Candidates | Non
     unknown = sorted(set(config.method_options) - set().union(*declared.values()))
     if unknown:
         raise InvalidInput("method_options", "options declared by at least one compared method", unknown)
-    configs = {name: dataclasses.replace(config, method=name, method_options={
-        k: v for k, v in config.method_options.items() if k in declared[name]},
-        resume=None if config.resume is None else str(Path(config.resume) / name)) for name in names}
+    configs = {
+        name: dataclasses.replace(
+            config,
+            method=name,
+            method_options={k: v for k, v in config.method_options.items() if k in declared[name]},
+            resume=None if config.resume is None else str(Path(config.resume) / name),
+        )
+        for name in names
+    }
     if own is not None:
         configs.update({name: own.config(config, name) for name in own.unlearn})
     return configs
@@ -466,19 +583,33 @@ def measured_ranking(rows: Sequence[MethodRow]) -> MeasuredRanking:
     certified. A candidate without attacks, or whose attacks had no power against the original
     model, is not ranked (a low bound would mean nothing)."""
     mine = [r for r in rows if r.trained_by is not None]
-    not_ranked = {r.name: ("no attack ran" if r.leakage is None else "the attacks proved nothing against the "
-                           "original model either (no power), so a low bound means nothing")
-                  for r in mine if r.leakage is None or not r.leakage.positive_control_has_power}
+    not_ranked = {
+        r.name: (
+            "no attack ran"
+            if r.leakage is None
+            else "the attacks proved nothing against the original model either (no power), so a low bound means nothing"
+        )
+        for r in mine
+        if r.leakage is None or not r.leakage.positive_control_has_power
+    }
     ranked = [r for r in mine if r.name not in not_ranked]
-    order = sorted(ranked, key=lambda r: (r.leakage.best_empirical_epsilon,
-                                          max((abs(a - 0.5) for a in r.leakage.auroc.values()), default=0.0), r.name))
+    order = sorted(
+        ranked,
+        key=lambda r: (
+            r.leakage.best_empirical_epsilon,
+            max((abs(a - 0.5) for a in r.leakage.auroc.values()), default=0.0),
+            r.name,
+        ),
+    )
     return MeasuredRanking(rule=MEASURED_RULE, order=[r.name for r in order], not_ranked=not_ranked)
 
 
 #: The estimated ranking, in words (the page and the document state it).
-ESTIMATED_RULE = ("estimates, not bounds: the methods audited in retrain mode (every trial a fresh training, no "
-                  "output noise) ordered by the largest epsilon estimate of any of their attacks (lowest first); "
-                  "neighbours whose intervals overlap cannot be told apart at this trial count")
+ESTIMATED_RULE = (
+    "estimates, not bounds: the methods audited in retrain mode (every trial a fresh training, no "
+    "output noise) ordered by the largest epsilon estimate of any of their attacks (lowest first); "
+    "neighbours whose intervals overlap cannot be told apart at this trial count"
+)
 
 
 def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
@@ -496,17 +627,26 @@ def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
         return None
     order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))
     eps = {n: best[n][1].epsilon for n in order}
-    tied = [[a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper]
+    tied = [
+        [a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper
+    ]
     n_trials = min(min(best[n][1].n_trials) for n in order)
     listed = "; ".join(f"{n} {_interval(eps[n])} ({best[n][0]}, {best[n][1].direction})" for n in order)
-    separable = ("not separable at this trial count (intervals overlap): "
-                 + ", ".join(f"{a} and {b}" for a, b in tied) if tied
-                 else "every neighbour is separable at this trial count")
+    separable = (
+        "not separable at this trial count (intervals overlap): " + ", ".join(f"{a} and {b}" for a, b in tied)
+        if tied
+        else "every neighbour is separable at this trial count"
+    )
     return EstimatedRanking(
-        rule=ESTIMATED_RULE, order=order, epsilon=eps, attack={n: best[n][0] for n in order},
-        direction={n: best[n][1].direction for n in order}, not_separable=tied,
+        rule=ESTIMATED_RULE,
+        order=order,
+        epsilon=eps,
+        attack={n: best[n][0] for n in order},
+        direction={n: best[n][1].direction for n in order},
+        not_separable=tied,
         sentence=f"Estimated epsilon, least first ({n_trials} trials per world): {listed}. {separable[0].upper()}"
-                 f"{separable[1:]}")
+        f"{separable[1:]}",
+    )
 
 
 def _interval(x: Any) -> str:
@@ -524,30 +664,47 @@ def row_of(name: str, report: Any, title: str | None = None) -> MethodRow:
     attacks = report.attacks
     leakage = None
     if attacks is not None:
-        leakage = Leakage(trial_mode=attacks.trials.mode, n_trials=attacks.trials.n_trials,
-                          best_empirical_epsilon=attacks.comparison.best_empirical_epsilon,
-                          best_attack=attacks.comparison.best_attack,
-                          auroc={a: r.bound.roc.auroc for a, r in attacks.attacks.items()},
-                          positive_control_has_power=attacks.positive_control.has_power,
-                          **_estimates_of(attacks))
+        leakage = Leakage(
+            trial_mode=attacks.trials.mode,
+            n_trials=attacks.trials.n_trials,
+            best_empirical_epsilon=attacks.comparison.best_empirical_epsilon,
+            best_attack=attacks.comparison.best_attack,
+            auroc={a: r.bound.roc.auroc for a, r in attacks.attacks.items()},
+            positive_control_has_power=attacks.positive_control.has_power,
+            **_estimates_of(attacks),
+        )
     return MethodRow(
-        name=name, title=title or (report.method.title if code is None else f"your code: {code['unlearn']}"),
+        name=name,
+        title=title or (report.method.title if code is None else f"your code: {code['unlearn']}"),
         paper=report.method.paper,
-        report=f"{METHODS_DIR}/{name}/report.json", report_sha256=hashlib.sha256(text.encode()).hexdigest(),
-        verdict=report.verdict, certificate_kind=cert.kind,
+        report=f"{METHODS_DIR}/{name}/report.json",
+        report_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        verdict=report.verdict,
+        certificate_kind=cert.kind,
         certified_epsilon=cert.epsilon if cert.kind != "none" and cert.valid else None,
-        conditional=cert.conditional, cumulative_epsilon=report.ledger.cumulative_epsilon if report.ledger else None,
-        sigma=cert.sigma, sensitivity=cert.sensitivity, no_op_epsilon=report.realized.no_op_epsilon,
-        test_accuracy_noiseless=unlearned.accuracy, test_accuracy_released_mean=released,
+        conditional=cert.conditional,
+        cumulative_epsilon=report.ledger.cumulative_epsilon if report.ledger else None,
+        sigma=cert.sigma,
+        sensitivity=cert.sensitivity,
+        no_op_epsilon=report.realized.no_op_epsilon,
+        test_accuracy_noiseless=unlearned.accuracy,
+        test_accuracy_released_mean=released,
         test_accuracy_released_std=unlearned.noisy_accuracy_std,
         test_accuracy_retrained=retrained,
         noise_cost_points=None if released is None else 100.0 * (unlearned.accuracy - released),
         loss_vs_retrained_points=None if released is None else 100.0 * (retrained - released),
-        learn_s=report.timings.learn_s, unlearn_s=report.timings.unlearn_s, retrain_s=report.timings.retrain_s,
-        speedup_vs_retrain=report.timings.speedup_vs_retrain, unlearn_repeats_s=report.timings.unlearn_repeats_s,
-        retrain_repeats_s=report.timings.retrain_repeats_s, leakage=leakage,
-        frontier=report.frontier, knob=report.tradeoff, findings=report.findings,
-        **({} if code is None else {"trained_by": code["train"]}))
+        learn_s=report.timings.learn_s,
+        unlearn_s=report.timings.unlearn_s,
+        retrain_s=report.timings.retrain_s,
+        speedup_vs_retrain=report.timings.speedup_vs_retrain,
+        unlearn_repeats_s=report.timings.unlearn_repeats_s,
+        retrain_repeats_s=report.timings.retrain_repeats_s,
+        leakage=leakage,
+        frontier=report.frontier,
+        knob=report.tradeoff,
+        findings=report.findings,
+        **({} if code is None else {"trained_by": code["train"]}),
+    )
 
 
 def _estimates_of(attacks: Any) -> dict[str, Any]:
@@ -568,8 +725,11 @@ def _check_resume(root: str, method_dirs: Sequence[str]) -> None:
     if path.exists() and not path.is_dir():
         raise InvalidInput("resume", "a directory for each method's run directory (created if missing)", root)
     if (path / MANIFEST).exists():
-        raise InvalidInput("resume", "a comparison's run directory (one subdirectory per method), not one audit's "
-                           f"(this one holds {MANIFEST})", root)
+        raise InvalidInput(
+            "resume",
+            f"a comparison's run directory (one subdirectory per method), not one audit's (this one holds {MANIFEST})",
+            root,
+        )
     for directory in method_dirs:
         check_run_directory(directory)
 
@@ -579,10 +739,16 @@ def _method_names(methods: Sequence[str] | str, *, candidates_given: bool = Fals
 
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.split(",") if m.strip()]
-    if (not isinstance(methods, (list, tuple)) or not (methods or candidates_given)
-            or not all(isinstance(m, str) for m in methods)):
-        raise InvalidInput("methods", "a non-empty list of registered method names (see `audit methods`; empty only "
-                           "with candidates)", methods)
+    if (
+        not isinstance(methods, (list, tuple))
+        or not (methods or candidates_given)
+        or not all(isinstance(m, str) for m in methods)
+    ):
+        raise InvalidInput(
+            "methods",
+            "a non-empty list of registered method names (see `audit methods`; empty only with candidates)",
+            methods,
+        )
     if len(set(methods)) != len(methods):
         raise InvalidInput("methods", "each method once", list(methods))
     for name in methods:

@@ -119,8 +119,10 @@ class ModelName(Constraint):
     error), ``module:<package.module or file.py>:<factory>`` (imported when the audit runs), or
     ``caller`` (the module passed to ``audit.run(model=...)``)."""
 
-    words: str = ("a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module or "
-                  "file.py>:<factory>', or 'caller'")
+    words: str = (
+        "a registered model ('logreg', 'mlp', 'cnn' or a plug-in), 'module:<package.module or "
+        "file.py>:<factory>', or 'caller'"
+    )
 
     def check(self, field: str, value: Any) -> str:
         from unlearners.models import MODELS, available_models, unavailable_models
@@ -128,7 +130,7 @@ class ModelName(Constraint):
         if not isinstance(value, str):
             raise self.fail(field, value)
         if value.startswith("module:"):
-            where, _, attribute = value[len("module:"):].rpartition(":")
+            where, _, attribute = value[len("module:") :].rpartition(":")
             if not where or not attribute:
                 raise InvalidInput(field, "'module:<package.module or file.py>:<factory>'", value)
             return value
@@ -137,9 +139,16 @@ class ModelName(Constraint):
         if value not in MODELS and value not in available_models():
             broken = unavailable_models()
             if value in broken:
-                raise InvalidInput(field, "a model whose plug-in imports", value, hint=f"Importing failed: {broken[value]}")
-            raise InvalidInput(field, "one of " + ", ".join(repr(m) for m in available_models())
-                               + ", 'module:<package.module or file.py>:<factory>'", value)
+                raise InvalidInput(
+                    field, "a model whose plug-in imports", value, hint=f"Importing failed: {broken[value]}"
+                )
+            raise InvalidInput(
+                field,
+                "one of "
+                + ", ".join(repr(m) for m in available_models())
+                + ", 'module:<package.module or file.py>:<factory>'",
+                value,
+            )
         return value
 
     def invalid(self) -> tuple:
@@ -162,7 +171,7 @@ class CodeRef(Constraint):
             raise self.fail(field, value)
         if value == CALLER_CODE:
             return value
-        where, _, attribute = value[len("module:"):].rpartition(":")
+        where, _, attribute = value[len("module:") :].rpartition(":")
         if not value.startswith("module:") or not where or not attribute:
             raise InvalidInput(field, "'module:<package.module or file.py>:<function>'", value)
         return value
@@ -198,14 +207,19 @@ RAY_CLIENT = "ray://"
 def ray_endpoint(text: str) -> tuple[str, int] | None:
     """``(host, port)`` of a Ray address ``host:port``, ``[IPv6]:port`` or ``ray://host:port``
     (Ray Client); None if ``text`` is none of these or the port is outside 1-65535."""
-    rest = text[len(RAY_CLIENT):] if text.startswith(RAY_CLIENT) else text
+    rest = text[len(RAY_CLIENT) :] if text.startswith(RAY_CLIENT) else text
     host, sep, port = rest.rpartition(":")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     elif ":" in host:  # an IPv6 address without its brackets: where the port starts is a guess
         return None
-    if not sep or not host or any(c.isspace() or c in "/[]@?#" for c in host) or not port.isdigit() \
-            or not 1 <= int(port) <= 65535:
+    if (
+        not sep
+        or not host
+        or any(c.isspace() or c in "/[]@?#" for c in host)
+        or not port.isdigit()
+        or not 1 <= int(port) <= 65535
+    ):
         return None
     return host, int(port)
 
@@ -216,8 +230,10 @@ class RayAddress(Constraint):
     Ray's ``auto`` and ``local`` are refused: ``auto`` reads whichever cluster this machine started
     last (a stale one hangs ``ray.init``), ``local`` is what no address does."""
 
-    words: str = ("the host:port of a running Ray cluster's head (as `ray status` prints it; port 1-65535) or "
-                  "ray://host:port for Ray Client")
+    words: str = (
+        "the host:port of a running Ray cluster's head (as `ray status` prints it; port 1-65535) or "
+        "ray://host:port for Ray Client"
+    )
 
     def check(self, field: str, value: Any) -> str:
         if not isinstance(value, str) or ray_endpoint(value) is None:
@@ -250,125 +266,311 @@ FIELDS: tuple[Field, ...] = (
     Field("method", "r2d", MethodName(), "Unlearning method (see `audit methods`).", "method"),
     Field("epsilon", 1.0, Real(gt=0), "Target epsilon > 0 of the certificate.", "certificate"),
     Field("delta", 1e-5, Real(gt=0, lt=1), "Target delta in (0, 1).", "certificate"),
-    Field("mechanism", "analytic", Choice(MECHANISMS),
-          "Gaussian calibration: analytic (every epsilon) or classic (epsilon <= 1).", "certificate"),
-    Field("dataset", "adult", Text(), "adult | digits | idx:<dir> (MNIST-style IDX) | cifar10:<dir> | "
-          "csv:<file> (caller: data passed to audit.run).", "data"),
-    Field("model", "logreg", ModelName(), "Model: logreg (analytic constants), mlp, cnn (estimated), a plug-in, "
-          "or module:<package.module or file.py>:<factory> (caller: passed to audit.run).", "training"),
+    Field(
+        "mechanism",
+        "analytic",
+        Choice(MECHANISMS),
+        "Gaussian calibration: analytic (every epsilon) or classic (epsilon <= 1).",
+        "certificate",
+    ),
+    Field(
+        "dataset",
+        "adult",
+        Text(),
+        "adult | digits | idx:<dir> (MNIST-style IDX) | cifar10:<dir> | csv:<file> (caller: data passed to audit.run).",
+        "data",
+    ),
+    Field(
+        "model",
+        "logreg",
+        ModelName(),
+        "Model: logreg (analytic constants), mlp, cnn (estimated), a plug-in, "
+        "or module:<package.module or file.py>:<factory> (caller: passed to audit.run).",
+        "training",
+    ),
     Field("hidden", (64,), ListOf(Integer(1)), "MLP hidden widths, e.g. 64,64.", "training", spelling="csv"),
-    Field("pca_components", None, Optional(Integer(1), "for the dataset's default"),
-          "Whitened PCA features (default: the dataset's).", "data"),
-    Field("feature_map", {}, MappingOf(Anything()),
-          "Feature-map override KEY=VALUE (repeatable): normalize=[0.1307,0.3081], standardize, "
-          "pca_components, whiten, row_norm.", "data", spelling="pairs", flags=("--feature",)),
-    Field("forget_count", None, Optional(Integer(1)),
-          "Forget this many random training records (per request; default 1).", "forget"),
-    Field("forget_fraction", None, Optional(Real(gt=0, le=0.5)), "Forget this fraction of the training set.",
-          "forget"),
+    Field(
+        "pca_components",
+        None,
+        Optional(Integer(1), "for the dataset's default"),
+        "Whitened PCA features (default: the dataset's).",
+        "data",
+    ),
+    Field(
+        "feature_map",
+        {},
+        MappingOf(Anything()),
+        "Feature-map override KEY=VALUE (repeatable): normalize=[0.1307,0.3081], standardize, "
+        "pca_components, whiten, row_norm.",
+        "data",
+        spelling="pairs",
+        flags=("--feature",),
+    ),
+    Field(
+        "forget_count",
+        None,
+        Optional(Integer(1)),
+        "Forget this many random training records (per request; default 1).",
+        "forget",
+    ),
+    Field("forget_fraction", None, Optional(Real(gt=0, le=0.5)), "Forget this fraction of the training set.", "forget"),
     Field("forget_class", None, Optional(Integer(0)), "Forget every record of this class.", "forget"),
-    Field("forget_groups", None, Optional(Integer(1)), "Forget every record of this many random groups.",
-          "forget"),
-    Field("forget_ids", None, Optional(Text()),
-          "File of the ids of the records to forget, one per line (ids of --id-column, else source "
-          "positions; caller: passed to audit.run).", "forget"),
-    Field("forget_strategy", "random", Choice(("random", "outlying", "mislabelled")),
-          "How the forget-count or forget-fraction records are picked: random, outlying (farthest from their class "
-          "mean: the worst case) or mislabelled (random records given a wrong label: canaries).", "forget"),
+    Field("forget_groups", None, Optional(Integer(1)), "Forget every record of this many random groups.", "forget"),
+    Field(
+        "forget_ids",
+        None,
+        Optional(Text()),
+        "File of the ids of the records to forget, one per line (ids of --id-column, else source "
+        "positions; caller: passed to audit.run).",
+        "forget",
+    ),
+    Field(
+        "forget_strategy",
+        "random",
+        Choice(("random", "outlying", "mislabelled")),
+        "How the forget-count or forget-fraction records are picked: random, outlying (farthest from their class "
+        "mean: the worst case) or mislabelled (random records given a wrong label: canaries).",
+        "forget",
+    ),
     Field("id_column", None, Optional(Text()), "CSV or DataFrame column holding each record's id.", "data"),
     Field("group_column", None, Optional(Text()), "CSV column holding user/group ids.", "data"),
     Field("label_column", None, Optional(Text()), "CSV column holding the label.", "data"),
-    Field("requests", 1, Integer(1, 10_000),
-          "Serve this many deletion requests one after another; the ledger records every release.", "forget"),
-    Field("budget_epsilon", None, Optional(Real(gt=0)),
-          "Cumulative epsilon budget over all releases; past it a retrain is due.", "forget"),
+    Field(
+        "requests",
+        1,
+        Integer(1, 10_000),
+        "Serve this many deletion requests one after another; the ledger records every release.",
+        "forget",
+    ),
+    Field(
+        "budget_epsilon",
+        None,
+        Optional(Real(gt=0)),
+        "Cumulative epsilon budget over all releases; past it a retrain is due.",
+        "forget",
+    ),
     Field("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps.", "training"),
-    Field("eta", None, Optional(Real(gt=0), "for the method's choice"),
-          "Constant step size (default: horizon/(L*T)).", "training"),
-    Field("horizon", None, Optional(Real(gt=0), "for 6, or T/2 for the built-in cnn (a step of 1/(2L))"),
-          "eta*L*T when --eta is not given.", "training"),
+    Field(
+        "eta",
+        None,
+        Optional(Real(gt=0), "for the method's choice"),
+        "Constant step size (default: horizon/(L*T)).",
+        "training",
+    ),
+    Field(
+        "horizon",
+        None,
+        Optional(Real(gt=0), "for 6, or T/2 for the built-in cnn (a step of 1/(2L))"),
+        "eta*L*T when --eta is not given.",
+        "training",
+    ),
     Field("rewind", None, Optional(Integer(0)), "K: rewind steps (at most steps).", "training"),
-    Field("rewind_fraction", None, Optional(Real(ge=0, le=1)), "K as a fraction of T (default 0.95).",
-          "training"),
-    Field("sigma_budget", None, Optional(Real(gt=0)),
-          "Smallest knob value (R2D: K) whose noise fits this sigma.", "training"),
+    Field("rewind_fraction", None, Optional(Real(ge=0, le=1)), "K as a fraction of T (default 0.95).", "training"),
+    Field(
+        "sigma_budget",
+        None,
+        Optional(Real(gt=0)),
+        "Smallest knob value (R2D: K) whose noise fits this sigma.",
+        "training",
+    ),
     Field("seed", 0, Integer(0, 2**63 - 1), "Root seed (all derived seeds are reported).", "run"),
     Field("device", "auto", Choice(("auto", "cpu", "cuda")), "Where parameters live.", "run"),
-    Field("dtype", "float64", Choice(("float64", "float32", "auto")),
-          "Precision of training, noise draws and attacks: float64, float32, or auto (float32 for the methods "
-          "whose certificate reads no trained quantity: dpsgd, retrain and the uncertified gradient baselines; "
-          "float64 for the others). The environment records the dtype used and why.", "run"),
-    Field("threads", "auto", ThreadCount(), "CPU threads for torch: auto (1 for small problems, else every "
-          "available CPU) or a count.", "run"),
-    Field("executor", "local", Choice(("local", "processes", "ray")),
-          "Where trials and shadow models run: local (this process), processes (local worker processes) or ray "
-          "(a Ray cluster: pip install \"unlearn-audit[ray]\").", "run"),
-    Field("workers", None, Optional(Integer(1, 4096), "for every CPU (local: 1)"),
-          "Worker processes, or a local Ray cluster's CPUs.", "run"),
-    Field("ray_address", None, Optional(RayAddress(), "for a local cluster started for the run"),
-          "Address of a running Ray cluster (with executor ray).", "run"),
-    Field("shard_size", None, Optional(Integer(1, 10_000_000), "to choose"),
-          "Trials per shard, rounded up to a multiple of the block computed together (1,024 in noise mode; the "
-          "training group in retrain mode; 1 for your own --train/--unlearn code); results do not depend on it.", "run"),
-    Field("resume", None, Optional(Text(), "for no run directory"),
-          "Run directory: every finished shard is kept there and a rerun skips it (created if missing; refused "
-          "if made by another configuration).", "run"),
+    Field(
+        "dtype",
+        "float64",
+        Choice(("float64", "float32", "auto")),
+        "Precision of training, noise draws and attacks: float64, float32, or auto (float32 for the methods "
+        "whose certificate reads no trained quantity: dpsgd, retrain and the uncertified gradient baselines; "
+        "float64 for the others). The environment records the dtype used and why.",
+        "run",
+    ),
+    Field(
+        "threads",
+        "auto",
+        ThreadCount(),
+        "CPU threads for torch: auto (1 for small problems, else every available CPU) or a count.",
+        "run",
+    ),
+    Field(
+        "executor",
+        "local",
+        Choice(("local", "processes", "ray")),
+        "Where trials and shadow models run: local (this process), processes (local worker processes) or ray "
+        '(a Ray cluster: pip install "unlearn-audit[ray]").',
+        "run",
+    ),
+    Field(
+        "workers",
+        None,
+        Optional(Integer(1, 4096), "for every CPU (local: 1)"),
+        "Worker processes, or a local Ray cluster's CPUs.",
+        "run",
+    ),
+    Field(
+        "ray_address",
+        None,
+        Optional(RayAddress(), "for a local cluster started for the run"),
+        "Address of a running Ray cluster (with executor ray).",
+        "run",
+    ),
+    Field(
+        "shard_size",
+        None,
+        Optional(Integer(1, 10_000_000), "to choose"),
+        "Trials per shard, rounded up to a multiple of the block computed together (1,024 in noise mode; the "
+        "training group in retrain mode; 1 for your own --train/--unlearn code); results do not depend on it.",
+        "run",
+    ),
+    Field(
+        "resume",
+        None,
+        Optional(Text(), "for no run directory"),
+        "Run directory: every finished shard is kept there and a rerun skips it (created if missing; refused "
+        "if made by another configuration).",
+        "run",
+    ),
     Field("max_train", None, Optional(Integer(2)), "Cap on the training-set size.", "data"),
     Field("noise_draws", 20, Integer(1, 10_000), "Noise draws for released-model utility.", "run"),
-    Field("utility_records", 2000, Optional(Integer(10, 10_000_000), "for every record"),
-          "Records of a split the released (noisy) models are scored on: a seeded random subsample of a larger "
-          "split, its standard error reported.", "run"),
+    Field(
+        "utility_records",
+        2000,
+        Optional(Integer(10, 10_000_000), "for every record"),
+        "Records of a split the released (noisy) models are scored on: a seeded random subsample of a larger "
+        "split, its standard error reported.",
+        "run",
+    ),
     Field("curve_points", 11, Integer(2, 101), "Points on the tradeoff curve of the method's knob.", "run"),
-    Field("frontier", FRONTIER_EPSILONS, ListOf(Real(gt=0, le=100), min_len=0, distinct=True),
-          "Epsilons of the privacy-utility frontier: released test accuracy of the unlearned model at each "
-          "(comma-separated, or none).", "certificate", spelling="csv"),
-    Field("constants", {}, MappingOf(Real(gt=0), keys=("L", "G")),
-          "Override the smoothness L or the gradient bound G (provenance assumed).", "training",
-          spelling="keys"),
-    Field("method_options", {}, MappingOf(Anything()),
-          "Method option NAME=VALUE (repeatable; see `audit methods --json`).", "method",
-          spelling="pairs", flags=("--option", "-o")),
-    Field("attacks", _default_attacks(), AttackNames(),
-          "Comma-separated attacks (or none); `audit methods --json` lists them.", "attacks", spelling="csv"),
-    Field("trials", None, Optional(Integer(10, 10_000_000), f"for {NOISE_TRIALS} in noise mode, {RETRAIN_TRIALS} in "
-                                                            "retrain mode"),
-          "Released models per world scored by the attacks.", "trials"),
-    Field("target_ceiling", None, Optional(Real(gt=0, le=15)),
-          "Size the trials so a perfect attack could prove this epsilon (decides the trial count).", "trials"),
-    Field("trial_mode", "auto", Choice(("auto", "noise", "retrain", "rerun")),
-          "auto (noise if the release adds output noise, rerun for noisy-ft, else retrain), noise (fresh noise per "
-          "trial), retrain (training randomness redrawn per trial) or rerun (noisy-ft's noisy run redrawn from the "
-          "fixed A(D) and A(D \\ Z)).", "trials"),
-    Field("shadow_models", 16, Integer(2, 4096),
-          "Shadow models (an independent trial set of the same game) for attacks that need them.", "attacks"),
+    Field(
+        "frontier",
+        FRONTIER_EPSILONS,
+        ListOf(Real(gt=0, le=100), min_len=0, distinct=True),
+        "Epsilons of the privacy-utility frontier: released test accuracy of the unlearned model at each "
+        "(comma-separated, or none).",
+        "certificate",
+        spelling="csv",
+    ),
+    Field(
+        "constants",
+        {},
+        MappingOf(Real(gt=0), keys=("L", "G")),
+        "Override the smoothness L or the gradient bound G (provenance assumed).",
+        "training",
+        spelling="keys",
+    ),
+    Field(
+        "method_options",
+        {},
+        MappingOf(Anything()),
+        "Method option NAME=VALUE (repeatable; see `audit methods --json`).",
+        "method",
+        spelling="pairs",
+        flags=("--option", "-o"),
+    ),
+    Field(
+        "attacks",
+        _default_attacks(),
+        AttackNames(),
+        "Comma-separated attacks (or none); `audit methods --json` lists them.",
+        "attacks",
+        spelling="csv",
+    ),
+    Field(
+        "trials",
+        None,
+        Optional(Integer(10, 10_000_000), f"for {NOISE_TRIALS} in noise mode, {RETRAIN_TRIALS} in retrain mode"),
+        "Released models per world scored by the attacks.",
+        "trials",
+    ),
+    Field(
+        "target_ceiling",
+        None,
+        Optional(Real(gt=0, le=15)),
+        "Size the trials so a perfect attack could prove this epsilon (decides the trial count).",
+        "trials",
+    ),
+    Field(
+        "trial_mode",
+        "auto",
+        Choice(("auto", "noise", "retrain", "rerun")),
+        "auto (noise if the release adds output noise, rerun for noisy-ft, else retrain), noise (fresh noise per "
+        "trial), retrain (training randomness redrawn per trial) or rerun (noisy-ft's noisy run redrawn from the "
+        "fixed A(D) and A(D \\ Z)).",
+        "trials",
+    ),
+    Field(
+        "shadow_models",
+        16,
+        Integer(2, 4096),
+        "Shadow models (an independent trial set of the same game) for attacks that need them.",
+        "attacks",
+    ),
     Field("confidence", 0.95, Real(gt=0, lt=1), "Confidence of the epsilon lower bounds.", "trials"),
-    Field("one_run_canaries", None, Optional(Integer(10, 1_000_000), "for no one-run audit"),
-          "Canary pairs of the one-run audit (Steinke et al. 2023, adapted to deletion): one held-out mislabelled "
-          "record of each pair is trained on and then deleted.", "attacks"),
+    Field(
+        "one_run_canaries",
+        None,
+        Optional(Integer(10, 1_000_000), "for no one-run audit"),
+        "Canary pairs of the one-run audit (Steinke et al. 2023, adapted to deletion): one held-out mislabelled "
+        "record of each pair is trained on and then deleted.",
+        "attacks",
+    ),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
-    Field("request_id", None, Optional(RequestId(), "for no request id"),
-          "Your id of the deletion request (e.g. a ticket number): recorded in the report and its signed "
-          "claims.", "forget"),
-    Field("timing_repeats", 3, Integer(1, 100),
-          "Times the unlearning and the retraining are each timed, each on a copy of the trained method (fewer "
-          "once the runs took 10 s together): the report's times are the medians, every repeat listed.", "run"),
-    Field("train", None, Optional(CodeRef("train"), "for the method's own training"),
-          "Your pipeline's training: module:<package.module or file.py>:<function> called as "
-          "fn(model, dataset, generator) -> model (with --unlearn).", "method"),
-    Field("unlearn", None, Optional(CodeRef("unlearn"), "for a registered method"),
-          "Your pipeline's unlearning: module:<package.module or file.py>:<function> called as "
-          "fn(model, forget, retain, generator) -> model (with --train; not with --method).", "method"),
-    Field("original", None, Optional(Text(), "to train the original model with train"),
-          "The model your pipeline trained: a state dict saved with torch.save(model.state_dict(), PATH) "
-          "(caller: original= passed to audit.run); unlearn runs on it (with --train and --unlearn).", "method"),
-    Field("time_budget", None, Optional(Real(gt=0), "for no limit"),
-          "Seconds the trials may take: a run estimated over it (from the audit's own learn/unlearn/retrain "
-          "times, where trials are trainings run one at a time) is refused before its trials.", "run"),
-    Field("diagnostic_budget", 1.0, Real(gt=0, le=1000),
-          "Work each diagnostic may do, in trainings of the audited model: the tradeoff curve (a refitting "
-          "knob: one training per value; R2D: K/T per rewind replayed) and R2D's checkpoint-recovery check "
-          "(gradients over D, T per training). A diagnostic cut short says so (finding diagnostic-cut); "
-          "no certificate depends on one.", "run"),
+    Field(
+        "request_id",
+        None,
+        Optional(RequestId(), "for no request id"),
+        "Your id of the deletion request (e.g. a ticket number): recorded in the report and its signed claims.",
+        "forget",
+    ),
+    Field(
+        "timing_repeats",
+        3,
+        Integer(1, 100),
+        "Times the unlearning and the retraining are each timed, each on a copy of the trained method (fewer "
+        "once the runs took 10 s together): the report's times are the medians, every repeat listed.",
+        "run",
+    ),
+    Field(
+        "train",
+        None,
+        Optional(CodeRef("train"), "for the method's own training"),
+        "Your pipeline's training: module:<package.module or file.py>:<function> called as "
+        "fn(model, dataset, generator) -> model (with --unlearn).",
+        "method",
+    ),
+    Field(
+        "unlearn",
+        None,
+        Optional(CodeRef("unlearn"), "for a registered method"),
+        "Your pipeline's unlearning: module:<package.module or file.py>:<function> called as "
+        "fn(model, forget, retain, generator) -> model (with --train; not with --method).",
+        "method",
+    ),
+    Field(
+        "original",
+        None,
+        Optional(Text(), "to train the original model with train"),
+        "The model your pipeline trained: a state dict saved with torch.save(model.state_dict(), PATH) "
+        "(caller: original= passed to audit.run); unlearn runs on it (with --train and --unlearn).",
+        "method",
+    ),
+    Field(
+        "time_budget",
+        None,
+        Optional(Real(gt=0), "for no limit"),
+        "Seconds the trials may take: a run estimated over it (from the audit's own learn/unlearn/retrain "
+        "times, where trials are trainings run one at a time) is refused before its trials.",
+        "run",
+    ),
+    Field(
+        "diagnostic_budget",
+        1.0,
+        Real(gt=0, le=1000),
+        "Work each diagnostic may do, in trainings of the audited model: the tradeoff curve (a refitting "
+        "knob: one training per value; R2D: K/T per rewind replayed) and R2D's checkpoint-recovery check "
+        "(gradients over D, T per training). A diagnostic cut short says so (finding diagnostic-cut); "
+        "no certificate depends on one.",
+        "run",
+    ),
 )
 FIELD = {f.name: f for f in FIELDS}
 
@@ -397,24 +599,33 @@ def _validate(self: Any) -> Any:
         self.rewind_fraction = 0.95
     sized = [n for n in CHOSEN_ONE["trial_count"] if getattr(self, n) is not None]
     if len(sized) > 1:  # the ceiling would silently override the count: say so instead
-        raise InvalidInput("trial_count", "at most one of " + ", ".join(CHOSEN_ONE["trial_count"]), sized,
-                           hint="The target ceiling chooses the number of trials itself.")
+        raise InvalidInput(
+            "trial_count",
+            "at most one of " + ", ".join(CHOSEN_ONE["trial_count"]),
+            sized,
+            hint="The target ceiling chooses the number of trials itself.",
+        )
     if self.rewind is not None and self.rewind > self.steps:
         raise InvalidInput("rewind", f"an integer in [0, steps={self.steps}]", self.rewind)
     if self.mechanism == "classic" and self.epsilon > 1:
-        raise InvalidInput("epsilon", "<= 1 with the classic Gaussian mechanism", self.epsilon,
-                           hint="Use --mechanism analytic for epsilon > 1.")
+        raise InvalidInput(
+            "epsilon",
+            "<= 1 with the classic Gaussian mechanism",
+            self.epsilon,
+            hint="Use --mechanism analytic for epsilon > 1.",
+        )
     if "pca_components" in self.feature_map and self.pca_components is not None:
-        raise InvalidInput("feature_map", "pca_components set once (here or as pca_components)",
-                           self.feature_map["pca_components"])
+        raise InvalidInput(
+            "feature_map", "pca_components set once (here or as pca_components)", self.feature_map["pca_components"]
+        )
     if self.ray_address is not None and self.executor != "ray":
         raise InvalidInput("ray_address", "used only with executor = ray", self.ray_address)
     if self.executor == "local" and self.workers not in (None, 1):
-        raise InvalidInput("workers", "1 or unset with executor = local (use processes or ray for more)",
-                           self.workers)
+        raise InvalidInput("workers", "1 or unset with executor = local (use processes or ray for more)", self.workers)
     if self.budget_epsilon is not None and self.requests == 1:
-        raise InvalidInput("budget_epsilon", "used with requests > 1 (the ledger composes several releases)",
-                           self.budget_epsilon)
+        raise InvalidInput(
+            "budget_epsilon", "used with requests > 1 (the ledger composes several releases)", self.budget_epsilon
+        )
     if _caller_code(self):
         return self
     _one_source(self)
@@ -423,8 +634,11 @@ def _validate(self: Any) -> Any:
 
         knob = get_method(self.method).capabilities.knob
         if knob is None or not knob.sigma_budget:
-            raise InvalidInput("sigma_budget", "used only with a method whose knob has a sigma budget "
-                               "search (e.g. r2d)", self.sigma_budget)
+            raise InvalidInput(
+                "sigma_budget",
+                "used only with a method whose knob has a sigma budget search (e.g. r2d)",
+                self.sigma_budget,
+            )
     return self
 
 
@@ -438,20 +652,32 @@ def _caller_code(self: Any) -> bool:
     if self.unlearn is None and self.train is not None and _takes_any_training(self.method):
         return False
     if self.original is not None and self.unlearn is None:
-        raise InvalidInput("original", "used with train and unlearn (a registered method's theorem is about the "
-                           "model its own training makes, so it cannot adopt another)", self.original)
+        raise InvalidInput(
+            "original",
+            "used with train and unlearn (a registered method's theorem is about the "
+            "model its own training makes, so it cannot adopt another)",
+            self.original,
+        )
     if (self.train is None) != (self.unlearn is None):
         given, missing = ("train", "unlearn") if self.unlearn is None else ("unlearn", "train")
-        raise InvalidInput(missing, f"your pipeline's {missing} function too: {given} and {missing} are audited "
-                           "together (the retrained world runs the same training)", None)
+        raise InvalidInput(
+            missing,
+            f"your pipeline's {missing} function too: {given} and {missing} are audited "
+            "together (the retrained world runs the same training)",
+            None,
+        )
     if self.unlearn is None:
         if self.method == CALLER_CODE:
-            raise InvalidInput("method", "a registered method (see `audit methods`), or train and unlearn for "
-                               "your own code", self.method)
+            raise InvalidInput(
+                "method",
+                "a registered method (see `audit methods`), or train and unlearn for your own code",
+                self.method,
+            )
         return False
     if self.method not in (FIELD["method"].default, CALLER_CODE):
-        raise InvalidInput("method", "left unset with unlearn (your unlearn function is the audited method)",
-                           self.method)
+        raise InvalidInput(
+            "method", "left unset with unlearn (your unlearn function is the audited method)", self.method
+        )
     for name in ("method_options", "constants"):
         if getattr(self, name):
             raise InvalidInput(name, "empty with unlearn (your code has no method options)", getattr(self, name))
@@ -479,8 +705,11 @@ def _one_source(self: Any) -> None:
     for name in sorted(set(self.method_options) & set(fed)):
         source = fed[name]
         flag = FIELD[source].flag if source in FIELD else ("--L/--G" if source == "constants" else source)
-        raise InvalidInput(f"method_options.{name}", f"left to the audit setting it comes from (use {flag}; "
-                           f"one source of truth per parameter)", self.method_options[name])
+        raise InvalidInput(
+            f"method_options.{name}",
+            f"left to the audit setting it comes from (use {flag}; one source of truth per parameter)",
+            self.method_options[name],
+        )
 
 
 def _resolved_rewind(self: Any) -> int | None:
@@ -521,18 +750,24 @@ def _only_known(names: Any) -> None:
     if unknown:
         guesses = {u: difflib.get_close_matches(u, FIELD, n=1) for u in unknown}
         meant = ", ".join(f"{g[0]} instead of {u}" for u, g in guesses.items() if g)
-        raise InvalidInput("config", "only known fields (" + ", ".join(sorted(FIELD)) + ")", unknown,
-                           hint=f"Did you mean {meant}?" if meant else None)
+        raise InvalidInput(
+            "config",
+            "only known fields (" + ", ".join(sorted(FIELD)) + ")",
+            unknown,
+            hint=f"Did you mean {meant}?" if meant else None,
+        )
 
 
 def _checked_init(generated: Any) -> Any:
     """The dataclass's own ``__init__`` behind the unknown-name check: ``AuditConfig(epsilonn=1)``
     raises InvalidInput as ``from_dict`` does, not Python's TypeError (``dataclasses.replace``
     goes through it too)."""
+
     @functools.wraps(generated)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         _only_known(kwargs)
         generated(self, *args, **kwargs)
+
     return __init__
 
 
@@ -543,14 +778,14 @@ def _default(f: Field) -> Any:
 
 
 def _docstring() -> str:
-    lines = ["Configuration of one audit (declared in :data:`audit.config.FIELDS`).", "",
-             "Parameters", "----------"]
+    lines = ["Configuration of one audit (declared in :data:`audit.config.FIELDS`).", "", "Parameters", "----------"]
     for f in FIELDS:
         lines += [f"{f.name}:", f"    {f.help} Allowed: {f.constraint.words}. Default: {f.default!r}."]
     return "\n".join(lines)
 
 
 if TYPE_CHECKING:
+
     class AuditConfig:
         """What a type checker sees: the fields are declared in FIELDS and made by make_dataclass below."""
 

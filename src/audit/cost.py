@@ -23,25 +23,34 @@ from unlearners.base import Unlearner
 log = logging.getLogger("unlearn_audit.cost")
 
 
-def trial_cost(method: Unlearner, mode: str, models: int, workers: int, timings: Mapping[str, float],
-               budget: float | None) -> schema.TrialCost | None:
+def trial_cost(
+    method: Unlearner, mode: str, models: int, workers: int, timings: Mapping[str, float], budget: float | None
+) -> schema.TrialCost | None:
     """The estimate for ``models`` models still to make on ``workers`` workers (None where trials are
     not trainings run one at a time, or where the audit's own timings are not known)."""
     if mode != "retrain" or type(method).capabilities.batched_training or not timings:
         if budget is not None:
-            log.info("time_budget %g s not checked: no estimate for %s trials (only trials that are trainings "
-                     "run one at a time are estimated)", budget,
-                     "batched" if mode == "retrain" else f"{mode}-mode")
+            log.info(
+                "time_budget %g s not checked: no estimate for %s trials (only trials that are trainings "
+                "run one at a time are estimated)",
+                budget,
+                "batched" if mode == "retrain" else f"{mode}-mode",
+            )
         return None
     # the slower of the audit's own two trainings: with production weights (original=) nothing learned on D,
     # learn_s is about 0, and a mean would halve the estimate
     training = max(float(timings["learn_s"]), float(timings["retrain_s"]))
     unlearning = float(timings["unlearn_s"])
     trainings, unlearnings = 2 * int(models), int(models)
-    return schema.TrialCost(seconds_per_training=training, seconds_per_unlearning=unlearning, trainings=trainings,
-                            unlearnings=unlearnings, workers=int(workers),
-                            estimated_s=(trainings * training + unlearnings * unlearning) / max(1, int(workers)),
-                            time_budget_s=None if budget is None else float(budget))
+    return schema.TrialCost(
+        seconds_per_training=training,
+        seconds_per_unlearning=unlearning,
+        trainings=trainings,
+        unlearnings=unlearnings,
+        workers=int(workers),
+        estimated_s=(trainings * training + unlearnings * unlearning) / max(1, int(workers)),
+        time_budget_s=None if budget is None else float(budget),
+    )
 
 
 def check_budget(cost: schema.TrialCost | None, count_field: str = "trials") -> None:
@@ -55,8 +64,10 @@ def check_budget(cost: schema.TrialCost | None, count_field: str = "trials") -> 
         "time_budget",
         f"at least what the trials would take: about {_seconds(cost.estimated_s)} s ({cost.trainings:,} trainings x "
         f"{cost.seconds_per_training:.3g} s + {cost.unlearnings:,} unlearnings x {cost.seconds_per_unlearning:.3g} s"
-        f"{on}, from this audit's own run), over the budget", cost.time_budget_s,
-        hint=f"Lower {count_field} ({flag}) or raise time_budget (--time-budget).")
+        f"{on}, from this audit's own run), over the budget",
+        cost.time_budget_s,
+        hint=f"Lower {count_field} ({flag}) or raise time_budget (--time-budget).",
+    )
 
 
 def _seconds(x: float) -> str:

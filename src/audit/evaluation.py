@@ -57,9 +57,9 @@ def outputs(objective: Objective, theta: Tensor, X: Tensor, y: Tensor) -> tuple[
     step = int(X.shape[0]) if objective.is_linear else EVAL_CHUNK
     losses, right = [], []
     for i in range(0, max(int(X.shape[0]), 1), step):
-        out = objective.logits(theta, X[i:i + step])
-        losses.append(objective.loss_of_outputs(out, y[i:i + step]))
-        right.append(objective.labels_of_outputs(out) == y[i:i + step])
+        out = objective.logits(theta, X[i : i + step])
+        losses.append(objective.loss_of_outputs(out, y[i : i + step]))
+        right.append(objective.labels_of_outputs(out) == y[i : i + step])
     return torch.cat(losses), torch.cat(right)
 
 

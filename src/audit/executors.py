@@ -117,8 +117,12 @@ class ProcessExecutor:
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         while pending:
-            pool = ProcessPoolExecutor(max_workers=min(self.workers, len(pending)), mp_context=context,
-                                       initializer=_process_init, initargs=(path, threads))
+            pool = ProcessPoolExecutor(
+                max_workers=min(self.workers, len(pending)),
+                mp_context=context,
+                initializer=_process_init,
+                initargs=(path, threads),
+            )
             try:
                 futures = {pool.submit(_process_shard, shard): shard for shard in pending}
                 pending = []
@@ -156,8 +160,14 @@ def _stop(pool) -> None:
 def _retry_or_fail(shard: Shard, attempts: int, exc: BaseException) -> None:
     if attempts >= ATTEMPTS:
         raise ShardFailed(shard, attempts, f"{type(exc).__name__}: {exc}") from exc
-    log.warning("shard %s failed (%s: %s); running it again (attempt %d of %d)", shard.name,
-                type(exc).__name__, exc, attempts + 1, ATTEMPTS)
+    log.warning(
+        "shard %s failed (%s: %s); running it again (attempt %d of %d)",
+        shard.name,
+        type(exc).__name__,
+        exc,
+        attempts + 1,
+        ATTEMPTS,
+    )
 
 
 # -- ray -------------------------------------------------------------------------------------------
@@ -181,8 +191,9 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise InvalidInput("executor", "local or processes, or ray once Ray is installed "
-                           "(pip install \"unlearn-audit[ray]\")", "ray") from None
+        raise InvalidInput(
+            "executor", 'local or processes, or ray once Ray is installed (pip install "unlearn-audit[ray]")', "ray"
+        ) from None
     return ray
 
 
@@ -213,10 +224,12 @@ def check_ray_cluster(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT)
         raise RayAddress().fail("ray_address", address)
     problem = _grpc_problem(endpoint, timeout, handshake=os.environ.get("RAY_USE_TLS", "0") in ("0", "false"))
     if problem:
-        raise InvalidInput("ray_address", "the address of a running Ray cluster (ray start --head prints it), "
-                           "or none to start a local one", address,
-                           hint=f"No Ray head answered at {endpoint[0]}:{endpoint[1]} within {timeout:g} s "
-                           f"({problem}).")
+        raise InvalidInput(
+            "ray_address",
+            "the address of a running Ray cluster (ray start --head prints it), or none to start a local one",
+            address,
+            hint=f"No Ray head answered at {endpoint[0]}:{endpoint[1]} within {timeout:g} s ({problem}).",
+        )
 
 
 def _grpc_problem(endpoint: tuple[str, int], timeout: float, *, handshake: bool) -> str | None:
@@ -252,15 +265,27 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 if self.address:
-                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.WARNING)
+                    ray.init(
+                        address=self.address,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        logging_level=logging.WARNING,
+                    )
                 else:
-                    ray.init(num_cpus=self.workers, num_gpus=int(self.gpus_per_shard > 0) or None,
-                             include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+                    ray.init(
+                        num_cpus=self.workers,
+                        num_gpus=int(self.gpus_per_shard > 0) or None,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        logging_level=logging.WARNING,
+                    )
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise InvalidInput("ray_address", "the address of a running Ray cluster (ray start --head prints "
-                                   "it), or none to start a local one", self.address,
-                                   hint=f"Ray said: {exc}") from None
+                raise InvalidInput(
+                    "ray_address",
+                    "the address of a running Ray cluster (ray start --head prints it), or none to start a local one",
+                    self.address,
+                    hint=f"Ray said: {exc}",
+                ) from None
             started = True
         try:
             self._run(ray, ctx, shards, done)
@@ -321,9 +346,14 @@ def make_executor(name: str, workers: int | None, *, address: str | None = None,
 
 
 # -- the run ---------------------------------------------------------------------------------------
-def execute(ctx: ShardContext, shards: Sequence[Shard], executor, *, store=None,
-            tick: Callable[[str, int, int], None] = lambda stage, done, total: None
-            ) -> tuple[dict[Shard, dict], list[Shard]]:
+def execute(
+    ctx: ShardContext,
+    shards: Sequence[Shard],
+    executor,
+    *,
+    store=None,
+    tick: Callable[[str, int, int], None] = lambda stage, done, total: None,
+) -> tuple[dict[Shard, dict], list[Shard]]:
     """Every shard's result, and the shards read back from ``store`` instead of computed: each result: read from ``store`` (a :class:`~audit.runstore.RunStore`) when it is
     there, computed by ``executor`` otherwise (and then stored as it arrives). Progress: stage
     ``"shards"`` (finished shards of all) and the trial counts of each role."""
@@ -349,8 +379,13 @@ def execute(ctx: ShardContext, shards: Sequence[Shard], executor, *, store=None,
             finished(shard, stored, resumed=True)
     resumed = sorted(results)
     if results:
-        log.info("resuming from %s: %d of %d shards already done, skipped: %s", store.path, len(results),
-                 len(shards), ", ".join(s.name for s in sorted(results)))
+        log.info(
+            "resuming from %s: %d of %d shards already done, skipped: %s",
+            store.path,
+            len(results),
+            len(shards),
+            ", ".join(s.name for s in sorted(results)),
+        )
     tick("shards", len(results), len(shards))
 
     def computed(shard: Shard, result: dict) -> None:

@@ -39,113 +39,245 @@ class FindingCode:
     (its own exit code) instead of exiting 0."""
 
 
-CODES: dict[str, FindingCode] = {c.code: c for c in (
-    FindingCode("certificate-violated", "error", "violated",
-                "an attack proves an epsilon above the certified one",
-                short="an attack proves more than the certified epsilon"),
-    FindingCode("bound-violated", "error", "violated",
-                "the measured distance exceeds the certified sensitivity",
-                short="the measured distance exceeds the certified sensitivity"),
-    FindingCode("realized-exceeds-certified", "error", "violated",
-                "the realized epsilon of this deletion exceeds the certified epsilon",
-                short="the realized epsilon exceeds the certified epsilon"),
-    FindingCode("certificate-not-issued", "error", "not-certified",
-                "a condition of the theorem failed: no certificate is issued",
-                short="a condition of the theorem failed: nothing is certified"),
-    FindingCode("epsilon-above-request", "error", "not-certified",
-                "the certificate holds, but at an epsilon above the one requested: the request is not certified",
-                short="certified only at an epsilon above the one requested"),
-    FindingCode("utility-departure", "error", "unusable",
-                "the noiseless unlearned model is significantly and substantially less accurate than the "
-                "retrained model: the unlearning failed",
-                short="the unlearned model is much worse than retraining"),
-    FindingCode("unlearned-at-chance", "error", "unusable",
-                "the noiseless unlearned model is no better than always predicting the most frequent class, "
-                "while the retrained model learned: the unlearning destroyed the model",
-                short="the unlearning destroyed the model"),
-    FindingCode("released-at-chance", "warning", "consistent",
-                "the released model is no better than always predicting the most frequent class (the "
-                "certifying noise destroys it, or no model learned): the certificate may hold, the release is "
-                "of no use",
-                short="the released model is at chance", vacuous=True),
-    FindingCode("no-theorem", "warning", "not-certified",
-                "the method has no theorem: there is no certificate, only measurements",
-                short="the method has no theorem: nothing is certified"),
-    FindingCode("not-comparable", "warning", "consistent",
-                "the guarantee comes from noise inside training, which output-noise measurements do not test",
-                short="the measurements do not test this training-noise certificate", vacuous=True),
-    FindingCode("empirical-exceeds-realized", "warning", "consistent",
-                "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent",
-                short="the auditor is inconsistent (an attack exceeds the realized epsilon)"),
-    FindingCode("conditional-constants", "warning", "consistent",
-                "the certificate rests on estimated or assumed constants",
-                short="the certificate rests on estimated or assumed constants"),
-    FindingCode("utility-loss", "warning", "consistent", "the noise costs more than 2 test-accuracy points",
-                short="the noise costs over 2 accuracy points"),
-    FindingCode("attacks-skipped", "warning", "consistent", "the attacks could not be run meaningfully",
-                short="the attacks were not run", vacuous=True),
-    FindingCode("degenerate-trials", "warning", "consistent",  # an error never comes with exit 0
-                "the trials were refused: every released model of a world is the same, so nothing was measured",
-                short="the trials were refused: nothing was measured", vacuous=True),
-    FindingCode("no-power", "warning", "consistent",
-                "the positive control failed: the attacks cannot tell the original model from the retrained one, "
-                "so their verdict on the unlearned model means nothing",
-                short="the attacks had no power: they cannot see a deletion that did nothing", vacuous=True),
-    FindingCode("gaussian-above-certificate", "warning", "consistent",
-                "under the Gaussian hypothesis (tested by goodness of fit), an attack's GDP lower bound exceeds the "
-                "certified epsilon; the hypothesis-free bound does not",
-                short="under a Gaussian hypothesis an attack exceeds the certificate"),
-    FindingCode("one-run-violation", "error", "violated",
-                "the one-run audit proves an epsilon above the one certified for deleting its canaries",
-                short="the one-run audit proves more than the certified epsilon"),
-    FindingCode("leak-measured", "warning", "not-certified",
-                "an attack proves that the uncertified unlearned model is distinguishable from retraining",
-                short="an attack tells the unlearned model from retraining"),
-    FindingCode("budget-spent", "warning", "consistent",
-                "the cumulative epsilon of the releases passed the budget: a retrain is due",
-                short="the privacy budget is spent: a retrain is due"),
-    FindingCode("no-op-passes", "warning", "consistent",
-                "releasing the original model (not unlearning at all) at the same noise would also satisfy the "
-                "certified epsilon: the noise, not the unlearning, provides the guarantee",
-                short="the noise alone hides this deletion: a no-op would pass too", vacuous=True),
-    FindingCode("underpowered", "warning", "consistent",
-                "a measurement's ceiling at its size is at or below the certified epsilon: it cannot test the "
-                "certificate, so its lower bound says nothing about it",
-                short="a measurement is too small to test the certified epsilon", vacuous=True),
-    FindingCode("one-run-no-power", "warning", "consistent",
-                "the one-run audit's positive control failed: the game's original model (not unlearned), released "
-                "at the same sigma, gives no bound above the certified epsilon, so the game could not have caught a "
-                "deletion that did nothing and its bound on the unlearned model means nothing",
-                short="the one-run audit could not have caught a deletion that did nothing", vacuous=True),
-    FindingCode("original-outlier", "warning", "consistent",
-                "the production model (original=) sits outside the trials' population of original models: the "
-                "trials, fresh trainings by the same code, do not model it, so the attacks' verdict on its "
-                "deletion means little",
-                short="the trials do not model the production model", vacuous=True),
-    FindingCode("not-reproducible", "warning", "consistent",
-                "the caller's training gave two different models from one seed: the trials mix randomness sources "
-                "the audit does not control, and cannot be reproduced from the recorded seeds",
-                short="the training code is not reproducible from its seed", vacuous=True),
-    FindingCode("original-not-learned", "warning", "consistent",
-                "the original model's noiseless test accuracy is not above always predicting the most frequent "
-                "class (by the chance margin and a one-sided exact binomial test at the run's confidence): there is "
-                "nothing learned to unlearn, and the attacks measure a model at chance; raise the steps or the step "
-                "size",
-                short="the original model did not learn", vacuous=True),
-    FindingCode("diagnostic-cut", "warning", "consistent",
-                "a diagnostic (the knob's tradeoff curve, the checkpoint-recovery check) reached its budget "
-                "(diagnostic_budget) and was cut short; no certificate depends on it",
-                short="a diagnostic was cut short by its budget"),
-    FindingCode("under-unlearning", "warning", "consistent",
-                "an attack that proves a leak sees the unlearned model closer to the original model than retraining "
-                "is: the deletion left the forgotten records' trace",
-                short="under-unlearning: the unlearned model still looks like the original"),
-    FindingCode("over-unlearning", "warning", "consistent",
-                "an attack that proves a leak sees the unlearned model farther from the original model than "
-                "retraining is (it looks less like it saw the forgotten records than a model that never did): the "
-                "deletion is visible by its excess",
-                short="over-unlearning: the unlearned model overshoots retraining"),
-)}
+CODES: dict[str, FindingCode] = {
+    c.code: c
+    for c in (
+        FindingCode(
+            "certificate-violated",
+            "error",
+            "violated",
+            "an attack proves an epsilon above the certified one",
+            short="an attack proves more than the certified epsilon",
+        ),
+        FindingCode(
+            "bound-violated",
+            "error",
+            "violated",
+            "the measured distance exceeds the certified sensitivity",
+            short="the measured distance exceeds the certified sensitivity",
+        ),
+        FindingCode(
+            "realized-exceeds-certified",
+            "error",
+            "violated",
+            "the realized epsilon of this deletion exceeds the certified epsilon",
+            short="the realized epsilon exceeds the certified epsilon",
+        ),
+        FindingCode(
+            "certificate-not-issued",
+            "error",
+            "not-certified",
+            "a condition of the theorem failed: no certificate is issued",
+            short="a condition of the theorem failed: nothing is certified",
+        ),
+        FindingCode(
+            "epsilon-above-request",
+            "error",
+            "not-certified",
+            "the certificate holds, but at an epsilon above the one requested: the request is not certified",
+            short="certified only at an epsilon above the one requested",
+        ),
+        FindingCode(
+            "utility-departure",
+            "error",
+            "unusable",
+            "the noiseless unlearned model is significantly and substantially less accurate than the "
+            "retrained model: the unlearning failed",
+            short="the unlearned model is much worse than retraining",
+        ),
+        FindingCode(
+            "unlearned-at-chance",
+            "error",
+            "unusable",
+            "the noiseless unlearned model is no better than always predicting the most frequent class, "
+            "while the retrained model learned: the unlearning destroyed the model",
+            short="the unlearning destroyed the model",
+        ),
+        FindingCode(
+            "released-at-chance",
+            "warning",
+            "consistent",
+            "the released model is no better than always predicting the most frequent class (the "
+            "certifying noise destroys it, or no model learned): the certificate may hold, the release is "
+            "of no use",
+            short="the released model is at chance",
+            vacuous=True,
+        ),
+        FindingCode(
+            "no-theorem",
+            "warning",
+            "not-certified",
+            "the method has no theorem: there is no certificate, only measurements",
+            short="the method has no theorem: nothing is certified",
+        ),
+        FindingCode(
+            "not-comparable",
+            "warning",
+            "consistent",
+            "the guarantee comes from noise inside training, which output-noise measurements do not test",
+            short="the measurements do not test this training-noise certificate",
+            vacuous=True,
+        ),
+        FindingCode(
+            "empirical-exceeds-realized",
+            "warning",
+            "consistent",
+            "an attack's lower bound exceeds the realized epsilon: the auditor is inconsistent",
+            short="the auditor is inconsistent (an attack exceeds the realized epsilon)",
+        ),
+        FindingCode(
+            "conditional-constants",
+            "warning",
+            "consistent",
+            "the certificate rests on estimated or assumed constants",
+            short="the certificate rests on estimated or assumed constants",
+        ),
+        FindingCode(
+            "utility-loss",
+            "warning",
+            "consistent",
+            "the noise costs more than 2 test-accuracy points",
+            short="the noise costs over 2 accuracy points",
+        ),
+        FindingCode(
+            "attacks-skipped",
+            "warning",
+            "consistent",
+            "the attacks could not be run meaningfully",
+            short="the attacks were not run",
+            vacuous=True,
+        ),
+        FindingCode(
+            "degenerate-trials",
+            "warning",
+            "consistent",  # an error never comes with exit 0
+            "the trials were refused: every released model of a world is the same, so nothing was measured",
+            short="the trials were refused: nothing was measured",
+            vacuous=True,
+        ),
+        FindingCode(
+            "no-power",
+            "warning",
+            "consistent",
+            "the positive control failed: the attacks cannot tell the original model from the retrained one, "
+            "so their verdict on the unlearned model means nothing",
+            short="the attacks had no power: they cannot see a deletion that did nothing",
+            vacuous=True,
+        ),
+        FindingCode(
+            "gaussian-above-certificate",
+            "warning",
+            "consistent",
+            "under the Gaussian hypothesis (tested by goodness of fit), an attack's GDP lower bound exceeds the "
+            "certified epsilon; the hypothesis-free bound does not",
+            short="under a Gaussian hypothesis an attack exceeds the certificate",
+        ),
+        FindingCode(
+            "one-run-violation",
+            "error",
+            "violated",
+            "the one-run audit proves an epsilon above the one certified for deleting its canaries",
+            short="the one-run audit proves more than the certified epsilon",
+        ),
+        FindingCode(
+            "leak-measured",
+            "warning",
+            "not-certified",
+            "an attack proves that the uncertified unlearned model is distinguishable from retraining",
+            short="an attack tells the unlearned model from retraining",
+        ),
+        FindingCode(
+            "budget-spent",
+            "warning",
+            "consistent",
+            "the cumulative epsilon of the releases passed the budget: a retrain is due",
+            short="the privacy budget is spent: a retrain is due",
+        ),
+        FindingCode(
+            "no-op-passes",
+            "warning",
+            "consistent",
+            "releasing the original model (not unlearning at all) at the same noise would also satisfy the "
+            "certified epsilon: the noise, not the unlearning, provides the guarantee",
+            short="the noise alone hides this deletion: a no-op would pass too",
+            vacuous=True,
+        ),
+        FindingCode(
+            "underpowered",
+            "warning",
+            "consistent",
+            "a measurement's ceiling at its size is at or below the certified epsilon: it cannot test the "
+            "certificate, so its lower bound says nothing about it",
+            short="a measurement is too small to test the certified epsilon",
+            vacuous=True,
+        ),
+        FindingCode(
+            "one-run-no-power",
+            "warning",
+            "consistent",
+            "the one-run audit's positive control failed: the game's original model (not unlearned), released "
+            "at the same sigma, gives no bound above the certified epsilon, so the game could not have caught a "
+            "deletion that did nothing and its bound on the unlearned model means nothing",
+            short="the one-run audit could not have caught a deletion that did nothing",
+            vacuous=True,
+        ),
+        FindingCode(
+            "original-outlier",
+            "warning",
+            "consistent",
+            "the production model (original=) sits outside the trials' population of original models: the "
+            "trials, fresh trainings by the same code, do not model it, so the attacks' verdict on its "
+            "deletion means little",
+            short="the trials do not model the production model",
+            vacuous=True,
+        ),
+        FindingCode(
+            "not-reproducible",
+            "warning",
+            "consistent",
+            "the caller's training gave two different models from one seed: the trials mix randomness sources "
+            "the audit does not control, and cannot be reproduced from the recorded seeds",
+            short="the training code is not reproducible from its seed",
+            vacuous=True,
+        ),
+        FindingCode(
+            "original-not-learned",
+            "warning",
+            "consistent",
+            "the original model's noiseless test accuracy is not above always predicting the most frequent "
+            "class (by the chance margin and a one-sided exact binomial test at the run's confidence): there is "
+            "nothing learned to unlearn, and the attacks measure a model at chance; raise the steps or the step "
+            "size",
+            short="the original model did not learn",
+            vacuous=True,
+        ),
+        FindingCode(
+            "diagnostic-cut",
+            "warning",
+            "consistent",
+            "a diagnostic (the knob's tradeoff curve, the checkpoint-recovery check) reached its budget "
+            "(diagnostic_budget) and was cut short; no certificate depends on it",
+            short="a diagnostic was cut short by its budget",
+        ),
+        FindingCode(
+            "under-unlearning",
+            "warning",
+            "consistent",
+            "an attack that proves a leak sees the unlearned model closer to the original model than retraining "
+            "is: the deletion left the forgotten records' trace",
+            short="under-unlearning: the unlearned model still looks like the original",
+        ),
+        FindingCode(
+            "over-unlearning",
+            "warning",
+            "consistent",
+            "an attack that proves a leak sees the unlearned model farther from the original model than "
+            "retraining is (it looks less like it saw the forgotten records than a model that never did): the "
+            "deletion is visible by its excess",
+            short="over-unlearning: the unlearned model overshoots retraining",
+        ),
+    )
+}
 
 UTILITY_LOSS_POINTS = 0.02
 #: How far (test-accuracy points) a noiseless unlearned model may fall below the retrained one
@@ -192,8 +324,9 @@ class Headline:
     @property
     def tally(self) -> str:
         """``1 error, 2 warnings`` (empty when nothing is named)."""
-        parts = [f"{k} {severity}{'s' if k != 1 else ''}" for severity in ("error", "warning")
-                 if (k := self.count(severity))]
+        parts = [
+            f"{k} {severity}{'s' if k != 1 else ''}" for severity in ("error", "warning") if (k := self.count(severity))
+        ]
         return ", ".join(parts)
 
     @property
@@ -232,13 +365,21 @@ def headline(verdict: str | None, findings: Iterable[Any]) -> Headline:
 
 
 def bound_violated(distance: float, sensitivity: float, where: str = "") -> dict[str, str]:
-    return finding("bound-violated", f"{where}||theta_U - theta_R|| = {distance:.6g} exceeds the certified "
-                                     f"sensitivity {sensitivity:.6g}")
+    return finding(
+        "bound-violated",
+        f"{where}||theta_U - theta_R|| = {distance:.6g} exceeds the certified sensitivity {sensitivity:.6g}",
+    )
 
 
-def certificate_findings(certificate: Any, realized: Any, utility: Any, comparison: Any = None,
-                         trial_mode: str = "noise", confidence: float | None = None,
-                         requested_epsilon: float | None = None) -> list[dict[str, str]]:
+def certificate_findings(
+    certificate: Any,
+    realized: Any,
+    utility: Any,
+    comparison: Any = None,
+    trial_mode: str = "noise",
+    confidence: float | None = None,
+    requested_epsilon: float | None = None,
+) -> list[dict[str, str]]:
     """Errors and warnings about the certificate. Nothing can be *violated* when nothing was
     certified: a method without a theorem gives ``no-theorem``, a failed condition
     ``certificate-not-issued``, and the measurements stand on their own. A valid certificate
@@ -247,64 +388,94 @@ def certificate_findings(certificate: Any, realized: Any, utility: Any, comparis
     kind = certificate.kind
     useful = utility_findings(utility, confidence)
     if kind == "none":
-        return [finding("no-theorem", f"no certificate: {certificate.method} has no theorem; "
-                        + certificate.theorem.removeprefix("none: "))] + useful
+        return [
+            finding(
+                "no-theorem",
+                f"no certificate: {certificate.method} has no theorem; " + certificate.theorem.removeprefix("none: "),
+            )
+        ] + useful
     if not certificate.valid:
-        return [finding("certificate-not-issued", "No certificate is issued: " + "; ".join(certificate.warnings))] \
-            + useful
+        return [
+            finding("certificate-not-issued", "No certificate is issued: " + "; ".join(certificate.warnings))
+        ] + useful
     findings = []
-    if requested_epsilon is not None and certificate.epsilon is not None \
-            and certificate.epsilon > requested_epsilon * (1 + _TOL):
-        findings.append(finding(
-            "epsilon-above-request",
-            f"the certificate states epsilon {certificate.epsilon:.4g}, above the requested {requested_epsilon:.4g} "
-            f"(at delta {certificate.delta:.3g}): the deletion is certified, but not at the epsilon asked for"))
+    if (
+        requested_epsilon is not None
+        and certificate.epsilon is not None
+        and certificate.epsilon > requested_epsilon * (1 + _TOL)
+    ):
+        findings.append(
+            finding(
+                "epsilon-above-request",
+                f"the certificate states epsilon {certificate.epsilon:.4g}, above the requested {requested_epsilon:.4g} "
+                f"(at delta {certificate.delta:.3g}): the deletion is certified, but not at the epsilon asked for",
+            )
+        )
     if kind == "training-noise" and (comparison is None or trial_mode == "noise"):
         # The guarantee rests on noise inside training (DP-SGD, Guo et al.'s loss perturbation),
         # which output-noise trials do not redraw: only retrain-mode trials test it.
-        findings.append(finding("not-comparable", "the certificate adds no output noise (its noise is inside "
-                                "training), so the realized epsilon and noise-draw attacks do not test it; "
-                                "the measurements are reported for information"))
+        findings.append(
+            finding(
+                "not-comparable",
+                "the certificate adds no output noise (its noise is inside "
+                "training), so the realized epsilon and noise-draw attacks do not test it; "
+                "the measurements are reported for information",
+            )
+        )
         return findings + useful
     if comparison is not None:
         if comparison.certificate_violated:
             level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
-            findings.append(finding(
-                "certificate-violated",
-                f"CERTIFICATE VIOLATED: the {comparison.best_attack} attack proves epsilon >= "
-                f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack run), "
-                f"above the certified epsilon {comparison.certified_epsilon:.4g}"))
+            findings.append(
+                finding(
+                    "certificate-violated",
+                    f"CERTIFICATE VIOLATED: the {comparison.best_attack} attack proves epsilon >= "
+                    f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack run), "
+                    f"above the certified epsilon {comparison.certified_epsilon:.4g}",
+                )
+            )
         elif comparison.gaussian_above_certified:
             level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
-            findings.append(finding(
-                "gaussian-above-certificate",
-                f"if the {comparison.best_gaussian_attack} attack's trade-off is Gaussian (its goodness-of-fit test "
-                f"accepted it), its scores prove epsilon >= {comparison.best_gaussian_epsilon_lower:.4g} at {level} "
-                f"confidence, above the certified epsilon {comparison.certified_epsilon:.4g}; the Clopper-Pearson "
-                f"bound, which assumes nothing, is {comparison.best_empirical_epsilon:.4g}: look at this deletion "
-                "closely"))
+            findings.append(
+                finding(
+                    "gaussian-above-certificate",
+                    f"if the {comparison.best_gaussian_attack} attack's trade-off is Gaussian (its goodness-of-fit test "
+                    f"accepted it), its scores prove epsilon >= {comparison.best_gaussian_epsilon_lower:.4g} at {level} "
+                    f"confidence, above the certified epsilon {comparison.certified_epsilon:.4g}; the Clopper-Pearson "
+                    f"bound, which assumes nothing, is {comparison.best_empirical_epsilon:.4g}: look at this deletion "
+                    "closely",
+                )
+            )
         if comparison.realized_below_empirical and trial_mode == "noise" and not comparison.certificate_violated:
-            findings.append(finding(
-                "empirical-exceeds-realized",
-                f"the {comparison.best_attack} attack's lower bound {comparison.best_empirical_epsilon:.4g} "
-                f"exceeds the realized epsilon {comparison.realized_epsilon:.4g}: the auditor is inconsistent"))
+            findings.append(
+                finding(
+                    "empirical-exceeds-realized",
+                    f"the {comparison.best_attack} attack's lower bound {comparison.best_empirical_epsilon:.4g} "
+                    f"exceeds the realized epsilon {comparison.realized_epsilon:.4g}: the auditor is inconsistent",
+                )
+            )
     if realized.bound_violated:
         findings.append(bound_violated(realized.distance_unlearned_retrained, certificate.sensitivity))
     if realized.exceeds_certified:
-        findings.append(finding("realized-exceeds-certified",
-                                f"realized epsilon {realized.epsilon:.6g} exceeds the certified epsilon "
-                                f"{certificate.epsilon:.6g}"))
+        findings.append(
+            finding(
+                "realized-exceeds-certified",
+                f"realized epsilon {realized.epsilon:.6g} exceeds the certified epsilon {certificate.epsilon:.6g}",
+            )
+        )
     if realized.no_op_epsilon is not None and realized.no_op_epsilon <= certificate.epsilon * (1 + _TOL):
-        findings.append(finding(
-            "no-op-passes",
-            f"at this sigma ({certificate.sigma:.4g}), not unlearning at all would also satisfy epsilon = "
-            f"{certificate.epsilon:.4g}: releasing the original model, {realized.no_op_distance:.4g} from the "
-            f"retrained one, spends epsilon {realized.no_op_epsilon:.4g} (the same Gaussian mechanism, delta "
-            f"{certificate.delta:.3g}). The noise, not the unlearning, provides the guarantee, and no attack on "
-            "this release could refute it"))
+        findings.append(
+            finding(
+                "no-op-passes",
+                f"at this sigma ({certificate.sigma:.4g}), not unlearning at all would also satisfy epsilon = "
+                f"{certificate.epsilon:.4g}: releasing the original model, {realized.no_op_distance:.4g} from the "
+                f"retrained one, spends epsilon {realized.no_op_epsilon:.4g} (the same Gaussian mechanism, delta "
+                f"{certificate.delta:.3g}). The noise, not the unlearning, provides the guarantee, and no attack on "
+                "this release could refute it",
+            )
+        )
     if certificate.conditional:
-        findings.append(finding("conditional-constants",
-                                "The certificate rests on estimated or assumed constants."))
+        findings.append(finding("conditional-constants", "The certificate rests on estimated or assumed constants."))
     return findings + useful
 
 
@@ -317,38 +488,55 @@ def utility_findings(utility: Any, confidence: float | None = None) -> list[dict
     test, versus = utility.unlearned.test, utility.unlearned_vs_retrained
     level = 0.95 if confidence is None else confidence
     if versus.accuracy_gap > DEPARTURE_POINTS and versus.p_value < 1 - level:
-        out.append(finding(
-            "utility-departure",
-            f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is {100 * versus.accuracy_gap:.1f} "
-            f"points below the retrained model's {utility.retrained.test.accuracy:.4f} (on the "
-            f"{versus.unlearned_wrong_retrained_right + versus.retrained_wrong_unlearned_right} test records where "
-            f"they disagree, one-sided exact binomial p = {versus.p_value:.2g}): unlearning approximates retraining "
-            f"by a small step, and more than {100 * DEPARTURE_POINTS:.0f} points means it failed (a diverged or "
-            "destroyed model)"))
+        out.append(
+            finding(
+                "utility-departure",
+                f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is {100 * versus.accuracy_gap:.1f} "
+                f"points below the retrained model's {utility.retrained.test.accuracy:.4f} (on the "
+                f"{versus.unlearned_wrong_retrained_right + versus.retrained_wrong_unlearned_right} test records where "
+                f"they disagree, one-sided exact binomial p = {versus.p_value:.2g}): unlearning approximates retraining "
+                f"by a small step, and more than {100 * DEPARTURE_POINTS:.0f} points means it failed (a diverged or "
+                "destroyed model)",
+            )
+        )
     chance = utility.test_chance_accuracy
     learned = utility.retrained.test.accuracy > chance + CHANCE_MARGIN
     if learned and test.accuracy <= chance + CHANCE_MARGIN:
-        out.append(finding(
-            "unlearned-at-chance",
-            f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is no better than always predicting "
-            f"the most frequent class ({chance:.4f}), while the retrained model reaches "
-            f"{utility.retrained.test.accuracy:.4f}: the unlearning destroyed the model"))
+        out.append(
+            finding(
+                "unlearned-at-chance",
+                f"the noiseless unlearned model's test accuracy {test.accuracy:.4f} is no better than always predicting "
+                f"the most frequent class ({chance:.4f}), while the retrained model reaches "
+                f"{utility.retrained.test.accuracy:.4f}: the unlearning destroyed the model",
+            )
+        )
     released = test.noisy_accuracy_mean
     if released is not None and released <= chance + CHANCE_MARGIN and test.accuracy > chance + CHANCE_MARGIN:
-        out.append(finding(
-            "released-at-chance",
-            f"the released model's test accuracy {released:.4f} is no better than always predicting the most "
-            f"frequent class ({chance:.4f}): the noise that certifies it destroys it (a larger epsilon, more "
-            "training records or a larger knob buys utility)"))
+        out.append(
+            finding(
+                "released-at-chance",
+                f"the released model's test accuracy {released:.4f} is no better than always predicting the most "
+                f"frequent class ({chance:.4f}): the noise that certifies it destroys it (a larger epsilon, more "
+                "training records or a larger knob buys utility)",
+            )
+        )
     elif not learned and test.accuracy <= chance + CHANCE_MARGIN:
-        out.append(finding(
-            "released-at-chance",
-            f"no model in this audit learned: the unlearned ({test.accuracy:.4f}) and the retrained "
-            f"({utility.retrained.test.accuracy:.4f}) models are at the most frequent class's rate "
-            f"({chance:.4f}); raise the steps or the step size"))
+        out.append(
+            finding(
+                "released-at-chance",
+                f"no model in this audit learned: the unlearned ({test.accuracy:.4f}) and the retrained "
+                f"({utility.retrained.test.accuracy:.4f}) models are at the most frequent class's rate "
+                f"({chance:.4f}); raise the steps or the step size",
+            )
+        )
     if released is not None and test.accuracy - released > UTILITY_LOSS_POINTS:
-        out.append(finding("utility-loss", f"noise costs {100 * (test.accuracy - released):.2f} test-accuracy points "
-                                           "(see the tradeoff curve for larger knob values)"))
+        out.append(
+            finding(
+                "utility-loss",
+                f"noise costs {100 * (test.accuracy - released):.2f} test-accuracy points "
+                "(see the tradeoff curve for larger knob values)",
+            )
+        )
     return out
 
 
@@ -356,12 +544,20 @@ def ledger_findings(ledger: dict) -> list[dict[str, str]]:
     out = []
     for release in ledger["releases"]:
         sensitivity = release["sensitivity"]
-        if release["distance"] is not None and math.isfinite(sensitivity) \
-                and release["distance"] > sensitivity * (1 + _TOL):
+        if (
+            release["distance"] is not None
+            and math.isfinite(sensitivity)
+            and release["distance"] > sensitivity * (1 + _TOL)
+        ):
             out.append(bound_violated(release["distance"], sensitivity, f"release {release['index']}: "))
     if ledger["retrain_due"]:
-        out.append(finding("budget-spent", "; ".join(w for w in ledger["warnings"] if "budget" in w)
-                           or "the cumulative epsilon exceeds the budget: retrain from scratch"))
+        out.append(
+            finding(
+                "budget-spent",
+                "; ".join(w for w in ledger["warnings"] if "budget" in w)
+                or "the cumulative epsilon exceeds the budget: retrain from scratch",
+            )
+        )
     return out
 
 
@@ -379,16 +575,24 @@ def measurement_findings(attacks: Any, confidence: float, no_op_passes: bool = F
     out += underpowered_attacks(attacks)
     if not control.has_power and not no_op_passes:
         aurocs = ", ".join(f"{name} {value:.3f}" for name, value in control.auroc.items())
-        out.append(finding(
-            "no-power", f"no attack proves anything about the original model against the retrained one (every bound "
-            f"is 0 at {level}; AUROC {aurocs}): with these trials and this model the audit cannot see a deletion "
-            "that did nothing, so the unlearned model's empirical epsilon means nothing (more trials, a "
-            "forget set of outlying records, or a model that memorises)"))
+        out.append(
+            finding(
+                "no-power",
+                f"no attack proves anything about the original model against the retrained one (every bound "
+                f"is 0 at {level}; AUROC {aurocs}): with these trials and this model the audit cannot see a deletion "
+                "that did nothing, so the unlearned model's empirical epsilon means nothing (more trials, a "
+                "forget set of outlying records, or a model that memorises)",
+            )
+        )
     if comparison.certified_epsilon is None and comparison.best_empirical_epsilon > 0:
-        out.append(finding(
-            "leak-measured", f"the {comparison.best_attack} attack proves epsilon >= "
-            f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack): the unlearned "
-            f"model is distinguishable from retraining (the original model: epsilon >= {control.best_epsilon_lower:.4g})"))
+        out.append(
+            finding(
+                "leak-measured",
+                f"the {comparison.best_attack} attack proves epsilon >= "
+                f"{comparison.best_empirical_epsilon:.4g} at {level} confidence (jointly over every attack): the unlearned "
+                f"model is distinguishable from retraining (the original model: epsilon >= {control.best_epsilon_lower:.4g})",
+            )
+        )
     return out + direction_findings(attacks)
 
 
@@ -404,12 +608,17 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         leaks = r.bound.epsilon_lower > allowed * (1 + _TOL)
         if est is not None and leaks and est.direction in ("under-unlearning", "over-unlearning"):
             by_direction.setdefault(est.direction, []).append(
-                f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])")
-    words = {"under-unlearning": "closer to the original model than retraining is",
-             "over-unlearning": "farther from the original model than retraining is"}
+                f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
+            )
+    words = {
+        "under-unlearning": "closer to the original model than retraining is",
+        "over-unlearning": "farther from the original model than retraining is",
+    }
     # the direction is the finding's code (attacks.estimates.DIRECTIONS)
-    return [finding(d, f"{', '.join(names)}: the unlearned model is {words[d]}; the epsilon bound counts a "
-                       "leak either way") for d, names in by_direction.items()]
+    return [
+        finding(d, f"{', '.join(names)}: the unlearned model is {words[d]}; the epsilon bound counts a leak either way")
+        for d, names in by_direction.items()
+    ]
 
 
 def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:
@@ -419,12 +628,20 @@ def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:
     if not weak:
         return []
     size = next(iter(weak.values())).size_to_test
-    could = (f"{size:,} trials per world could (--trials {size})" if size is not None
-             else "no trial count up to the configuration's limit could")
-    return [finding("underpowered", f"{', '.join(weak)}: {cannot_test(attacks.comparison.certified_epsilon)} with "
-                                    f"{attacks.trials.n_per_world} trials per world (ceiling "
-                                    f"{max(b.ceiling for b in weak.values()):.4g}: no bound they give can exceed it); "
-                                    f"{could}")]
+    could = (
+        f"{size:,} trials per world could (--trials {size})"
+        if size is not None
+        else "no trial count up to the configuration's limit could"
+    )
+    return [
+        finding(
+            "underpowered",
+            f"{', '.join(weak)}: {cannot_test(attacks.comparison.certified_epsilon)} with "
+            f"{attacks.trials.n_per_world} trials per world (ceiling "
+            f"{max(b.ceiling for b in weak.values()):.4g}: no bound they give can exceed it); "
+            f"{could}",
+        )
+    ]
 
 
 def cannot_test(target: float | str | None) -> str:
@@ -441,19 +658,32 @@ def one_run_findings(one_run: dict) -> list[dict[str, str]]:
     exceed it either: the game could not have caught a deletion that did nothing."""
     if one_run.get("can_test") is False:
         size = one_run["size_to_test"]
-        could = (f"{size:,} canary pairs could (--one-run-canaries {size}, {2 * size:,} held-out records)"
-                 if size is not None else "no number of canary pairs can: the one-run ceiling peaks below it "
-                 "at this delta (its 2m*delta term grows with m); the multi-run attacks can")
-        return [finding("underpowered", f"one-run audit: {cannot_test(one_run['certified_epsilon'])} with "
-                                        f"{one_run['m']} canary pairs (ceiling {one_run['ceiling']:.4g}: its "
-                                        f"epsilon >= {one_run['epsilon_lower']:.4g} cannot exceed it whatever the "
-                                        f"method does); {could}")]
+        could = (
+            f"{size:,} canary pairs could (--one-run-canaries {size}, {2 * size:,} held-out records)"
+            if size is not None
+            else "no number of canary pairs can: the one-run ceiling peaks below it "
+            "at this delta (its 2m*delta term grows with m); the multi-run attacks can"
+        )
+        return [
+            finding(
+                "underpowered",
+                f"one-run audit: {cannot_test(one_run['certified_epsilon'])} with "
+                f"{one_run['m']} canary pairs (ceiling {one_run['ceiling']:.4g}: its "
+                f"epsilon >= {one_run['epsilon_lower']:.4g} cannot exceed it whatever the "
+                f"method does); {could}",
+            )
+        ]
     if not one_run.get("violation"):
         return [one_run_no_power(one_run)] if one_run_blind(one_run) else []
-    return [finding("one-run-violation", f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "
-                                         f"{one_run['v']} of {one_run['r']} guesses were right, which proves epsilon "
-                                         f">= {one_run['epsilon_lower']:.4g} at {100 * one_run['confidence']:.0f}% "
-                                         f"confidence, above the certified {one_run['certified_epsilon']:.4g}")]
+    return [
+        finding(
+            "one-run-violation",
+            f"CERTIFICATE VIOLATED (one run): deleting {one_run['inserted']} canaries, "
+            f"{one_run['v']} of {one_run['r']} guesses were right, which proves epsilon "
+            f">= {one_run['epsilon_lower']:.4g} at {100 * one_run['confidence']:.0f}% "
+            f"confidence, above the certified {one_run['certified_epsilon']:.4g}",
+        )
+    ]
 
 
 def one_run_blind(one_run: dict) -> bool:
@@ -461,20 +691,27 @@ def one_run_blind(one_run: dict) -> bool:
     it proves no violation, but its positive control proves nothing beyond the certified ε either
     (a result recorded before the control existed has none and is not judged)."""
     control = one_run.get("control")
-    return (control is not None and not control["has_power"] and one_run.get("can_test") is not False
-            and not one_run.get("violation"))
+    return (
+        control is not None
+        and not control["has_power"]
+        and one_run.get("can_test") is not False
+        and not one_run.get("violation")
+    )
 
 
 def one_run_no_power(one_run: dict) -> dict[str, str]:
     """The one-run game's positive control proves nothing beyond the certified ε (0 without one)."""
     control, certified = one_run["control"], one_run["certified_epsilon"]
     above = f", not above the certified {certified:.4g}" if certified else ""
-    return finding("one-run-no-power", f"one-run audit: {cannot_catch_no_op(one_run['m'])}: the game's original "
-                   f"model (trained with the {one_run['inserted']} canaries and not unlearned), released at the same "
-                   f"sigma ({one_run['sigma']:.4g}) with the same noise draw, got {control['v']} of {control['r']} "
-                   f"guesses right, epsilon >= {control['epsilon_lower']:.4g}{above}; so the unlearned model's "
-                   f"epsilon >= {one_run['epsilon_lower']:.4g} says nothing about the unlearning (the one-run audit "
-                   "sees only a model that memorises single records; the multi-run attacks may see more)")
+    return finding(
+        "one-run-no-power",
+        f"one-run audit: {cannot_catch_no_op(one_run['m'])}: the game's original "
+        f"model (trained with the {one_run['inserted']} canaries and not unlearned), released at the same "
+        f"sigma ({one_run['sigma']:.4g}) with the same noise draw, got {control['v']} of {control['r']} "
+        f"guesses right, epsilon >= {control['epsilon_lower']:.4g}{above}; so the unlearned model's "
+        f"epsilon >= {one_run['epsilon_lower']:.4g} says nothing about the unlearning (the one-run audit "
+        "sees only a model that memorises single records; the multi-run attacks may see more)",
+    )
 
 
 def cannot_catch_no_op(pairs: int) -> str:
@@ -484,34 +721,45 @@ def cannot_catch_no_op(pairs: int) -> str:
 
 def original_outlier(production: Any) -> dict[str, str]:
     """The production model's loss on D is beyond ``z_limit`` standard deviations of the trials'."""
-    return finding("original-outlier", f"the production model's mean loss on the training set, {production.loss:.4g}, "
-                   f"is {production.z:+.3g} standard deviations (of the log loss) from the trials' original models "
-                   f"(mean {production.trials_mean:.4g}, range [{production.trials_min:.4g}, "
-                   f"{production.trials_max:.4g}], "
-                   f"{production.percentile:.0%} of them lower; limit |z| <= {production.z_limit:g}): the trials, "
-                   "fresh trainings by the same train function, do not model this model (trained otherwise, longer, "
-                   "or on other data?), so what the attacks measure says little about its deletion")
+    return finding(
+        "original-outlier",
+        f"the production model's mean loss on the training set, {production.loss:.4g}, "
+        f"is {production.z:+.3g} standard deviations (of the log loss) from the trials' original models "
+        f"(mean {production.trials_mean:.4g}, range [{production.trials_min:.4g}, "
+        f"{production.trials_max:.4g}], "
+        f"{production.percentile:.0%} of them lower; limit |z| <= {production.z_limit:g}): the trials, "
+        "fresh trainings by the same train function, do not model this model (trained otherwise, longer, "
+        "or on other data?), so what the attacks measure says little about its deletion",
+    )
 
 
 def not_reproducible(check: Any) -> dict[str, str]:
     """The caller's ``train`` gave two models from one seed (:class:`schema.Reproducibility`)."""
-    return finding("not-reproducible", f"two trainings by your train function on the same {check.records} records "
-                   f"with one seed differ (largest parameter difference {check.max_abs_difference:.3g}): a trial is "
-                   "then not a pure function of its seed, the trials mix randomness the audit does not control, and "
-                   "no result can be reproduced from the recorded seeds; usual causes: a DataLoader without "
-                   "generator= or with workers not seeded from it, a generator seeded from the clock or os.urandom, "
-                   "a random source outside torch, numpy and random, or nondeterministic CUDA kernels "
-                   "(torch.use_deterministic_algorithms(True))")
+    return finding(
+        "not-reproducible",
+        f"two trainings by your train function on the same {check.records} records "
+        f"with one seed differ (largest parameter difference {check.max_abs_difference:.3g}): a trial is "
+        "then not a pure function of its seed, the trials mix randomness the audit does not control, and "
+        "no result can be reproduced from the recorded seeds; usual causes: a DataLoader without "
+        "generator= or with workers not seeded from it, a generator seeded from the clock or os.urandom, "
+        "a random source outside torch, numpy and random, or nondeterministic CUDA kernels "
+        "(torch.use_deterministic_algorithms(True))",
+    )
 
 
 def degenerate_trials(reason: str) -> dict[str, str]:
-    return finding("degenerate-trials", f"the attacks were refused: {reason}; choose trial_mode auto or retrain "
-                                        "(the training randomness), or a method that adds output noise")
+    return finding(
+        "degenerate-trials",
+        f"the attacks were refused: {reason}; choose trial_mode auto or retrain "
+        "(the training randomness), or a method that adds output noise",
+    )
 
 
 def attacks_skipped() -> dict[str, str]:
-    return finding("attacks-skipped", "no finite noise certifies this run, so there is no released model to "
-                                      "attack; the attacks were skipped")
+    return finding(
+        "attacks-skipped",
+        "no finite noise certifies this run, so there is no released model to attack; the attacks were skipped",
+    )
 
 
 def original_not_learned(utility: Any, confidence: float) -> list[dict[str, str]]:
@@ -527,11 +775,15 @@ def original_not_learned(utility: Any, confidence: float) -> list[dict[str, str]
     p = float(bdtrc(right - 1, n, chance)) if right > 0 else 1.0
     if test.accuracy > chance + CHANCE_MARGIN and p < 1 - confidence:
         return []
-    return [finding("original-not-learned",
-                    f"the original model's test accuracy {test.accuracy:.4f} on {n} records is not above the most "
-                    f"frequent class's rate {chance:.4f} (margin {CHANCE_MARGIN:g}; one-sided binomial p = {p:.2g}): "
-                    "the model learned nothing to unlearn, and the attacks measure a model at chance; raise the "
-                    "steps or the step size (the built-in cnn: see its recipe)")]
+    return [
+        finding(
+            "original-not-learned",
+            f"the original model's test accuracy {test.accuracy:.4f} on {n} records is not above the most "
+            f"frequent class's rate {chance:.4f} (margin {CHANCE_MARGIN:g}; one-sided binomial p = {p:.2g}): "
+            "the model learned nothing to unlearn, and the attacks measure a model at chance; raise the "
+            "steps or the step size (the built-in cnn: see its recipe)",
+        )
+    ]
 
 
 def diagnostic_findings(tradeoff: Any, recovery: Any, budget: float) -> list[dict[str, str]]:
@@ -539,13 +791,23 @@ def diagnostic_findings(tradeoff: Any, recovery: Any, budget: float) -> list[dic
     recovery that stopped before the K steps it was asked for (report objects, or None)."""
     cut = []
     if tradeoff is not None and getattr(tradeoff, "left_out", None):
-        cut.append(f"the tradeoff curve of {tradeoff.knob.option} left out {len(tradeoff.left_out)} of "
-                   f"{len(tradeoff.rows) + len(tradeoff.left_out)} values ("
-                   + ", ".join(f"{v:g}" for v in tradeoff.left_out) + ")")
+        cut.append(
+            f"the tradeoff curve of {tradeoff.knob.option} left out {len(tradeoff.left_out)} of "
+            f"{len(tradeoff.rows) + len(tradeoff.left_out)} values ("
+            + ", ".join(f"{v:g}" for v in tradeoff.left_out)
+            + ")"
+        )
     if recovery is not None and recovery.get("applicable") and recovery.get("steps", 0) < recovery.get("rewind", 0):
-        cut.append(f"the checkpoint recovery recovered {recovery['steps']} of K = {recovery['rewind']} steps "
-                   f"({recovery['gradients']} gradients over D)")
+        cut.append(
+            f"the checkpoint recovery recovered {recovery['steps']} of K = {recovery['rewind']} steps "
+            f"({recovery['gradients']} gradients over D)"
+        )
     if not cut:
         return []
-    return [finding("diagnostic-cut", "; ".join(cut) + f": diagnostic_budget = {budget:g} training(s) each "
-                    "(raise --diagnostic-budget for the whole diagnostic); no certificate depends on it")]
+    return [
+        finding(
+            "diagnostic-cut",
+            "; ".join(cut) + f": diagnostic_budget = {budget:g} training(s) each "
+            "(raise --diagnostic-budget for the whole diagnostic); no certificate depends on it",
+        )
+    ]

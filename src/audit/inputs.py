@@ -23,8 +23,16 @@ from certify.errors import InvalidInput
 from unlearners.models import KEEP_IMAGE_SCALE
 
 
-def with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids: Any, train: Any = None,
-                       unlearn: Any = None, original: Any = None) -> AuditConfig:
+def with_caller_inputs(
+    config: AuditConfig,
+    *,
+    model: Any,
+    data: Any,
+    forget_ids: Any,
+    train: Any = None,
+    unlearn: Any = None,
+    original: Any = None,
+) -> AuditConfig:
     """The configuration the report records: ``caller`` where the library call passed the model,
     the data or the forget ids in memory (validated: they cannot be combined with another
     selection of the same thing)."""
@@ -35,36 +43,65 @@ def with_caller_inputs(config: AuditConfig, *, model: Any, data: Any, forget_ids
     if data is not None:
         updates["dataset"] = CALLER
     if forget_ids is not None:
-        chosen = [name for name in ("forget_fraction", "forget_class", "forget_groups")
-                  if getattr(config, name) is not None]
+        chosen = [
+            name for name in ("forget_fraction", "forget_class", "forget_groups") if getattr(config, name) is not None
+        ]
         if chosen or config.forget_count not in (None, 1) or config.forget_ids not in (None, CALLER):
-            raise InvalidInput("forget_ids", "given without another forget selection (forget_count, forget_fraction, "
-                               "forget_class, forget_groups, forget_ids)", chosen or "another selection")
+            raise InvalidInput(
+                "forget_ids",
+                "given without another forget selection (forget_count, forget_fraction, "
+                "forget_class, forget_groups, forget_ids)",
+                chosen or "another selection",
+            )
         updates.update(forget_ids=CALLER, forget_count=None)
-    updates.update({field: CALLER for field, given in (("train", train), ("unlearn", unlearn), ("original", original))
-                    if given is not None})
+    updates.update(
+        {
+            field: CALLER
+            for field, given in (("train", train), ("unlearn", unlearn), ("original", original))
+            if given is not None
+        }
+    )
     if "train" in updates or "unlearn" in updates or "original" in updates:  # validated: the pair, and no other method
         dataclasses.replace(config, **updates).validate()
     if "unlearn" in updates or config.unlearn is not None:  # the caller's code is the audited method
         updates["method"] = CALLER
-    for field, given in (("dataset", data), ("forget_ids", forget_ids), ("train", train), ("unlearn", unlearn),
-                         ("original", original)):
+    for field, given in (
+        ("dataset", data),
+        ("forget_ids", forget_ids),
+        ("train", train),
+        ("unlearn", unlearn),
+        ("original", original),
+    ):
         if getattr(config, field) == CALLER and given is None and field not in updates:
-            raise InvalidInput(field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run",
-                               CALLER)
+            raise InvalidInput(
+                field, f"a value of its own, or {field.replace('dataset', 'data')}= passed to audit.run", CALLER
+            )
     return dataclasses.replace(config, **updates) if updates else config
 
 
-def load_inputs(config: AuditConfig, model: Any, data: Any, forget_ids: Any, seeds: dict[str, int],
-                dtype: torch.dtype, device: torch.device) -> tuple:
+def load_inputs(
+    config: AuditConfig,
+    model: Any,
+    data: Any,
+    forget_ids: Any,
+    seeds: dict[str, int],
+    dtype: torch.dtype,
+    device: torch.device,
+) -> tuple:
     """The data, the forget set (positions), X and y as tensors, the model's source and its objective."""
     data = _load_data(config, data, seeds["data"])
     if config.forget_strategy == "outlying" and config.forget_ids is not None:
         raise InvalidInput("forget_strategy", "random or mislabelled when the forget set is given by id", "outlying")
-    forget_np = (indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
-                 if config.forget_ids is not None else forget_positions(data, config, seeds["forget"]))
-    labels = (mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
-              if config.forget_strategy == "mislabelled" else data.y_train)
+    forget_np = (
+        indices_of_ids(data, read_ids(config.forget_ids) if forget_ids is None else forget_ids)
+        if config.forget_ids is not None
+        else forget_positions(data, config, seeds["forget"])
+    )
+    labels = (
+        mislabel_records(data.y_train, forget_np, data.n_classes, seeds["forget"])
+        if config.forget_strategy == "mislabelled"
+        else data.y_train
+    )
     X, y = to_tensor(data.X_train, dtype, device), torch.as_tensor(labels, device=device)
     module, model_source = resolve(model, config, data.input_shape, data.n_classes)
     objective = prepare(module, X, y, data.n_classes, dtype, device, own_training=config.train is not None)
@@ -82,8 +119,11 @@ def _load_data(config: AuditConfig, data: Any, seed: int) -> AuditData:
 def identifier(data: AuditData, config: AuditConfig) -> str:
     """What the deletion request's ids are (the commitment records it)."""
     if data.record_ids is None:
-        return ("position of the record in the caller's data (0-based; training records first for a split)"
-                if config.dataset == CALLER else "position of the record in the dataset source (0-based)")
+        return (
+            "position of the record in the caller's data (0-based; training records first for a split)"
+            if config.dataset == CALLER
+            else "position of the record in the dataset source (0-based)"
+        )
     if config.id_column is not None:
         return f"the record's id in column {config.id_column!r}"
     return "the caller's record id"
@@ -108,8 +148,13 @@ def dataset_options(config: AuditConfig) -> dict:
     return opts
 
 
-_FORGET_FIELDS = {"count": "forget_count", "fraction": "forget_fraction",
-                  "classes": "forget_class", "n_groups": "forget_groups", "groups": "forget_groups"}
+_FORGET_FIELDS = {
+    "count": "forget_count",
+    "fraction": "forget_fraction",
+    "classes": "forget_class",
+    "n_groups": "forget_groups",
+    "groups": "forget_groups",
+}
 
 
 def forget_positions(data: AuditData, config: AuditConfig, seed: int) -> np.ndarray:
@@ -119,8 +164,9 @@ def forget_positions(data: AuditData, config: AuditConfig, seed: int) -> np.ndar
         return select_forget(data, seed=seed, strategy=config.forget_strategy, **options)
     except InvalidInput as exc:
         used = _FORGET_FIELDS[next(iter(options))]
-        field = "forget_strategy" if exc.field == "strategy" else used if exc.field in ("forget", *options) \
-            else exc.field
+        field = (
+            "forget_strategy" if exc.field == "strategy" else used if exc.field in ("forget", *options) else exc.field
+        )
         raise InvalidInput(field, exc.allowed, exc.got, exc.hint) from None
 
 
@@ -156,4 +202,3 @@ def resolve_device(name: str) -> torch.device:
 def to_tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
     """An array as a contiguous tensor of the run's dtype on its device."""
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
-

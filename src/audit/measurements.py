@@ -24,8 +24,14 @@ Tick = Callable[[str, int, int], None]
 _TOL = 1e-9
 
 
-def realized(sigma: float, delta: float, distance: float, sensitivity: float | None,
-             certified: float | None, no_op_distance: float | None = None) -> schema.Realized:
+def realized(
+    sigma: float,
+    delta: float,
+    distance: float,
+    sensitivity: float | None,
+    certified: float | None,
+    no_op_distance: float | None = None,
+) -> schema.Realized:
     """The ε this very deletion spends: the Gaussian mechanism with Δ = ||θ_U − θ_R|| at σ; and,
     given ``no_op_distance`` = ||θ_original − θ_R||, the ε that releasing the original model (doing
     nothing) would spend at the same σ."""
@@ -52,8 +58,9 @@ def _gaussian_epsilon(sigma: float, delta: float, distance: float) -> float:
     return epsilon_for(sigma, delta, distance, "analytic")
 
 
-def released_scores(objective: Objective, theta: Tensor, sigma: float, draws: int, gen: torch.Generator,
-                    noisy_splits: dict) -> dict[str, Scores]:
+def released_scores(
+    objective: Objective, theta: Tensor, sigma: float, draws: int, gen: torch.Generator, noisy_splits: dict
+) -> dict[str, Scores]:
     """``draws`` releases θ + N(0, σ²I) of one model (one block from ``gen``), scored on each
     split of ``noisy_splits`` (records already subsampled and cast, :mod:`audit.evaluation`); empty
     when σ is 0 or not finite."""
@@ -63,8 +70,9 @@ def released_scores(objective: Objective, theta: Tensor, sigma: float, draws: in
     return {split: score(objective, thetas, Xs, ys) for split, (Xs, ys) in noisy_splits.items()}
 
 
-def model_utility(passes: dict, sigma: float, released: dict[str, Scores], populations: dict[str, int],
-                  dtype: torch.dtype) -> schema.ModelUtility:
+def model_utility(
+    passes: dict, sigma: float, released: dict[str, Scores], populations: dict[str, int], dtype: torch.dtype
+) -> schema.ModelUtility:
     """Accuracy and loss of one model per split, noiseless (``passes``: split -> per-record loss and
     correct, :func:`audit.evaluation.outputs`) and released (mean ± std over the draws' ``released``
     scores, with the standard error of the mean accuracy over ``populations`` records)."""
@@ -74,17 +82,26 @@ def model_utility(passes: dict, sigma: float, released: dict[str, Scores], popul
         entry = {"accuracy": int(right.sum()) / n, "loss": float(per_loss.sum(dtype=torch.float64)) / n}
         if split in released:
             scores = released[split]
-            entry.update(noisy_accuracy_mean=float(scores.accuracy.mean()), noisy_accuracy_std=_std(scores.accuracy),
-                         noisy_loss_mean=float(scores.loss.mean()), noisy_loss_std=_std(scores.loss),
-                         noisy_records=int(scores.hits.numel()),
-                         noisy_accuracy_se=accuracy_se(scores, populations[split]))
+            entry.update(
+                noisy_accuracy_mean=float(scores.accuracy.mean()),
+                noisy_accuracy_std=_std(scores.accuracy),
+                noisy_loss_mean=float(scores.loss.mean()),
+                noisy_loss_std=_std(scores.loss),
+                noisy_records=int(scores.hits.numel()),
+                noisy_accuracy_se=accuracy_se(scores, populations[split]),
+            )
         elif math.isfinite(sigma):
-            entry.update(noisy_accuracy_mean=entry["accuracy"], noisy_accuracy_std=0.0,
-                         noisy_loss_mean=entry["loss"], noisy_loss_std=0.0)
+            entry.update(
+                noisy_accuracy_mean=entry["accuracy"],
+                noisy_accuracy_std=0.0,
+                noisy_loss_mean=entry["loss"],
+                noisy_loss_std=0.0,
+            )
         out[split] = schema.SplitUtility(**entry)
     draws = int(next(iter(released.values())).accuracy.numel()) if released else 0
-    return schema.ModelUtility(**out, noise_draws=draws,
-                               noisy_dtype=str(dtype).removeprefix("torch.") if released else None)
+    return schema.ModelUtility(
+        **out, noise_draws=draws, noisy_dtype=str(dtype).removeprefix("torch.") if released else None
+    )
 
 
 def _std(values: Tensor) -> float:
@@ -92,8 +109,9 @@ def _std(values: Tensor) -> float:
     return float(values.std()) if values.numel() > 1 else 0.0
 
 
-def unlearned_vs_retrained(objective: Objective, unlearned: Tensor, retrained: Tensor,
-                           test: tuple[Tensor, Tensor]) -> schema.UnlearnedVsRetrained:
+def unlearned_vs_retrained(
+    objective: Objective, unlearned: Tensor, retrained: Tensor, test: tuple[Tensor, Tensor]
+) -> schema.UnlearnedVsRetrained:
     """The two noiseless models record by record on the test split, with an exact one-sided
     binomial (McNemar) test of "the unlearned model is the wrong one more often"."""
     X, y = test
@@ -108,9 +126,13 @@ def agreement(u_right: Tensor, r_right: Tensor) -> schema.UnlearnedVsRetrained:
     c = int((u_right & ~r_right).sum())
     # binomtest(b, b + c, 0.5, alternative="greater").pvalue = P[Bin(b + c, 1/2) >= b] = bdtrc(b - 1, ...)
     p = float(bdtrc(b - 1, b + c, 0.5)) if b > 0 else 1.0
-    return schema.UnlearnedVsRetrained(n=int(u_right.numel()), unlearned_wrong_retrained_right=b,
-                                       retrained_wrong_unlearned_right=c, accuracy_gap=(b - c) / int(u_right.numel()),
-                                       p_value=min(1.0, p))
+    return schema.UnlearnedVsRetrained(
+        n=int(u_right.numel()),
+        unlearned_wrong_retrained_right=b,
+        retrained_wrong_unlearned_right=c,
+        accuracy_gap=(b - c) / int(u_right.numel()),
+        p_value=min(1.0, p),
+    )
 
 
 def chance_accuracy(y: Tensor) -> float:
@@ -128,16 +150,34 @@ def loss_histograms(per_record: dict, bins: int = 40) -> schema.LossHistograms:
     losses = {name: {split: v.detach().cpu().numpy() for split, v in per.items()} for name, per in per_record.items()}
     top = max(float(np.quantile(v, 0.995)) for per in losses.values() for v in per.values())
     edges = np.linspace(0.0, max(top, 1e-12), bins + 1)
-    counts = {name: {split: [int(c) for c in np.histogram(np.clip(v, 0, edges[-1]), bins=edges)[0]]
-                     for split, v in per.items()} for name, per in losses.items()}
-    return schema.LossHistograms(edges=[float(e) for e in edges], counts=counts,
-                                 note="losses above the last edge are counted in the last bin")
+    counts = {
+        name: {
+            split: [int(c) for c in np.histogram(np.clip(v, 0, edges[-1]), bins=edges)[0]] for split, v in per.items()
+        }
+        for name, per in losses.items()
+    }
+    return schema.LossHistograms(
+        edges=[float(e) for e in edges], counts=counts, note="losses above the last edge are counted in the last bin"
+    )
 
 
-def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float, mechanism: str,
-             points: int, objective: Objective, test: tuple[Tensor, Tensor], retrained: Tensor,
-             refit: Callable[[Unlearner], None], gen: torch.Generator, tick: Tick, budget: float = math.inf,
-             own: tuple[Tensor, object] | None = None) -> schema.Tradeoff | None:
+def tradeoff(
+    method: Unlearner,
+    forget: Tensor,
+    *,
+    epsilon: float,
+    delta: float,
+    mechanism: str,
+    points: int,
+    objective: Objective,
+    test: tuple[Tensor, Tensor],
+    retrained: Tensor,
+    refit: Callable[[Unlearner], None],
+    gen: torch.Generator,
+    tick: Tick,
+    budget: float = math.inf,
+    own: tuple[Tensor, object] | None = None,
+) -> schema.Tradeoff | None:
     """The knob–σ–ε curve of the method's declared knob (None without one), within ``budget``
     trainings of work (:func:`budgeted_values`).
 
@@ -175,12 +215,12 @@ def tradeoff(method: Unlearner, forget: Tensor, *, epsilon: float, delta: float,
         rows.append(_tradeoff_row(value, cert, theta, reference, objective, test, delta, gen))
     tick("tradeoff", len(values), len(values))
     extra = {"left_out": [float(v) for v in left_out]} if left_out else {}
-    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(used), rows=rows, work=float(work),
-                           **extra)
+    return schema.Tradeoff(knob=schema.Knob(**vars_of(knob)), chosen=float(used), rows=rows, work=float(work), **extra)
 
 
-def budgeted_values(grid: list, used, cost: Callable[[object], float], budget: float,
-                    reuse: bool) -> tuple[list, list, float]:
+def budgeted_values(
+    grid: list, used, cost: Callable[[object], float], budget: float, reuse: bool
+) -> tuple[list, list, float]:
     """The knob values the curve evaluates, those the budget leaves out, and the work spent.
 
     With ``reuse``, the value the audit used joins the grid, free (its models are reused). The rest are taken
@@ -204,12 +244,25 @@ def budgeted_values(grid: list, used, cost: Callable[[object], float], budget: f
     return [values[i] for i in sorted(taken)], sorted(left_out), spent
 
 
-def _tradeoff_row(value, cert, theta: Tensor, reference: Tensor, objective: Objective, test: tuple[Tensor, Tensor],
-                  delta: float, gen: torch.Generator) -> schema.TradeoffRow:
+def _tradeoff_row(
+    value,
+    cert,
+    theta: Tensor,
+    reference: Tensor,
+    objective: Objective,
+    test: tuple[Tensor, Tensor],
+    delta: float,
+    gen: torch.Generator,
+) -> schema.TradeoffRow:
     sens = cert.sensitivity if cert.sensitivity is not None else math.inf
     distance = float(torch.linalg.vector_norm(theta - reference))
-    row = {"value": float(value), "sensitivity": sens, "sigma": cert.sigma, "distance": distance,
-           "test_accuracy_noiseless": float(objective.accuracy(theta, *test))}
+    row = {
+        "value": float(value),
+        "sensitivity": sens,
+        "sigma": cert.sigma,
+        "distance": distance,
+        "test_accuracy_noiseless": float(objective.accuracy(theta, *test)),
+    }
     if math.isfinite(cert.sigma):
         draws = [objective.accuracy(Unlearner.release(theta, cert.sigma, gen), *test) for _ in range(5)]
         row["test_accuracy_released"] = float(torch.stack(draws).mean())
@@ -217,10 +270,23 @@ def _tradeoff_row(value, cert, theta: Tensor, reference: Tensor, objective: Obje
     return schema.TradeoffRow(**row)
 
 
-def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, epsilons: tuple[float, ...],
-             delta: float, mechanism: str, objective: Objective, test: tuple[Tensor, Tensor], draws: int,
-             gen: torch.Generator, noiseless: float | None = None, known: tuple[float, Scores] | None = None,
-             population: int | None = None) -> schema.Frontier | schema.FrontierNotApplicable:
+def frontier(
+    method: Unlearner,
+    certificate,
+    forget: Tensor,
+    theta: Tensor,
+    *,
+    epsilons: tuple[float, ...],
+    delta: float,
+    mechanism: str,
+    objective: Objective,
+    test: tuple[Tensor, Tensor],
+    draws: int,
+    gen: torch.Generator,
+    noiseless: float | None = None,
+    known: tuple[float, Scores] | None = None,
+    population: int | None = None,
+) -> schema.Frontier | schema.FrontierNotApplicable:
     """Released test accuracy of the unlearned model ``theta`` at each ε of ``epsilons``.
 
     ``test`` is the set the releases are scored on (the utility stage's subsample, cast); the
@@ -235,21 +301,41 @@ def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, e
     one training per ε, and a method without a valid certificate has no σ to scale.
     """
     if certificate.kind == "training-noise" and type(method).capabilities.reruns and certificate.valid:
-        return _rerun_frontier(method, forget, epsilons=epsilons, delta=delta, mechanism=mechanism,
-                               objective=objective, test=test, draws=draws, gen=gen)
+        return _rerun_frontier(
+            method,
+            forget,
+            epsilons=epsilons,
+            delta=delta,
+            mechanism=mechanism,
+            objective=objective,
+            test=test,
+            draws=draws,
+            gen=gen,
+        )
     if certificate.kind == "training-noise":
-        return schema.FrontierNotApplicable(applicable=False, reason=(
-            "the noise is added in training (DP-SGD): every epsilon needs a training of its own, not one "
-            "trained model with more or less output noise"))
+        return schema.FrontierNotApplicable(
+            applicable=False,
+            reason=(
+                "the noise is added in training (DP-SGD): every epsilon needs a training of its own, not one "
+                "trained model with more or less output noise"
+            ),
+        )
     if certificate.kind == "none" or not certificate.valid:
-        why = "the method carries no certificate" if certificate.kind == "none" else \
-            "the certificate is not issued (" + "; ".join(certificate.warnings[:1]) + ")"
+        why = (
+            "the method carries no certificate"
+            if certificate.kind == "none"
+            else "the certificate is not issued (" + "; ".join(certificate.warnings[:1]) + ")"
+        )
         return schema.FrontierNotApplicable(applicable=False, reason=f"{why}: there is no sigma for any epsilon")
     usable = [e for e in epsilons if not (mechanism == "classic" and e > 1)]
     left_out = sorted(set(epsilons) - set(usable))
     if not usable:
-        return schema.FrontierNotApplicable(applicable=False, reason=(
-            "the classic Gaussian mechanism calibrates epsilon <= 1 only, and every frontier epsilon is above 1"))
+        return schema.FrontierNotApplicable(
+            applicable=False,
+            reason=(
+                "the classic Gaussian mechanism calibrates epsilon <= 1 only, and every frontier epsilon is above 1"
+            ),
+        )
     X, y = test
     population = int(y.numel()) if population is None else population
     if noiseless is None:
@@ -260,33 +346,66 @@ def frontier(method: Unlearner, certificate, forget: Tensor, theta: Tensor, *, e
         if not math.isfinite(sigma):
             continue
         if sigma == 0:  # the release is the noiseless model
-            points.append(schema.FrontierPoint(epsilon=float(eps), sigma=0.0, test_accuracy_mean=noiseless,
-                                               test_accuracy_std=0.0, test_accuracy_se=0.0))
+            points.append(
+                schema.FrontierPoint(
+                    epsilon=float(eps),
+                    sigma=0.0,
+                    test_accuracy_mean=noiseless,
+                    test_accuracy_std=0.0,
+                    test_accuracy_se=0.0,
+                )
+            )
             continue
         known_here = known is not None and sigma == known[0]
         scores = known[1] if known_here else score(objective, noise_draws(theta, sigma, draws, gen), X, y)
-        points.append(schema.FrontierPoint(epsilon=float(eps), sigma=sigma,
-                                           test_accuracy_mean=float(scores.accuracy.mean()),
-                                           test_accuracy_std=_std(scores.accuracy),
-                                           test_accuracy_se=accuracy_se(scores, population)))
+        points.append(
+            schema.FrontierPoint(
+                epsilon=float(eps),
+                sigma=sigma,
+                test_accuracy_mean=float(scores.accuracy.mean()),
+                test_accuracy_std=_std(scores.accuracy),
+                test_accuracy_se=accuracy_se(scores, population),
+            )
+        )
     if not points:
         return schema.FrontierNotApplicable(applicable=False, reason="no finite noise certifies any frontier epsilon")
-    note = (f"test accuracy of U(A(D), D, Z) + N(0, sigma^2 I) over {draws} noise draws at each epsilon; sigma is "
-            f"the method's certificate at that epsilon and delta = {delta:g}")
+    note = (
+        f"test accuracy of U(A(D), D, Z) + N(0, sigma^2 I) over {draws} noise draws at each epsilon; sigma is "
+        f"the method's certificate at that epsilon and delta = {delta:g}"
+    )
     if int(y.numel()) < population:
-        note += (f"; the released models are scored on {int(y.numel())} of the {population} test records (a seeded "
-                 "random subsample: test_accuracy_se states its error)")
+        note += (
+            f"; the released models are scored on {int(y.numel())} of the {population} test records (a seeded "
+            "random subsample: test_accuracy_se states its error)"
+        )
     if certificate.kind == "exact":
         note += "; an exact method releases the noiseless model at every epsilon"
     if left_out:
         note += "; left out: epsilon " + ", ".join(f"{e:g}" for e in left_out) + " (classic mechanism: epsilon <= 1)"
-    return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
-                           test_accuracy_noiseless=noiseless, points=points, note=note, test_records=int(y.numel()))
+    return schema.Frontier(
+        applicable=True,
+        delta=float(delta),
+        mechanism=mechanism,
+        noise_draws=int(draws),
+        test_accuracy_noiseless=noiseless,
+        points=points,
+        note=note,
+        test_records=int(y.numel()),
+    )
 
 
-def _rerun_frontier(method: Unlearner, forget: Tensor, *, epsilons: tuple[float, ...], delta: float, mechanism: str,
-                    objective: Objective, test: tuple[Tensor, Tensor], draws: int,
-                    gen: torch.Generator) -> schema.Frontier | schema.FrontierNotApplicable:
+def _rerun_frontier(
+    method: Unlearner,
+    forget: Tensor,
+    *,
+    epsilons: tuple[float, ...],
+    delta: float,
+    mechanism: str,
+    objective: Objective,
+    test: tuple[Tensor, Tensor],
+    draws: int,
+    gen: torch.Generator,
+) -> schema.Frontier | schema.FrontierNotApplicable:
     """The frontier of a method whose release is a noisy run (``Capabilities.reruns``): at each ε
     the option the audit's ε feeds (``Param.audit == "epsilon"``) is set to it, so the method
     solves its own σ there, and ``draws`` runs from the same A(D) are released; the option is
@@ -294,8 +413,9 @@ def _rerun_frontier(method: Unlearner, forget: Tensor, *, epsilons: tuple[float,
     run); the release itself adds none."""
     option = next((p.name for p in type(method).hyperparameters if p.audit == "epsilon"), None)
     if option is None:
-        return schema.FrontierNotApplicable(applicable=False, reason=(
-            "the method's noisy run is calibrated by no option the audit's epsilon feeds"))
+        return schema.FrontierNotApplicable(
+            applicable=False, reason=("the method's noisy run is calibrated by no option the audit's epsilon feeds")
+        )
     X, y = test
     start = method.rerun_starts(forget)[0]
     before, points = method.options[option], []
@@ -303,26 +423,45 @@ def _rerun_frontier(method: Unlearner, forget: Tensor, *, epsilons: tuple[float,
         for eps in sorted(epsilons):
             method.set_option(option, float(eps))
             cert = method.certify(forget, eps, delta, mechanism)
-            seeds = torch.randint(2 ** 62, (draws,), generator=gen).tolist()
+            seeds = torch.randint(2**62, (draws,), generator=gen).tolist()
             runs, _ = method.rerun(start, forget, [torch.Generator().manual_seed(int(s)) for s in seeds])
             accs = torch.stack([objective.accuracy(theta, X, y) for theta in runs])
             sigma = next((c.value for c in cert.constants if c.name == "sigma"), 0.0)
-            points.append(schema.FrontierPoint(epsilon=float(eps), sigma=float(sigma),
-                                               test_accuracy_mean=float(accs.mean()),
-                                               test_accuracy_std=float(accs.std()) if draws > 1 else 0.0))
+            points.append(
+                schema.FrontierPoint(
+                    epsilon=float(eps),
+                    sigma=float(sigma),
+                    test_accuracy_mean=float(accs.mean()),
+                    test_accuracy_std=float(accs.std()) if draws > 1 else 0.0,
+                )
+            )
     finally:
         method.set_option(option, before)
-    note = (f"test accuracy of {draws} noisy runs from A(D) at each epsilon, each run's sigma solved by the method for "
-            f"that epsilon and delta = {delta:g} (the noise is inside the run; the release adds none)")
-    return schema.Frontier(applicable=True, delta=float(delta), mechanism=mechanism, noise_draws=int(draws),
-                           test_accuracy_noiseless=float(objective.accuracy(start, X, y)), points=points, note=note)
+    note = (
+        f"test accuracy of {draws} noisy runs from A(D) at each epsilon, each run's sigma solved by the method for "
+        f"that epsilon and delta = {delta:g} (the noise is inside the run; the release adds none)"
+    )
+    return schema.Frontier(
+        applicable=True,
+        delta=float(delta),
+        mechanism=mechanism,
+        noise_draws=int(draws),
+        test_accuracy_noiseless=float(objective.accuracy(start, X, y)),
+        points=points,
+        note=note,
+    )
 
 
 def parameters(objective: Objective, original: Tensor, unlearned: Tensor, retrained: Tensor) -> schema.Parameters:
     return schema.Parameters(
-        dimension=objective.dim, norm_original=_norm(original), norm_unlearned=_norm(unlearned),
-        norm_retrained=_norm(retrained), sha256_original=tensor_sha(original),
-        sha256_unlearned=tensor_sha(unlearned), sha256_retrained=tensor_sha(retrained))
+        dimension=objective.dim,
+        norm_original=_norm(original),
+        norm_unlearned=_norm(unlearned),
+        norm_retrained=_norm(retrained),
+        sha256_original=tensor_sha(original),
+        sha256_unlearned=tensor_sha(unlearned),
+        sha256_retrained=tensor_sha(retrained),
+    )
 
 
 def vars_of(obj) -> dict:

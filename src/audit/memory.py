@@ -80,8 +80,10 @@ RELEARN_STACKS = 4
 #: Stacks at the peak of retrain mode's batched training (see the module docstring).
 TRAINING_STACKS = 9
 #: The most parameter stacks alive at once, by trial mode (when N <= RELEARN_CHUNK).
-STACKS = {mode: max(held + RELEARN_STACKS, TRAINING_STACKS if mode in ("retrain", "rerun") else 0)
-          for mode, held in HELD_STACKS.items()}
+STACKS = {
+    mode: max(held + RELEARN_STACKS, TRAINING_STACKS if mode in ("retrain", "rerun") else 0)
+    for mode, held in HELD_STACKS.items()
+}
 #: Activations of one model on one record that are alive at once (input, pre-activation,
 #: activation and their gradients when relearn differentiates), in units of the widest layer:
 #: counted about 5 for an MLP (measured: 104 MB of torch tensors for 2,000 MLPs 2-64-1 on 20
@@ -116,8 +118,10 @@ def _read_int(path: Path) -> int | None:
 
 def _cgroup_room() -> int | None:
     """Bytes this cgroup may still allocate (its limit less its usage), or None without a limit."""
-    for limit_file, usage_file in ((_CGROUP_V2 / "memory.max", _CGROUP_V2 / "memory.current"),
-                                   (_CGROUP_V1 / "memory.limit_in_bytes", _CGROUP_V1 / "memory.usage_in_bytes")):
+    for limit_file, usage_file in (
+        (_CGROUP_V2 / "memory.max", _CGROUP_V2 / "memory.current"),
+        (_CGROUP_V1 / "memory.limit_in_bytes", _CGROUP_V1 / "memory.usage_in_bytes"),
+    ):
         limit = _read_int(limit_file)
         # cgroup v1 reports "no limit" as a huge number (a page-rounded 2**63 - 1)
         if limit is not None and limit < 2**60:
@@ -171,8 +175,9 @@ def activation_width(objective: Any, X: torch.Tensor) -> int:
     matter: zero parameters); a model whose layers cannot be hooked falls back to its input
     size, its output count and the widths of its ``nn.Linear`` layers."""
     per_record = max(1, int(X[:1].numel()), int(getattr(objective, "n_outputs", 1)))
-    widths = [w for m in objective.model.modules() if isinstance(m, torch.nn.Linear)
-              for w in (m.in_features, m.out_features)]
+    widths = [
+        w for m in objective.model.modules() if isinstance(m, torch.nn.Linear) for w in (m.in_features, m.out_features)
+    ]
     seen: list[int] = []
 
     def hook(module: Any, inputs: Any, output: Any) -> None:
@@ -182,8 +187,9 @@ def activation_width(objective: Any, X: torch.Tensor) -> int:
     handles = [m.register_forward_hook(hook) for m in objective.model.modules()]
     try:
         with torch.no_grad():
-            objective.logits(torch.zeros(objective.dim, dtype=X.dtype if X.is_floating_point() else None,
-                                         device=X.device), X[:1])
+            objective.logits(
+                torch.zeros(objective.dim, dtype=X.dtype if X.is_floating_point() else None, device=X.device), X[:1]
+            )
     except Exception:  # noqa: BLE001 - a model we cannot run on one record: the static widths
         seen.clear()
     finally:
@@ -198,9 +204,17 @@ def activation_width(objective: Any, X: torch.Tensor) -> int:
 SHIPPED_STACKS = 16
 
 
-def trial_bytes(n_trials: int, n_params: int, dtype: torch.dtype | str, mode: str, *,
-                forget_size: int = 1, width: int = 1, train_records: int = 0,
-                device: torch.device | str = "cpu") -> tuple[int, int]:
+def trial_bytes(
+    n_trials: int,
+    n_params: int,
+    dtype: torch.dtype | str,
+    mode: str,
+    *,
+    forget_size: int = 1,
+    width: int = 1,
+    train_records: int = 0,
+    device: torch.device | str = "cpu",
+) -> tuple[int, int]:
     """(bytes where the parameters live, bytes on the host) at the peak of a trial set of
     ``n_trials`` models per world in ``mode`` (``"noise"`` or ``"retrain"``) and its attacks: an
     upper bound (the terms are in the module docstring). ``forget_size`` is m, ``width`` w
@@ -220,8 +234,12 @@ def trial_bytes(n_trials: int, n_params: int, dtype: torch.dtype | str, mode: st
     # working stacks, the activations of the models evaluated at once, per-trial/record values
     transient = max(stack, RELEARN_STACKS * min(n, RELEARN_CHUNK) * d * b)
     attack_models = min(n, max(RELEARN_CHUNK, budget // (m * w)))
-    attacks = (HELD_STACKS[mode] * stack + transient + ACTIVATION_COPIES * attack_models * m * w * b
-               + n * (DEVICE_PER_TRIAL + DEVICE_PER_RECORD * m) * b)
+    attacks = (
+        HELD_STACKS[mode] * stack
+        + transient
+        + ACTIVATION_COPIES * attack_models * m * w * b
+        + n * (DEVICE_PER_TRIAL + DEVICE_PER_RECORD * m) * b
+    )
     device_bytes = attacks
     if mode in ("retrain", "rerun"):  # the batched training (rerun: the noisy runs) before the attacks
         records = max(1, int(train_records))
@@ -247,12 +265,22 @@ def _largest(fits: Callable[[int], bool], upper: int) -> int:
     return lo
 
 
-def check_trial_memory(*, trials: int, n_params: int, dtype: torch.dtype | str, mode: str,
-                       shadow_models: int = 0, device: torch.device | str = "cpu",
-                       forget_size: int = 1, width: int = 1, train_records: int = 0,
-                       trials_field: str = "trials", ceiling: float | None = None,
-                       host: Callable[[], int | None] | None = None,
-                       gpu: Callable[[Any], int | None] | None = None) -> None:
+def check_trial_memory(
+    *,
+    trials: int,
+    n_params: int,
+    dtype: torch.dtype | str,
+    mode: str,
+    shadow_models: int = 0,
+    device: torch.device | str = "cpu",
+    forget_size: int = 1,
+    width: int = 1,
+    train_records: int = 0,
+    trials_field: str = "trials",
+    ceiling: float | None = None,
+    host: Callable[[], int | None] | None = None,
+    gpu: Callable[[Any], int | None] | None = None,
+) -> None:
     """Raise :class:`InvalidInput` when ``trials`` trials per world (and ``shadow_models``
     shadow models, a second trial set of the same mode) cannot fit in memory.
 
@@ -269,8 +297,9 @@ def check_trial_memory(*, trials: int, n_params: int, dtype: torch.dtype | str, 
     gpu_free = (gpu or device_available_bytes)(device) if on_gpu else None
 
     def need(where: str, n: int) -> int:
-        on_device, on_host = trial_bytes(n, n_params, dtype, mode, forget_size=forget_size, width=width,
-                                         train_records=train_records, device=device)
+        on_device, on_host = trial_bytes(
+            n, n_params, dtype, mode, forget_size=forget_size, width=width, train_records=train_records, device=device
+        )
         return on_host + (0 if on_gpu else on_device) if where == "host" else on_device
 
     budgets = []
@@ -287,19 +316,28 @@ def check_trial_memory(*, trials: int, n_params: int, dtype: torch.dtype | str, 
         fits = _largest(lambda n: need(key, n) <= free, total)  # noqa: B023 (called here) trial sets (trials + shadows) that fit
         parts = []
         if key == "gpu" or not on_gpu:
-            parts.append(f"up to {STACKS[mode]} parameter stacks of {n_params:,} x {itemsize} bytes and model "
-                         "activations")
+            parts.append(
+                f"up to {STACKS[mode]} parameter stacks of {n_params:,} x {itemsize} bytes and model activations"
+            )
         if key == "host":
             per_trial = (HOST_PER_TRIAL + HOST_PER_RECORD * max(1, int(forget_size))) * 8
-            parts.append(f"~{per_trial:,} bytes of scores, bounds and per-record values"
-                         + (" and a host copy of the noise" if on_gpu else ""))
+            parts.append(
+                f"~{per_trial:,} bytes of scores, bounds and per-record values"
+                + (" and a host copy of the noise" if on_gpu else "")
+            )
         detail = f"{mode} mode, per trial: " + " + ".join(parts)
         if trials > fits:
-            hint = ("Lower --target-ceiling (it decides the trial count)" if trials_field == "target_ceiling"
-                    else "Lower --trials") + ", or run on a machine with more memory."
-            allowed = (f"at most {fits:,} on this machine" if trials_field == "trials"
-                       else f"a ceiling reachable with at most {fits:,} trials per world on this machine, "
-                       f"not one that needs {trials:,}")
+            hint = (
+                "Lower --target-ceiling (it decides the trial count)"
+                if trials_field == "target_ceiling"
+                else "Lower --trials"
+            ) + ", or run on a machine with more memory."
+            allowed = (
+                f"at most {fits:,} on this machine"
+                if trials_field == "trials"
+                else f"a ceiling reachable with at most {fits:,} trials per world on this machine, "
+                f"not one that needs {trials:,}"
+            )
             raise InvalidInput(
                 trials_field,
                 f"{allowed} (needs {_gib(need(key, trials))} for {trials:,} trials per world, {detail}; "

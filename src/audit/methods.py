@@ -19,11 +19,14 @@ def audit_supplied(config: Any, seeds: dict[str, int]) -> dict[str, Any]:
     """The audit settings a method option may be fed from (the values of ``Param.audit``)."""
     rewind = config.resolved_rewind()
     return {
-        "steps": config.steps, "eta": config.eta,
+        "steps": config.steps,
+        "eta": config.eta,
         "horizon": default_horizon(config.model, config.steps) if config.horizon is None else config.horizon,
         "rewind": config.steps if rewind is None else rewind,
-        "constants": dict(config.constants), "seed": seeds["estimators"],
-        "epsilon": config.epsilon, "delta": config.delta,
+        "constants": dict(config.constants),
+        "seed": seeds["estimators"],
+        "epsilon": config.epsilon,
+        "delta": config.delta,
     }
 
 
@@ -31,14 +34,18 @@ def method_options(config: Any, seeds: dict[str, int]) -> dict[str, Any]:
     """The options the audit passes: declared audit-fed settings, then the user's ``--option``s."""
     cls = get_method(config.method)
     supplied = audit_supplied(config, seeds)
-    options = {p.name: supplied[p.audit] for p in cls.hyperparameters
-               if p.audit is not None and supplied.get(p.audit) is not None}
+    options = {
+        p.name: supplied[p.audit]
+        for p in cls.hyperparameters
+        if p.audit is not None and supplied.get(p.audit) is not None
+    }
     options.update(config.method_options)
     return options
 
 
-def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, train: Any = None,
-                 unlearn: Any = None) -> Unlearner:
+def build_method(
+    config: Any, objective: Objective, seeds: dict[str, int], *, train: Any = None, unlearn: Any = None
+) -> Unlearner:
     """The configured method, validated by its own declarations; or the caller's own code
     (``config.method == "caller"``, :class:`unlearners.caller.CallerMethod`) from the functions
     passed to ``audit.run`` or named by ``config.train``/``config.unlearn`` (``module:...``).
@@ -51,8 +58,9 @@ def build_method(config: Any, objective: Objective, seeds: dict[str, int], *, tr
         if train is None:
             return cls(objective, **method_options(config, seeds))
         # a method that takes any training (the configuration checked it): A is the caller's
-        return cls.with_training(objective, train=train, train_seed=child_seed(seeds["init"], CALLER_CODE),
-                                 **method_options(config, seeds))
+        return cls.with_training(
+            objective, train=train, train_seed=child_seed(seeds["init"], CALLER_CODE), **method_options(config, seeds)
+        )
     from unlearners.caller import CallerMethod
 
     train, unlearn = caller_code(config, train, unlearn)
@@ -70,12 +78,20 @@ def run_dtype(config: Any) -> tuple[str, str]:
 
     precision = (CallerMethod if config.method == CALLER_CODE else get_method(config.method)).precision
     if config.dtype != "auto":
-        reads = "" if precision.float32 or config.dtype == "float64" else (
-            f"; the certificate of {config.method} is then computed from float32 quantities, which its precision "
-            f"audit does not cover ({precision.reads})")
+        reads = (
+            ""
+            if precision.float32 or config.dtype == "float64"
+            else (
+                f"; the certificate of {config.method} is then computed from float32 quantities, which its precision "
+                f"audit does not cover ({precision.reads})"
+            )
+        )
         return config.dtype, f"{config.dtype} as configured (dtype = {config.dtype}){reads}"
     why = "reads no trained quantity" if precision.float32 else "reads quantities float32 would change"
-    return precision.auto, f"auto: {precision.auto}, because the certificate of {config.method} {why}: {precision.reads}"
+    return (
+        precision.auto,
+        f"auto: {precision.auto}, because the certificate of {config.method} {why}: {precision.reads}",
+    )
 
 
 def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[Any, Any]:
@@ -89,5 +105,7 @@ def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[An
         if config.train is None:
             return None, None
         return (train if train is not None else load_factory(config.train, "train")), None
-    return tuple(given if given is not None else load_factory(getattr(config, field), field)
-                 for field, given in (("train", train), ("unlearn", unlearn)))
+    return tuple(
+        given if given is not None else load_factory(getattr(config, field), field)
+        for field, given in (("train", train), ("unlearn", unlearn))
+    )

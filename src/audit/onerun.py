@@ -167,8 +167,17 @@ from certify.mechanisms import MECHANISMS
 from unlearners.base import Unlearner
 from unlearners.batched import batched_logits
 
-__all__ = ["DESIGNS", "MAX_PAIRS", "ROLES", "OneRunControl", "OneRunResult", "default_guesses", "mislabel",
-           "one_run_audit", "pairs_to_test"]
+__all__ = [
+    "DESIGNS",
+    "MAX_PAIRS",
+    "ROLES",
+    "OneRunControl",
+    "OneRunResult",
+    "default_guesses",
+    "mislabel",
+    "one_run_audit",
+    "pairs_to_test",
+]
 
 DESIGNS: tuple[str, ...] = ("paired", "independent")
 """How canaries are inserted (module docstring): one of each pair, or each one by a coin."""
@@ -176,8 +185,11 @@ DESIGNS: tuple[str, ...] = ("paired", "independent")
 #: spawn_key of each random role (module docstring, "Randomness").
 ROLES: dict[str, int] = {"secrets": 0, "pairs": 1, "init": 2, "noise": 3, "ties": 4, "labels": 5}
 
-SEED_SCHEME = ("numpy SeedSequence(seed, spawn_key=(role,)), roles " + ", ".join(f"{k}={v}" for k, v in ROLES.items())
-               + "; secrets = random(m) < 1/2 (prefix-stable); torch generators seeded with generate_state(1, uint64)")
+SEED_SCHEME = (
+    "numpy SeedSequence(seed, spawn_key=(role,)), roles "
+    + ", ".join(f"{k}={v}" for k, v in ROLES.items())
+    + "; secrets = random(m) < 1/2 (prefix-stable); torch generators seeded with generate_state(1, uint64)"
+)
 
 
 def _stream(seed: int, role: str) -> np.random.SeedSequence:
@@ -217,6 +229,7 @@ def pairs_to_test(target: float, delta: float, confidence: float = 0.95) -> int 
     Within a run of m with the same guess count the ceiling falls as m grows (the 2mδ term), so
     the answer is the first m of some run: the search is over the guess count k, whose ceiling
     rises and then falls (:func:`audit.sizing.smallest_above`)."""
+
     def first_m(k: int) -> int:  # the smallest m whose default guesses are (k, k)
         lo, hi = 1, 20 * k + 20
         while hi - lo > 1:
@@ -356,21 +369,38 @@ class OneRunResult:
 
 # -- validation -----------------------------------------------------------------------------
 def _check_data(X: object, y: object, canaries_X: object, canaries_y: object, design: str) -> None:
-    if not isinstance(X, Tensor) or not isinstance(y, Tensor) or X.ndim < 2 or y.ndim != 1 \
-            or X.shape[0] != y.shape[0] or X.shape[0] < 2:
-        raise InvalidInput("X, y", "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
-                           (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))))
-    if not isinstance(canaries_X, Tensor) or tuple(canaries_X.shape[1:]) != tuple(X.shape[1:]) \
-            or canaries_X.ndim != X.ndim:
-        raise InvalidInput("canaries_X", f"a tensor of shape (M, {', '.join(map(str, X.shape[1:]))}) like X's rows",
-                           tuple(getattr(canaries_X, "shape", ())))
+    if (
+        not isinstance(X, Tensor)
+        or not isinstance(y, Tensor)
+        or X.ndim < 2
+        or y.ndim != 1
+        or X.shape[0] != y.shape[0]
+        or X.shape[0] < 2
+    ):
+        raise InvalidInput(
+            "X, y",
+            "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
+            (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))),
+        )
+    if (
+        not isinstance(canaries_X, Tensor)
+        or tuple(canaries_X.shape[1:]) != tuple(X.shape[1:])
+        or canaries_X.ndim != X.ndim
+    ):
+        raise InvalidInput(
+            "canaries_X",
+            f"a tensor of shape (M, {', '.join(map(str, X.shape[1:]))}) like X's rows",
+            tuple(getattr(canaries_X, "shape", ())),
+        )
     if not isinstance(canaries_y, Tensor) or canaries_y.shape != (canaries_X.shape[0],):
-        raise InvalidInput("canaries_y", f"a 1-D tensor of {canaries_X.shape[0]} labels, one per canary",
-                           tuple(getattr(canaries_y, "shape", ())))
+        raise InvalidInput(
+            "canaries_y",
+            f"a 1-D tensor of {canaries_X.shape[0]} labels, one per canary",
+            tuple(getattr(canaries_y, "shape", ())),
+        )
     count = int(canaries_X.shape[0])
     if design == "paired" and (count < 2 or count % 2):
-        raise InvalidInput("canaries_X", "an even number >= 2 of canaries (design='paired' uses them in pairs)",
-                           count)
+        raise InvalidInput("canaries_X", "an even number >= 2 of canaries (design='paired' uses them in pairs)", count)
     if count < 1:
         raise InvalidInput("canaries_X", "at least one canary", count)
     if not bool(torch.isfinite(canaries_X).all()):
@@ -381,18 +411,30 @@ def _guess_rule(k_plus: object, k_minus: object, grid: object, m: int) -> dict[s
     if grid is None and k_plus is None and k_minus is None:
         k_plus, k_minus = default_guesses(m)
     elif grid is None and (k_plus is None or k_minus is None):
-        raise InvalidInput("k_plus, k_minus", "both counts, or neither (the default 5 % of m each)",
-                           (k_plus, k_minus))
+        raise InvalidInput("k_plus, k_minus", "both counts, or neither (the default 5 % of m each)", (k_plus, k_minus))
     guess_rule(m, k_plus=k_plus, k_minus=k_minus, grid=grid)  # fail before any training
     return {"grid": grid} if grid is not None else {"k_plus": k_plus, "k_minus": k_minus}
 
 
 # -- the game -------------------------------------------------------------------------------
-def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, canaries_y: Tensor,
-                  init: Callable[[torch.Generator], Tensor], *, epsilon: float, delta: float,
-                  mechanism: str = "analytic", design: str = "paired", k_plus: int | None = None,
-                  k_minus: int | None = None, grid: Sequence[tuple[int, int]] | None = None,
-                  confidence: float = 0.95, seed: int = 0) -> OneRunResult:
+def one_run_audit(
+    method: Unlearner,
+    X: Tensor,
+    y: Tensor,
+    canaries_X: Tensor,
+    canaries_y: Tensor,
+    init: Callable[[torch.Generator], Tensor],
+    *,
+    epsilon: float,
+    delta: float,
+    mechanism: str = "analytic",
+    design: str = "paired",
+    k_plus: int | None = None,
+    k_minus: int | None = None,
+    grid: Sequence[tuple[int, int]] | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> OneRunResult:
     """Play the deletion game once and bound the certificate's ε from below (module docstring).
 
     Parameters
@@ -441,10 +483,14 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
     confidence = PROBABILITY.check("confidence", confidence)
     seed = Integer(0).check("seed", seed)
     classes = max(2, int(method.objective.n_outputs))
-    if canaries_y.is_floating_point() or canaries_y.is_complex() \
-            or bool(((canaries_y < 0) | (canaries_y >= classes)).any()):
-        raise InvalidInput("canaries_y", f"integer class labels in [0, {classes - 1}]",
-                           sorted(set(canaries_y.tolist()))[:5])
+    if (
+        canaries_y.is_floating_point()
+        or canaries_y.is_complex()
+        or bool(((canaries_y < 0) | (canaries_y >= classes)).any())
+    ):
+        raise InvalidInput(
+            "canaries_y", f"integer class labels in [0, {classes - 1}]", sorted(set(canaries_y.tolist()))[:5]
+        )
     count = int(canaries_X.shape[0])
     m = count // 2 if design == "paired" else count
     rule = _guess_rule(k_plus, k_minus, grid, m)
@@ -458,8 +504,12 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
         pairs = None
         inserted = np.flatnonzero(secrets == 1)
         if inserted.size == 0:  # probability 2**-m
-            raise InvalidInput("canaries_X", "enough canaries that the secrets insert at least one", count,
-                               hint="Every coin came up -1: use more canaries or design='paired'.")
+            raise InvalidInput(
+                "canaries_X",
+                "enough canaries that the secrets insert at least one",
+                count,
+                hint="Every coin came up -1: use more canaries or design='paired'.",
+            )
     cX = canaries_X.to(device=X.device, dtype=X.dtype)
     cy = canaries_y.to(device=y.device, dtype=y.dtype)
     n = int(X.shape[0])
@@ -473,25 +523,45 @@ def one_run_audit(method: Unlearner, X: Tensor, y: Tensor, canaries_X: Tensor, c
 
     def bound_of(release: Tensor) -> OneRunBound:
         scores = _scores(game, release, cX, cy, pairs)
-        return one_run_bound(scores, secrets, **rule, delta=delta, confidence=confidence, chained=True,
-                             tie_seed=_tie_seed(seed))
+        return one_run_bound(
+            scores, secrets, **rule, delta=delta, confidence=confidence, chained=True, tie_seed=_tie_seed(seed)
+        )
 
     bound, control = bound_of(released), bound_of(original)
     covers = _covers(certificate, design, type(game).capabilities.data_dependent_certificate) if certified else None
     eps_lb = bound.epsilon_lower
     return OneRunResult(
-        design=design, m=m, canaries=count, inserted=int(inserted.size), r=bound.r, v=bound.v,
-        k_plus=bound.k_plus, k_minus=bound.k_minus, rule=bound.rule, epsilon_lower=eps_lb,
-        epsilon_lower_pair=2.0 * eps_lb, delta_pair=min(1.0, (1.0 + math.exp(eps_lb)) * delta),
-        ceiling=bound.ceiling, confidence=confidence, delta=delta, sigma=float(certificate.sigma),
-        certificate_kind=certificate.kind, certified_epsilon=certified_epsilon,
+        design=design,
+        m=m,
+        canaries=count,
+        inserted=int(inserted.size),
+        r=bound.r,
+        v=bound.v,
+        k_plus=bound.k_plus,
+        k_minus=bound.k_minus,
+        rule=bound.rule,
+        epsilon_lower=eps_lb,
+        epsilon_lower_pair=2.0 * eps_lb,
+        delta_pair=min(1.0, (1.0 + math.exp(eps_lb)) * delta),
+        ceiling=bound.ceiling,
+        confidence=confidence,
+        delta=delta,
+        sigma=float(certificate.sigma),
+        certificate_kind=certificate.kind,
+        certified_epsilon=certified_epsilon,
         violation=(eps_lb > certified_epsilon) if certified_epsilon is not None else None,
         **resolution(bound.ceiling, certified_epsilon or 0.0, lambda t: pairs_to_test(t, delta, confidence)),
-        covers_all_assignments=covers, pinned_options=pinned, seed=seed,
+        covers_all_assignments=covers,
+        pinned_options=pinned,
+        seed=seed,
         note=_note(certificate, design, covers, pinned, method.X_ is not None, int(inserted.size), bound),
         bound=bound,
-        control=OneRunControl(v=control.v, r=control.r, epsilon_lower=control.epsilon_lower,
-                              has_power=exceeds(control.epsilon_lower, certified_epsilon or 0.0)),
+        control=OneRunControl(
+            v=control.v,
+            r=control.r,
+            epsilon_lower=control.epsilon_lower,
+            has_power=exceeds(control.epsilon_lower, certified_epsilon or 0.0),
+        ),
     )
 
 
@@ -500,14 +570,26 @@ def _scores(game: Unlearner, release: Tensor, cX: Tensor, cy: Tensor, pairs: np.
     first's minus the second's."""
     with torch.no_grad():
         logits = batched_logits(game.objective, release.unsqueeze(0), cX)[0]
-    phi = logit_confidence(logits.detach().to("cpu", torch.float64).numpy(), cy.to("cpu").numpy(),
-                           one_logit=game.objective.n_outputs == 1)
+    phi = logit_confidence(
+        logits.detach().to("cpu", torch.float64).numpy(), cy.to("cpu").numpy(), one_logit=game.objective.n_outputs == 1
+    )
     return phi[pairs[:, 0]] - phi[pairs[:, 1]] if pairs is not None else phi
 
 
-def _run(game: Unlearner, X: Tensor, y: Tensor, cX: Tensor, cy: Tensor, inserted: np.ndarray, n: int,
-         init: Callable[[torch.Generator], Tensor], seed: int, epsilon: float, delta: float,
-         mechanism: str) -> tuple[Tensor, Tensor, Any]:
+def _run(
+    game: Unlearner,
+    X: Tensor,
+    y: Tensor,
+    cX: Tensor,
+    cy: Tensor,
+    inserted: np.ndarray,
+    n: int,
+    init: Callable[[torch.Generator], Tensor],
+    seed: int,
+    epsilon: float,
+    delta: float,
+    mechanism: str,
+) -> tuple[Tensor, Tensor, Any]:
     """Fit on D ∪ C₊, unlearn C₊, certify C₊, release with the certificate's σ; and the
     control: the original model released with the same σ and the same noise draw (role
     ``noise``), which is what a deletion that did nothing would release in this game."""
@@ -520,17 +602,22 @@ def _run(game: Unlearner, X: Tensor, y: Tensor, cX: Tensor, cy: Tensor, inserted
     theta = game.unlearn(forget)
     certificate = game.certify(forget, epsilon, delta, mechanism)
     sigma = _finite_sigma(certificate)
-    return (Unlearner.release(theta, sigma, _torch_generator(seed, "noise")),
-            Unlearner.release(original, sigma, _torch_generator(seed, "noise")), certificate)
+    return (
+        Unlearner.release(theta, sigma, _torch_generator(seed, "noise")),
+        Unlearner.release(original, sigma, _torch_generator(seed, "noise")),
+        certificate,
+    )
 
 
 def _finite_sigma(certificate: Any) -> float:
     sigma = float(certificate.sigma)
     if not math.isfinite(sigma):
-        raise InvalidInput("epsilon", "a guarantee the method can meet with finite noise for deleting the "
-                           "inserted canaries", certificate.epsilon,
-                           hint="The certificate for the canary group needs infinite noise: "
-                           + "; ".join(certificate.warnings[:2]))
+        raise InvalidInput(
+            "epsilon",
+            "a guarantee the method can meet with finite noise for deleting the inserted canaries",
+            certificate.epsilon,
+            hint="The certificate for the canary group needs infinite noise: " + "; ".join(certificate.warnings[:2]),
+        )
     return sigma
 
 
@@ -541,8 +628,15 @@ def _covers(certificate: Any, design: str, data_dependent: bool) -> bool:
     return design == "paired" and not data_dependent and not certificate.conditional
 
 
-def _note(certificate: Any, design: str, covers: bool | None, pinned: tuple[str, ...], fitted: bool,
-          inserted: int, bound: OneRunBound) -> str:
+def _note(
+    certificate: Any,
+    design: str,
+    covers: bool | None,
+    pinned: tuple[str, ...],
+    fitted: bool,
+    inserted: int,
+    bound: OneRunBound,
+) -> str:
     fixed = "in advance" if bound.rule == "pre-registered" else f"by a Bonferroni grid of {len(bound.grid)}"
     parts = [
         f"One-run deletion game ({design} design, {bound.m} tests, {inserted} canaries inserted then deleted, "
@@ -553,26 +647,40 @@ def _note(certificate: Any, design: str, covers: bool | None, pinned: tuple[str,
         "by the triangle inequality).",
     ]
     if covers is None:
-        why = ("The method issues no certificate" if certificate.kind == "none"
-               else "The certificate was withdrawn (a condition of its theorem failed)")
+        why = (
+            "The method issues no certificate"
+            if certificate.kind == "none"
+            else "The certificate was withdrawn (a condition of its theorem failed)"
+        )
         parts.append(f"{why}: the number is a measurement, not a test of a claim.")
     else:
-        parts.append(f"The certificate is for deleting the group of {inserted} canaries at once, so the bound "
-                     "concerns that group's epsilon, not a per-record epsilon.")
+        parts.append(
+            f"The certificate is for deleting the group of {inserted} canaries at once, so the bound "
+            "concerns that group's epsilon, not a per-record epsilon."
+        )
         if covers:
-            parts.append("It implies the hypothesis for every secret when its constants computed from the "
-                         "training rows do not change when one canary is swapped for its partner"
-                         if certificate.kind != "exact" else "Exact unlearning implies the hypothesis outright")
+            parts.append(
+                "It implies the hypothesis for every secret when its constants computed from the "
+                "training rows do not change when one canary is swapped for its partner"
+                if certificate.kind != "exact"
+                else "Exact unlearning implies the hypothesis outright"
+            )
             parts[-1] += "."
         else:
-            parts.append("Conditional: the released sigma was calibrated for this run's forget set only; "
-                         + ("its size varies with the secrets (independent design), "
-                            if design == "independent" else "the certificate depends on the data or on "
-                            "estimated constants, ")
-                         + "so other secrets are covered only if their certificates need no more noise.")
+            parts.append(
+                "Conditional: the released sigma was calibrated for this run's forget set only; "
+                + (
+                    "its size varies with the secrets (independent design), "
+                    if design == "independent"
+                    else "the certificate depends on the data or on estimated constants, "
+                )
+                + "so other secrets are covered only if their certificates need no more noise."
+            )
     if not fitted:
-        parts.append("The method was not fitted before the game, so options it chooses from data were chosen "
-                     "on data containing the canaries: the reference A(D) is assumed not to depend on them.")
+        parts.append(
+            "The method was not fitted before the game, so options it chooses from data were chosen "
+            "on data containing the canaries: the reference A(D) is assumed not to depend on them."
+        )
     elif pinned:
         parts.append("Options chosen from data before the game and reused: " + ", ".join(pinned) + ".")
     return " ".join(parts)

@@ -71,14 +71,35 @@ from unlearners.objective import Objective, init_parameters
 
 log = logging.getLogger("unlearn_audit.pipeline")
 Progress = Callable[[str, int, int], None]
-STAGES = ("data", "learn", "unlearn", "retrain", "certify", "ledger", "utility", "tradeoff", "frontier", "trials",
-          "shadows", "shards", "attacks")
+STAGES = (
+    "data",
+    "learn",
+    "unlearn",
+    "retrain",
+    "certify",
+    "ledger",
+    "utility",
+    "tradeoff",
+    "frontier",
+    "trials",
+    "shadows",
+    "shards",
+    "attacks",
+)
 
 
-
-def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | None = None,
-        model: Any = None, data: Any = None, forget_ids: Any = None, train: Any = None,
-        unlearn: Any = None, original: Any = None) -> schema.ReportModel:
+def run(
+    config: AuditConfig,
+    progress: Progress | None = None,
+    *,
+    salt: bytes | None = None,
+    model: Any = None,
+    data: Any = None,
+    forget_ids: Any = None,
+    train: Any = None,
+    unlearn: Any = None,
+    original: Any = None,
+) -> schema.ReportModel:
     """Run one audit and return its report.
 
     Parameters
@@ -129,13 +150,23 @@ def run(config: AuditConfig, progress: Progress | None = None, *, salt: bytes | 
     from threadpoolctl import threadpool_limits
 
     if not isinstance(config, AuditConfig):  # a dict or None would fail deep inside with an AttributeError
-        raise InvalidInput("config", "an AuditConfig (AuditConfig(**options) or AuditConfig.from_dict(mapping))",
-                           type(config).__name__)
+        raise InvalidInput(
+            "config", "an AuditConfig (AuditConfig(**options) or AuditConfig.from_dict(mapping))", type(config).__name__
+        )
     before = torch.get_num_threads()
     blas = threadpool_limits(limits=None)  # records NumPy/SciPy's BLAS threads, to restore them
     try:
-        return _run(config, progress, salt=salt, model=model, data=data, forget_ids=forget_ids, train=train,
-                    unlearn=unlearn, original=original)
+        return _run(
+            config,
+            progress,
+            salt=salt,
+            model=model,
+            data=data,
+            forget_ids=forget_ids,
+            train=train,
+            unlearn=unlearn,
+            original=original,
+        )
     finally:  # the thread count the run chose (audit.threads) ends with it
         torch.set_num_threads(before)
         blas.restore_original_limits()
@@ -194,13 +225,24 @@ class Attacked:
 _OPTIONAL = ("ledger", "one_run", "reproducibility", "frontier")
 
 
-def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, model: Any, data: Any,
-         forget_ids: Any, train: Any = None, unlearn: Any = None, original: Any = None) -> schema.ReportModel:
+def _run(
+    config: AuditConfig,
+    progress: Progress | None,
+    *,
+    salt: bytes | None,
+    model: Any,
+    data: Any,
+    forget_ids: Any,
+    train: Any = None,
+    unlearn: Any = None,
+    original: Any = None,
+) -> schema.ReportModel:
     """The stages in order: data, learn, unlearn, retrain, certify, ledger, utility, tradeoff,
     frontier, attacks, one-run, findings, report. One path for every method: the registry's
     or the caller's code, built by :func:`audit.methods.build_method`."""
-    config = with_caller_inputs(config, model=model, data=data, forget_ids=forget_ids, train=train,
-                                unlearn=unlearn, original=original)
+    config = with_caller_inputs(
+        config, model=model, data=data, forget_ids=forget_ids, train=train, unlearn=unlearn, original=original
+    )
     train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started, salt = _now(), check_salt(salt)
     tick, seeds, timings = progress or _silent, config.seeds(), {}
@@ -213,30 +255,45 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
     method = build_method(config, inputs.objective, seeds, train=train, unlearn=unlearn)
     # the caller's training, twice on a subset with one seed: are the trials a pure function of their seeds?
     sections: dict[str, Any] = {
-        "reproducibility": method.reproducibility(inputs.X, inputs.y, theta0) if config.unlearn is not None else None}
+        "reproducibility": method.reproducibility(inputs.X, inputs.y, theta0) if config.unlearn is not None else None
+    }
     original_theta = _learn(method, inputs, theta0, tick, timings)
     if config.sigma_budget is not None:  # validated: the method's knob has a σ budget search
-        value = method.knob_for_sigma(config.sigma_budget, inputs.forget, config.epsilon, config.delta,
-                                      config.mechanism)
+        value = method.knob_for_sigma(
+            config.sigma_budget, inputs.forget, config.epsilon, config.delta, config.mechanism
+        )
         method.set_option(type(method).capabilities.knob.option, value)
     unlearned, releases = _unlearn(method, inputs, config, tick, timings)
     retrained = _retrain(method, inputs, config.timing_repeats, tick, timings)
     worlds, sections["realized"], sections["checkpoint_recovery"] = _certify(
-        method, inputs.forget, config, Worlds(theta0, original_theta, unlearned, retrained, releases), tick)
+        method, inputs.forget, config, Worlds(theta0, original_theta, unlearned, retrained, releases), tick
+    )
     sections["ledger"] = None
     if releases is not None:
         with _clock(timings, "ledger_s"):
-            sections["ledger"] = _ledger(method, inputs.requests, releases, config, retrained, tick,
-                                         child_seed(seeds["attacks"], "consecutive"))
+            sections["ledger"] = _ledger(
+                method, inputs.requests, releases, config, retrained, tick, child_seed(seeds["attacks"], "consecutive")
+            )
     noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
     with _clock(timings, "utility_s"):
         sections["utility"], evaluated = _utility(inputs, worlds, config, noise_gen, seeds["noise"], tick)
     with _clock(timings, "tradeoff_s"):  # a diagnostic: within config.diagnostic_budget trainings
         sections["tradeoff"] = tradeoff(
-            method, inputs.forget, epsilon=config.epsilon, delta=config.delta, mechanism=config.mechanism,
-            points=config.curve_points, objective=inputs.objective, test=inputs.test, retrained=retrained,
-            refit=functools.partial(_fit, inputs, theta0), gen=noise_gen, tick=tick, budget=config.diagnostic_budget,
-            own=None if releases is not None else (unlearned, worlds.certificate))
+            method,
+            inputs.forget,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            mechanism=config.mechanism,
+            points=config.curve_points,
+            objective=inputs.objective,
+            test=inputs.test,
+            retrained=retrained,
+            refit=functools.partial(_fit, inputs, theta0),
+            gen=noise_gen,
+            tick=tick,
+            budget=config.diagnostic_budget,
+            own=None if releases is not None else (unlearned, worlds.certificate),
+        )
     sections["frontier"] = _frontier(method, inputs, worlds, config, seeds["noise"], tick, timings, evaluated)
     # known before the attacks: a model at chance is flagged first, and audited anyway (the release
     # and its certificate are still what they are; the finding makes the pass vacuous)
@@ -249,8 +306,9 @@ def _run(config: AuditConfig, progress: Progress | None, *, salt: bytes | None, 
         with _clock(timings, "one_run_s"):
             sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
     found = _findings(config, worlds.certificate, sections, attacked) + not_learned
-    return _report(config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds,
-                   timings=timings)
+    return _report(
+        config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds, timings=timings
+    )
 
 
 def _silent(stage: str, done: int, total: int) -> None:
@@ -277,8 +335,16 @@ def _check_execution(config: AuditConfig) -> None:
         check_ray_cluster(config.ray_address)
 
 
-def _data(config: AuditConfig, model: Any, data: Any, forget_ids: Any, original: Any, seeds: dict[str, int],
-          device: torch.device, tick: Progress) -> Inputs:
+def _data(
+    config: AuditConfig,
+    model: Any,
+    data: Any,
+    forget_ids: Any,
+    original: Any,
+    seeds: dict[str, int],
+    device: torch.device,
+    tick: Progress,
+) -> Inputs:
     """The data stage: the data, Z, the model's objective and the production model, loaded and
     checked before any training (a wrong file, a trial count that cannot fit: refused now)."""
     from audit.threads import choose, use_threads
@@ -287,24 +353,49 @@ def _data(config: AuditConfig, model: Any, data: Any, forget_ids: Any, original:
     dtype = getattr(torch, run_dtype(config)[0])  # auto: the method's precision audit
     tick("data", 0, 1)
     data, forget_np, X, y, model_source, objective = load_inputs(config, model, data, forget_ids, seeds, dtype, device)
-    production = (None if config.original is None
-                  else load_original(config.original if original is None else original, objective))
-    precheck_run(config, objective.dim, device, dtype=dtype, forget_size=len(forget_np),
-                 width=activation_width(objective, X), train_records=int(X.shape[0]))
+    production = (
+        None if config.original is None else load_original(config.original if original is None else original, objective)
+    )
+    precheck_run(
+        config,
+        objective.dim,
+        device,
+        dtype=dtype,
+        forget_size=len(forget_np),
+        width=activation_width(objective, X),
+        train_records=int(X.shape[0]),
+    )
     threads = choose(config.threads, int(X.shape[0]), objective.dim)
     use_threads(threads[0])  # restored by run()
     if objective.is_linear:  # the closed forms of linear models read records as feature vectors
         X = X.reshape(X.shape[0], -1)
     forget = torch.as_tensor(forget_np, device=device)
     requests = split_requests(forget, config.requests, seeds["forget"])
-    test = (to_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]),
-            torch.as_tensor(data.y_test, device=device))
-    unseen = (to_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
-              torch.as_tensor(data.y_unseen, device=device))
+    test = (
+        to_tensor(data.X_test, dtype, device).reshape(-1, *X.shape[1:]),
+        torch.as_tensor(data.y_test, device=device),
+    )
+    unseen = (
+        to_tensor(data.X_unseen, dtype, device).reshape(-1, *X.shape[1:]),
+        torch.as_tensor(data.y_unseen, device=device),
+    )
     tick("data", 1, 1)
-    return Inputs(data=data, X=X, y=y, forget=forget, forget_positions=forget_np, requests=requests, test=test,
-                  unseen=unseen, objective=objective, model_source=model_source, production=production,
-                  threads=threads, device=device, dtype=dtype)
+    return Inputs(
+        data=data,
+        X=X,
+        y=y,
+        forget=forget,
+        forget_positions=forget_np,
+        requests=requests,
+        test=test,
+        unseen=unseen,
+        objective=objective,
+        model_source=model_source,
+        production=production,
+        threads=threads,
+        device=device,
+        dtype=dtype,
+    )
 
 
 def _fit(inputs: Inputs, theta0: Tensor, method: Unlearner) -> Tensor:
@@ -318,26 +409,34 @@ def _learn(method: Unlearner, inputs: Inputs, theta0: Tensor, tick: Progress, ti
     """The original model: the method's training on D, or the caller's production model adopted."""
     tick("learn", 0, 1)
     with _clock(timings, "learn_s"):
-        theta = (_fit(inputs, theta0, method) if inputs.production is None
-                 else method.adopt(inputs.production, inputs.X, inputs.y, theta0))
+        theta = (
+            _fit(inputs, theta0, method)
+            if inputs.production is None
+            else method.adopt(inputs.production, inputs.X, inputs.y, theta0)
+        )
     tick("learn", 1, 1)
     return theta
 
 
-def _unlearn(method: Unlearner, inputs: Inputs, config: AuditConfig, tick: Progress,
-             timings: dict) -> tuple[Tensor, list | None]:
+def _unlearn(
+    method: Unlearner, inputs: Inputs, config: AuditConfig, tick: Progress, timings: dict
+) -> tuple[Tensor, list | None]:
     """The unlearned model, timed ``timing_repeats`` times; with several requests, every release
     of the sequence (the last one is the audited model)."""
     tick("unlearn", 0, 1)
     releases = None
     if len(inputs.requests) > 1:
         releases, timings["unlearn_repeats_s"] = timed(
-            lambda m: m.serve_requests(inputs.requests, config.epsilon, config.delta, config.mechanism), method,
-            config.timing_repeats, inputs.device)
+            lambda m: m.serve_requests(inputs.requests, config.epsilon, config.delta, config.mechanism),
+            method,
+            config.timing_repeats,
+            inputs.device,
+        )
         theta = releases[-1][0]
     else:
-        theta, timings["unlearn_repeats_s"] = timed(lambda m: m.unlearn(inputs.forget), method,
-                                                    config.timing_repeats, inputs.device)
+        theta, timings["unlearn_repeats_s"] = timed(
+            lambda m: m.unlearn(inputs.forget), method, config.timing_repeats, inputs.device
+        )
     tick("unlearn", 1, 1)
     return theta, releases
 
@@ -353,34 +452,51 @@ def _retrain(method: Unlearner, inputs: Inputs, repeats: int, tick: Progress, ti
     return theta
 
 
-def _certify(method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Worlds,
-             tick: Progress) -> tuple[Worlds, schema.Realized, Any]:
+def _certify(
+    method: Unlearner, forget: Tensor, config: AuditConfig, worlds: Worlds, tick: Progress
+) -> tuple[Worlds, schema.Realized, Any]:
     """The release's certificate, the ε its measured distance to retraining realizes, and the
     checkpoint recovery; a trial mode this release cannot serve is refused here, not after the
     utility stages."""
     tick("certify", 0, 1)
-    certificate = (worlds.releases[-1][1] if worlds.releases is not None
-                   else method.certify(forget, config.epsilon, config.delta, config.mechanism))
+    certificate = (
+        worlds.releases[-1][1]
+        if worlds.releases is not None
+        else method.certify(forget, config.epsilon, config.delta, config.mechanism)
+    )
     worlds = dataclasses.replace(worlds, certificate=certificate)
     distance = float(torch.linalg.vector_norm(worlds.unlearned - worlds.retrained))
     # Training noise (DP-SGD) releases the model itself (σ = 0): the realized ε of ‖θ_U − θ_R‖ at σ = 0 is
     # infinite whenever two trainings differ, and says nothing of a guarantee that lives inside training.
     # The no-op reference (releasing A(D) at the same σ) exists where the release's noise is the
     # guarantee: an output-noise or exact certificate with finite σ (null otherwise, see schema.Realized).
-    no_op = (float(torch.linalg.vector_norm(worlds.original - worlds.retrained))
-             if certificate.kind in ("output-noise", "exact") and math.isfinite(certificate.sigma) else None)
-    realized_ = realized(certificate.sigma, config.delta, distance, certificate.sensitivity,
-                         worlds.certified_epsilon if certificate.kind != "training-noise" else None, no_op)
-    recovery = (method.checkpoint_recovery(worlds.original, budget=config.diagnostic_budget)
-                if type(method).capabilities.checkpoint_recovery else None)
+    no_op = (
+        float(torch.linalg.vector_norm(worlds.original - worlds.retrained))
+        if certificate.kind in ("output-noise", "exact") and math.isfinite(certificate.sigma)
+        else None
+    )
+    realized_ = realized(
+        certificate.sigma,
+        config.delta,
+        distance,
+        certificate.sensitivity,
+        worlds.certified_epsilon if certificate.kind != "training-noise" else None,
+        no_op,
+    )
+    recovery = (
+        method.checkpoint_recovery(worlds.original, budget=config.diagnostic_budget)
+        if type(method).capabilities.checkpoint_recovery
+        else None
+    )
     tick("certify", 1, 1)
     if config.attacks and math.isfinite(certificate.sigma):
         choose_mode(config.trial_mode, certificate.sigma, certificate.kind, reruns=type(method).capabilities.reruns)
     return worlds, realized_, recovery
 
 
-def _utility(inputs: Inputs, worlds: Worlds, config: AuditConfig, noise_gen: torch.Generator, seed: int,
-             tick: Progress) -> tuple[schema.Utility, Evaluated]:
+def _utility(
+    inputs: Inputs, worlds: Worlds, config: AuditConfig, noise_gen: torch.Generator, seed: int, tick: Progress
+) -> tuple[schema.Utility, Evaluated]:
     """Accuracy and loss of the three models on the retain, forget and test sets, noiseless and
     released (``noise_draws`` draws of the certificate's σ, scored in float32 on at most
     ``utility_records`` records of a split, :mod:`audit.evaluation`); their loss histograms. One
@@ -393,51 +509,96 @@ def _utility(inputs: Inputs, worlds: Worlds, config: AuditConfig, noise_gen: tor
     splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": inputs.test}
     models = {"original": worlds.original, "unlearned": worlds.unlearned, "retrained": worlds.retrained}
     objective, sigma = inputs.objective, worlds.certificate.sigma
-    passes = {name: {split: outputs(objective, theta, Xs, ys) for split, (Xs, ys) in
-                     {**splits, "unseen": inputs.unseen}.items()} for name, theta in models.items()}
+    passes = {
+        name: {
+            split: outputs(objective, theta, Xs, ys) for split, (Xs, ys) in {**splits, "unseen": inputs.unseen}.items()
+        }
+        for name, theta in models.items()
+    }
     dtype = noisy_dtype(objective, inputs.dtype)
     records = torch.Generator().manual_seed(child_seed(seed, "utility-records"))
-    noisy_splits = {split: (Xs.to(dtype), ys) for split, (Xs, ys) in
-                    ((s, subsample(*xy, config.utility_records, records)) for s, xy in splits.items())}
-    released = {name: released_scores(objective, theta, sigma, config.noise_draws, noise_gen, noisy_splits)
-                for name, theta in models.items()}
+    noisy_splits = {
+        split: (Xs.to(dtype), ys)
+        for split, (Xs, ys) in ((s, subsample(*xy, config.utility_records, records)) for s, xy in splits.items())
+    }
+    released = {
+        name: released_scores(objective, theta, sigma, config.noise_draws, noise_gen, noisy_splits)
+        for name, theta in models.items()
+    }
     populations = {split: int(ys.numel()) for split, (_, ys) in splits.items()}
     utility = schema.Utility(
-        **{name: model_utility({s: passes[name][s] for s in splits}, sigma, released[name], populations, dtype)
-           for name in models},
-        loss_histograms=loss_histograms({name: {s: passes[name][s][0] for s in ("forget", "retain", "unseen")}
-                                         for name in models}),
+        **{
+            name: model_utility({s: passes[name][s] for s in splits}, sigma, released[name], populations, dtype)
+            for name in models
+        },
+        loss_histograms=loss_histograms(
+            {name: {s: passes[name][s][0] for s in ("forget", "retain", "unseen")} for name in models}
+        ),
         test_chance_accuracy=chance_accuracy(inputs.test[1]),
-        unlearned_vs_retrained=agreement(passes["unlearned"]["test"][1], passes["retrained"]["test"][1]))
+        unlearned_vs_retrained=agreement(passes["unlearned"]["test"][1], passes["retrained"]["test"][1]),
+    )
     tick("utility", 1, 1)
     test_scores = released["unlearned"].get("test")
-    return utility, Evaluated(test=noisy_splits["test"], population=populations["test"],
-                              noiseless=utility.unlearned.test.accuracy,
-                              known=None if test_scores is None else (float(sigma), test_scores))
+    return utility, Evaluated(
+        test=noisy_splits["test"],
+        population=populations["test"],
+        noiseless=utility.unlearned.test.accuracy,
+        known=None if test_scores is None else (float(sigma), test_scores),
+    )
 
 
-def _frontier(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConfig, seed: int,
-              tick: Progress, timings: dict, evaluated: Evaluated) -> Any:
+def _frontier(
+    method: Unlearner,
+    inputs: Inputs,
+    worlds: Worlds,
+    config: AuditConfig,
+    seed: int,
+    tick: Progress,
+    timings: dict,
+    evaluated: Evaluated,
+) -> Any:
     """The released accuracy of the unlearned model at each ε of ``config.frontier`` (None
     without); not applicable to a sequence of requests."""
     if not config.frontier:
         return None
     if len(inputs.requests) > 1:
-        return schema.FrontierNotApplicable(applicable=False, reason=(
-            "several requests were served: their guarantee composes in the ledger, not in one certificate"))
+        return schema.FrontierNotApplicable(
+            applicable=False,
+            reason=("several requests were served: their guarantee composes in the ledger, not in one certificate"),
+        )
     tick("frontier", 0, 1)
     with _clock(timings, "frontier_s"):
-        front = frontier(method, worlds.certificate, inputs.forget, worlds.unlearned, epsilons=tuple(config.frontier),
-                         delta=config.delta, mechanism=config.mechanism, objective=inputs.objective,
-                         test=evaluated.test, draws=config.noise_draws,
-                         gen=torch.Generator().manual_seed(child_seed(seed, "frontier")),
-                         noiseless=evaluated.noiseless, known=evaluated.known, population=evaluated.population)
+        front = frontier(
+            method,
+            worlds.certificate,
+            inputs.forget,
+            worlds.unlearned,
+            epsilons=tuple(config.frontier),
+            delta=config.delta,
+            mechanism=config.mechanism,
+            objective=inputs.objective,
+            test=evaluated.test,
+            draws=config.noise_draws,
+            gen=torch.Generator().manual_seed(child_seed(seed, "frontier")),
+            noiseless=evaluated.noiseless,
+            known=evaluated.known,
+            population=evaluated.population,
+        )
     tick("frontier", 1, 1)
     return front
 
 
-def _attack(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConfig, realized_: schema.Realized,
-            init, seed: int, tick: Progress, timings: dict) -> Attacked:
+def _attack(
+    method: Unlearner,
+    inputs: Inputs,
+    worlds: Worlds,
+    config: AuditConfig,
+    realized_: schema.Realized,
+    init,
+    seed: int,
+    tick: Progress,
+    timings: dict,
+) -> Attacked:
     """The attacks, in the mode an adversary faces (:func:`audit.trials.choose_mode`): noise draws
     when the release adds output noise, the training randomness redrawn per trial otherwise. A
     release that no finite noise certifies has no released model to attack (skipped)."""
@@ -446,25 +607,52 @@ def _attack(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConf
         return Attacked()
     if not math.isfinite(certificate.sigma):
         return Attacked(skipped=True)
-    plan = _trial_plan(config, *choose_mode(config.trial_mode, certificate.sigma, certificate.kind,
-                                            reruns=type(method).capabilities.reruns))
+    plan = _trial_plan(
+        config,
+        *choose_mode(config.trial_mode, certificate.sigma, certificate.kind, reruns=type(method).capabilities.reruns),
+    )
     X, y, objective = inputs.X, inputs.y, inputs.objective
     setup = AttackSetup(
-        objective=objective, method=method, init=init, X=X, y=y, forget=inputs.forget,
-        X_unseen=inputs.unseen[0], y_unseen=inputs.unseen[1], theta_original=worlds.original,
-        theta_unlearned=worlds.unlearned, theta_retrained=worlds.retrained, sigma=certificate.sigma,
-        delta=config.delta, certified_epsilon=worlds.certified_epsilon, realized_epsilon=realized_.epsilon,
+        objective=objective,
+        method=method,
+        init=init,
+        X=X,
+        y=y,
+        forget=inputs.forget,
+        X_unseen=inputs.unseen[0],
+        y_unseen=inputs.unseen[1],
+        theta_original=worlds.original,
+        theta_unlearned=worlds.unlearned,
+        theta_retrained=worlds.retrained,
+        sigma=certificate.sigma,
+        delta=config.delta,
+        certified_epsilon=worlds.certified_epsilon,
+        realized_epsilon=realized_.epsilon,
         smoothness=lambda: smoothness_of(certificate, objective, X, y, worlds.original),
         production=inputs.production is not None,
-        timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")})
+        timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")},
+    )
     results, refused = None, None
     with _clock(timings, "attacks_s"):
         try:
             results = run_attacks(
-                setup, attacks=config.attacks, plan=plan, shadow_models_=config.shadow_models,
-                confidence=config.confidence, relearn_max_steps=config.relearn_max_steps, seed=seed, tick=tick,
-                execution=ExecutionSettings(config.executor, config.workers, config.ray_address, config.shard_size,
-                                            config.resume, config.time_budget))
+                setup,
+                attacks=config.attacks,
+                plan=plan,
+                shadow_models_=config.shadow_models,
+                confidence=config.confidence,
+                relearn_max_steps=config.relearn_max_steps,
+                seed=seed,
+                tick=tick,
+                execution=ExecutionSettings(
+                    config.executor,
+                    config.workers,
+                    config.ray_address,
+                    config.shard_size,
+                    config.resume,
+                    config.time_budget,
+                ),
+            )
         except DegenerateTrials as exc:
             refused = str(exc)
     return Attacked(results, plan, refused)
@@ -473,13 +661,19 @@ def _attack(method: Unlearner, inputs: Inputs, worlds: Worlds, config: AuditConf
 def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str, Any], attacked: Attacked) -> list:
     """Every finding of the run, from its certificate and its measured sections."""
     results = attacked.results
-    found = rules.certificate_findings(certificate, sections["realized"], sections["utility"],
-                                       results.comparison if results else None,
-                                       attacked.plan.mode if attacked.plan else "noise", config.confidence,
-                                       requested_epsilon=config.epsilon)
+    found = rules.certificate_findings(
+        certificate,
+        sections["realized"],
+        sections["utility"],
+        results.comparison if results else None,
+        attacked.plan.mode if attacked.plan else "noise",
+        config.confidence,
+        requested_epsilon=config.epsilon,
+    )
     if results is not None:
-        found += rules.measurement_findings(results, config.confidence,
-                                            no_op_passes=any(f["code"] == "no-op-passes" for f in found))
+        found += rules.measurement_findings(
+            results, config.confidence, no_op_passes=any(f["code"] == "no-op-passes" for f in found)
+        )
     if sections["ledger"] is not None:
         found += rules.ledger_findings(sections["ledger"])
     if attacked.skipped:
@@ -497,8 +691,19 @@ def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str,
     return found
 
 
-def _report(config: AuditConfig, method: Unlearner, inputs: Inputs, worlds: Worlds, sections: dict[str, Any],
-            found: list, *, started: str, salt: bytes, seeds: dict[str, int], timings: dict) -> schema.ReportModel:
+def _report(
+    config: AuditConfig,
+    method: Unlearner,
+    inputs: Inputs,
+    worlds: Worlds,
+    sections: dict[str, Any],
+    found: list,
+    *,
+    started: str,
+    salt: bytes,
+    seeds: dict[str, int],
+    timings: dict,
+) -> schema.ReportModel:
     """The report: every stage's section, the findings and their verdict, salted."""
     data = inputs.data
     return schema.ReportModel(
@@ -509,14 +714,24 @@ def _report(config: AuditConfig, method: Unlearner, inputs: Inputs, worlds: Worl
         verdict=rules.verdict_of(found),
         findings=found,
         config=config.to_dict(),
-        method={"name": method.name, "title": method.title, "paper": method.paper,
-                "certified": method.certified, "capabilities": type(method).capabilities.describe(),
-                "hyperparameters": method.report_hyperparameters()},
-        dataset={**data.describe(), "forget_size": int(inputs.forget.numel()), "source": data.source,
-                 "preprocessing": data.preprocessing},
+        method={
+            "name": method.name,
+            "title": method.title,
+            "paper": method.paper,
+            "certified": method.certified,
+            "capabilities": type(method).capabilities.describe(),
+            "hyperparameters": method.report_hyperparameters(),
+        },
+        dataset={
+            **data.describe(),
+            "forget_size": int(inputs.forget.numel()),
+            "source": data.source,
+            "preprocessing": data.preprocessing,
+        },
         model=describe(inputs.objective, inputs.model_source, data.input_shape, worlds.theta0, method.model_conditions),
-        deletion_request=commitment(data.train_ids()[inputs.forget_positions], salt, identifier(data, config),
-                                    config.request_id),
+        deletion_request=commitment(
+            data.train_ids()[inputs.forget_positions], salt, identifier(data, config), config.request_id
+        ),
         certificate=schema.Certificate.of(worlds.certificate),
         realized=sections["realized"],
         parameters=parameters(inputs.objective, worlds.original, worlds.unlearned, worlds.retrained),
@@ -531,8 +746,9 @@ def _report(config: AuditConfig, method: Unlearner, inputs: Inputs, worlds: Worl
     ).with_salt(salt)
 
 
-def applicability(configs: dict[str, AuditConfig], *, model: Any = None, data: Any = None,
-                  forget_ids: Any = None) -> dict[str, str | None]:
+def applicability(
+    configs: dict[str, AuditConfig], *, model: Any = None, data: Any = None, forget_ids: Any = None
+) -> dict[str, str | None]:
     """For each method (name → its configuration), why its theorem excludes this model and data
     (one sentence), or None.
 
@@ -585,16 +801,29 @@ def _one_run(config: AuditConfig, method: Unlearner, inputs: Inputs, init, seed:
     unseen = inputs.unseen
     pairs, available = int(config.one_run_canaries), int(unseen[0].shape[0])
     if 2 * pairs > available:
-        raise InvalidInput("one_run_canaries", f"at most {available // 2} (two held-out records per pair; "
-                           f"{available} are held out of training)", pairs)
+        raise InvalidInput(
+            "one_run_canaries",
+            f"at most {available // 2} (two held-out records per pair; {available} are held out of training)",
+            pairs,
+        )
     game_seed = child_seed(seed, "one-run")
     canaries_X = unseen[0][: 2 * pairs]
     n_outputs = max(2, int(inputs.objective.n_outputs))
     canaries_y = mislabel(unseen[1][: 2 * pairs], n_outputs, game_seed).to(unseen[1].device)
     try:
-        result = one_run_audit(method, inputs.X, inputs.y, canaries_X, canaries_y, init, epsilon=config.epsilon,
-                               delta=config.delta, mechanism=config.mechanism, confidence=config.confidence,
-                               seed=game_seed)
+        result = one_run_audit(
+            method,
+            inputs.X,
+            inputs.y,
+            canaries_X,
+            canaries_y,
+            init,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            mechanism=config.mechanism,
+            confidence=config.confidence,
+            seed=game_seed,
+        )
     except InvalidInput as exc:
         if exc.field in ("one_run_canaries", "canaries_X", "canaries_y"):
             raise
@@ -608,8 +837,9 @@ def _one_run(config: AuditConfig, method: Unlearner, inputs: Inputs, init, seed:
 TIMING_ENOUGH_S = 10.0
 
 
-def timed(call: Callable[[Unlearner], Any], method: Unlearner, repeats: int,
-          device: torch.device) -> tuple[Any, list[float]]:
+def timed(
+    call: Callable[[Unlearner], Any], method: Unlearner, repeats: int, device: torch.device
+) -> tuple[Any, list[float]]:
     """``call(method)``'s result and the wall-clock seconds of up to ``repeats`` runs of it (fewer
     once the runs have taken :data:`TIMING_ENOUGH_S` together).
 
@@ -638,8 +868,9 @@ def timed(call: Callable[[Unlearner], Any], method: Unlearner, repeats: int,
         if k == 0:
             result = out
         elif not _same_models(out, result):
-            log.warning("timing repeat %d of %d gave another model than the first (only the first is used)",
-                        k + 1, repeats)
+            log.warning(
+                "timing repeat %d of %d gave another model than the first (only the first is used)", k + 1, repeats
+            )
         if k + 1 < repeats and sum(seconds) >= TIMING_ENOUGH_S:
             log.info("timed %d of %d times: the runs took %.1f s together", k + 1, repeats, sum(seconds))
             break
@@ -653,8 +884,15 @@ def _same_models(a: Any, b: Any) -> bool:
     return len(a) == len(b) and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
 
 
-def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: AuditConfig,
-            retrained_all: Tensor, tick, seed: int) -> dict:
+def _ledger(
+    method: Unlearner,
+    requests: list[Tensor],
+    releases: list,
+    config: AuditConfig,
+    retrained_all: Tensor,
+    tick,
+    seed: int,
+) -> dict:
     """Record every release of the sequence with its measured distance to retraining
     (``retrained_all``, the retrain without every request, is the last release's reference), and
     attack every pair of consecutive releases (:mod:`attacks.consecutive`)."""
@@ -671,17 +909,29 @@ def _ledger(method: Unlearner, requests: list[Tensor], releases: list, config: A
         distance = float(torch.linalg.vector_norm(theta - retrained))
         certified = certificate.epsilon if certificate.certified else None
         spent = realized(certificate.sigma, config.delta, distance, certificate.sensitivity, certified)
-        book.record_certificate(certificate, forget_total=int(union.numel()), distance=distance,
-                                realized_epsilon=spent.epsilon, label=f"request {k}")
+        book.record_certificate(
+            certificate,
+            forget_total=int(union.numel()),
+            distance=distance,
+            realized_epsilon=spent.epsilon,
+            label=f"request {k}",
+        )
     tick("ledger", len(releases), len(releases))
     ledger = book.to_dict()
     sigmas = [float(c.sigma) for _, c in releases]
     if all(math.isfinite(s) for s in sigmas):
         steps = len(releases) - 1  # every step's bound holds together at the audit's confidence
         ledger["consecutive"] = consecutive_release_bounds(
-            [theta for theta, _ in releases], references, sigmas, n_trials=NOISE_TRIALS, delta=config.delta,
-            confidence=1.0 - (1.0 - config.confidence) / max(1, steps), seed=seed, split="pareto-bonferroni",
-            draws="projected")
+            [theta for theta, _ in releases],
+            references,
+            sigmas,
+            n_trials=NOISE_TRIALS,
+            delta=config.delta,
+            confidence=1.0 - (1.0 - config.confidence) / max(1, steps),
+            seed=seed,
+            split="pareto-bonferroni",
+            draws="projected",
+        )
     return ledger
 
 

@@ -44,8 +44,11 @@ def check_run_directory(path: str | os.PathLike, *, field: str = "resume") -> No
     if path.exists() and not path.is_dir():
         raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
     if path.is_dir() and not (path / MANIFEST).exists() and any(path.iterdir()):
-        raise InvalidInput(field, "a new or empty directory, or the run directory of this configuration (this one "
-                           "holds other files)", str(path))
+        raise InvalidInput(
+            field,
+            "a new or empty directory, or the run directory of this configuration (this one holds other files)",
+            str(path),
+        )
     if not path.exists() and path.parent.exists() and not path.parent.is_dir():
         raise InvalidInput(field, "a directory for the run's finished shards (created if missing)", str(path))
     from audit.report.directory import check_room
@@ -85,12 +88,17 @@ class RunStore:
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 other = None
             if other is None:
-                raise InvalidInput(field, f"a run directory of unlearn-audit ({MANIFEST} unreadable or of another "
-                                   "format)", str(path))
+                raise InvalidInput(
+                    field, f"a run directory of unlearn-audit ({MANIFEST} unreadable or of another format)", str(path)
+                )
             if other != key:
-                raise InvalidInput(field, "the run directory of this configuration (it holds shards of run "
-                                   f"{other[:16]}, this run is {key[:16]}: another configuration, seed, data or "
-                                   "version); use a new directory", str(path))
+                raise InvalidInput(
+                    field,
+                    "the run directory of this configuration (it holds shards of run "
+                    f"{other[:16]}, this run is {key[:16]}: another configuration, seed, data or "
+                    "version); use a new directory",
+                    str(path),
+                )
             for stale in self.path.glob(PARTIAL + "*"):  # half-written by a killed run: never a shard
                 stale.unlink(missing_ok=True)
         else:
@@ -98,14 +106,22 @@ class RunStore:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
                 if any(p.name != MANIFEST for p in self.path.iterdir()):
-                    raise InvalidInput(field, "a new or empty directory, or the run directory of this "
-                                       "configuration (this one holds other files)", str(path))
+                    raise InvalidInput(
+                        field,
+                        "a new or empty directory, or the run directory of this "
+                        "configuration (this one holds other files)",
+                        str(path),
+                    )
                 _atomic_write(manifest, json.dumps({"format": FORMAT, "key": key}, indent=2).encode())
             except OSError as exc:
                 if created:  # nothing left behind by a refusal
                     shutil.rmtree(self.path, ignore_errors=True)
-                raise InvalidInput(field, "a writable directory for the run's finished shards",
-                                   str(path), hint=f"{type(exc).__name__}: {exc.strerror or exc}") from None
+                raise InvalidInput(
+                    field,
+                    "a writable directory for the run's finished shards",
+                    str(path),
+                    hint=f"{type(exc).__name__}: {exc.strerror or exc}",
+                ) from None
 
     def file(self, shard: Shard) -> Path:
         return self.path / _name(self.key, shard)
@@ -129,9 +145,13 @@ class RunStore:
         try:
             _atomic_write(self.file(shard), buffer.getvalue())
         except OSError as exc:  # a disk that filled during the run: one sentence naming the directory
-            raise InvalidInput(self.field, "a run directory that can hold the finished shards", str(self.path),
-                               hint=f"Keeping {shard.name} failed: {exc.strerror or exc}; the shards finished "
-                               "before it are kept there, and a rerun with the same directory skips them.") from None
+            raise InvalidInput(
+                self.field,
+                "a run directory that can hold the finished shards",
+                str(self.path),
+                hint=f"Keeping {shard.name} failed: {exc.strerror or exc}; the shards finished "
+                "before it are kept there, and a rerun with the same directory skips them.",
+            ) from None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -67,8 +67,9 @@ def plan_shards(role: str, n: int, size: int, granule: int) -> list[Shard]:
     if role not in ROLES:
         raise InvalidInput("role", "one of " + ", ".join(ROLES), role)
     if size < 1 or size % granule:
-        raise InvalidInput("shard_size", f"a positive multiple of {granule} (the models whose features are "
-                           "computed together)", size)
+        raise InvalidInput(
+            "shard_size", f"a positive multiple of {granule} (the models whose features are computed together)", size
+        )
     return [Shard(role, a, min(n, a + size)) for a in range(0, n, size)]
 
 
@@ -117,13 +118,25 @@ class ShardContext:
             empty = s.theta_original.new_empty((0, s.theta_original.shape[-1]))
             noise = self.mode == "noise"
             self._inputs[key] = AttackInputs(
-                objective=s.objective, X=s.X, y=s.y, forget=s.forget, X_unseen=s.X_unseen, y_unseen=s.y_unseen,
-                theta_original=s.theta_original, theta_unlearned=played, theta_retrained=s.theta_retrained,
-                released_unlearned=empty, released_retrained=empty,
-                noiseless_unlearned=played if noise else empty, noiseless_retrained=s.theta_retrained if noise else empty,
-                sigma=s.sigma, delta=s.delta, seed=child_seed(self.seed, cls.name if game == "game" else
-                                                                cls.name + "/control"),
-                settings=self.settings, smoothness=self.smoothness)
+                objective=s.objective,
+                X=s.X,
+                y=s.y,
+                forget=s.forget,
+                X_unseen=s.X_unseen,
+                y_unseen=s.y_unseen,
+                theta_original=s.theta_original,
+                theta_unlearned=played,
+                theta_retrained=s.theta_retrained,
+                released_unlearned=empty,
+                released_retrained=empty,
+                noiseless_unlearned=played if noise else empty,
+                noiseless_retrained=s.theta_retrained if noise else empty,
+                sigma=s.sigma,
+                delta=s.delta,
+                seed=child_seed(self.seed, cls.name if game == "game" else cls.name + "/control"),
+                settings=self.settings,
+                smoothness=self.smoothness,
+            )
         return self._inputs[key]
 
     def key(self) -> str:
@@ -132,14 +145,35 @@ class ShardContext:
 
         s = self.setup
         h = hashlib.sha256()
-        for part in (tool_version(), [f"{c.__module__}.{c.__qualname__}:{c.name}" for c in self.attacks], self.mode, self.seed, sorted(self.settings.items()), sorted(self.sizes.items()),
-                     self.granule, self.smoothness, s.sigma, s.delta, str(s.theta_original.dtype),
-                     str(s.theta_original.device.type), type(s.method).__name__,
-                     sorted(s.method.report_hyperparameters().items()), repr(s.objective.model),
-                     s.method.code_identity()):
+        for part in (
+            tool_version(),
+            [f"{c.__module__}.{c.__qualname__}:{c.name}" for c in self.attacks],
+            self.mode,
+            self.seed,
+            sorted(self.settings.items()),
+            sorted(self.sizes.items()),
+            self.granule,
+            self.smoothness,
+            s.sigma,
+            s.delta,
+            str(s.theta_original.dtype),
+            str(s.theta_original.device.type),
+            type(s.method).__name__,
+            sorted(s.method.report_hyperparameters().items()),
+            repr(s.objective.model),
+            s.method.code_identity(),
+        ):
             h.update(repr(part).encode())
-        for tensor in (s.X, s.y, s.forget, s.X_unseen, s.y_unseen, s.theta_original, s.theta_unlearned,
-                       s.theta_retrained):
+        for tensor in (
+            s.X,
+            s.y,
+            s.forget,
+            s.X_unseen,
+            s.y_unseen,
+            s.theta_original,
+            s.theta_unlearned,
+            s.theta_retrained,
+        ):
             h.update(_tensor_bytes(tensor))
         return h.hexdigest()
 
@@ -156,26 +190,43 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
     from audit.trials import make_trials
 
     s = ctx.setup
-    trials = make_trials(ctx.mode, s.method, s.forget, s.sigma, shard.size, ctx.role_seed(shard.role),
-                         init=s.init, theta_unlearned=s.theta_unlearned, theta_retrained=s.theta_retrained,
-                         theta_original=s.theta_original, first=shard.start)
+    trials = make_trials(
+        ctx.mode,
+        s.method,
+        s.forget,
+        s.sigma,
+        shard.size,
+        ctx.role_seed(shard.role),
+        init=s.init,
+        theta_unlearned=s.theta_unlearned,
+        theta_retrained=s.theta_retrained,
+        theta_original=s.theta_original,
+        first=shard.start,
+    )
     retrains = trials.mode == "retrain"
     per_row = trials.mode in ("retrain", "rerun")  # every trial its own noiseless model (rerun: the run itself)
-    rows = {world: ModelRows(getattr(trials, world), getattr(trials, "theta_" + world) if per_row else None)
-            for world in ("unlearned", "retrained", "original")}
+    rows = {
+        world: ModelRows(getattr(trials, world), getattr(trials, "theta_" + world) if per_row else None)
+        for world in ("unlearned", "retrained", "original")
+    }
     out: dict[str, np.ndarray] = {"path": np.array(trials.path)}
     if shard.role == "trials":
         for world in ("unlearned", "retrained"):
             reference = getattr(s, "theta_" + world)
-            out[f"_digest{SEP}{world}"] = _blocked(lambda r: {"v": _digests(r.released)}, rows[world],
-                                                   ctx.granule, "digest")["v"]
+            out[f"_digest{SEP}{world}"] = _blocked(
+                lambda r: {"v": _digests(r.released)}, rows[world], ctx.granule, "digest"
+            )["v"]
             out[f"_distance{SEP}{world}"] = _blocked(
                 lambda r, ref=reference: {"v": to_numpy((r.released - ref).pow(2).sum(dim=1))},
-                rows[world], ctx.granule, "distance")["v"]
+                rows[world],
+                ctx.granule,
+                "distance",
+            )["v"]
         if s.production and retrains:  # each original model's mean loss on D, to place the production model
             with torch.no_grad():
-                out[f"_loss{SEP}original"] = np.array([float(s.objective.loss(theta, s.X, s.y))
-                                                       for theta in trials.theta_original])
+                out[f"_loss{SEP}original"] = np.array(
+                    [float(s.objective.loss(theta, s.X, s.y)) for theta in trials.theta_original]
+                )
     for cls in ctx.attacks_of(shard.role):
         attack = cls()
         for game, played in GAMES.items():
@@ -190,8 +241,10 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
 def _digests(released: Tensor) -> np.ndarray:
     """A 64-bit digest of each row's bytes (identical rows, identical digests)."""
     array = np.ascontiguousarray(to_numpy(released))
-    return np.array([int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8).digest(), "little")
-                     for row in array], dtype=np.uint64)
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8).digest(), "little") for row in array],
+        dtype=np.uint64,
+    )
 
 
 def _padded(rows: Tensor | None, size: int) -> Tensor | None:
@@ -201,25 +254,32 @@ def _padded(rows: Tensor | None, size: int) -> Tensor | None:
     return rows if extra == 0 else torch.cat([rows, rows[-1:].expand(extra, -1)])
 
 
-def _blocked(fn: Callable[[ModelRows], Mapping[str, Any]], rows: ModelRows, granule: int,
-             who: str) -> dict[str, np.ndarray]:
+def _blocked(
+    fn: Callable[[ModelRows], Mapping[str, Any]], rows: ModelRows, granule: int, who: str
+) -> dict[str, np.ndarray]:
     """``fn`` on blocks of exactly ``granule`` models (the last padded), concatenated and trimmed."""
     n = len(rows)
     parts: list[dict[str, np.ndarray]] = []
     for a in range(0, n, granule):
         real = min(granule, n - a)
-        block = ModelRows(_padded(rows.released[a:a + real], granule),
-                          _padded(None if rows.noiseless is None else rows.noiseless[a:a + real], granule))
+        block = ModelRows(
+            _padded(rows.released[a : a + real], granule),
+            _padded(None if rows.noiseless is None else rows.noiseless[a : a + real], granule),
+        )
         got = fn(block)
         if not isinstance(got, Mapping) or not got:
-            raise InvalidInput(f"{who}.features", "a non-empty mapping of feature name -> array with one row per "
-                               "model", type(got).__name__)
+            raise InvalidInput(
+                f"{who}.features",
+                "a non-empty mapping of feature name -> array with one row per model",
+                type(got).__name__,
+            )
         part = {}
         for name, value in got.items():
             value = to_numpy(value)
             if value.ndim < 1 or value.shape[0] != granule:
-                raise InvalidInput(f"{who}.features[{name!r}]", f"an array with one row per model ({granule})",
-                                   tuple(value.shape))
+                raise InvalidInput(
+                    f"{who}.features[{name!r}]", f"an array with one row per model ({granule})", tuple(value.shape)
+                )
             part[name] = value[:real]
         parts.append(part)
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
@@ -246,8 +306,12 @@ def features_of(gathered: Mapping[str, Mapping[str, np.ndarray]], attack: str, g
     """An attack's features by world (:data:`attacks.base.WORLDS`) in one game, from the
     gathered arrays of each role."""
     worlds: dict[str, dict[str, np.ndarray]] = {}
-    names = {("trials", "unlearned"): "unlearned", ("trials", "retrained"): "retrained",
-             ("shadows", "unlearned"): "shadows_in", ("shadows", "retrained"): "shadows_out"}
+    names = {
+        ("trials", "unlearned"): "unlearned",
+        ("trials", "retrained"): "retrained",
+        ("shadows", "unlearned"): "shadows_in",
+        ("shadows", "retrained"): "shadows_out",
+    }
     for role, arrays in gathered.items():
         for key, value in arrays.items():
             parts = key.split(SEP)
@@ -258,9 +322,11 @@ def features_of(gathered: Mapping[str, Mapping[str, np.ndarray]], attack: str, g
 
 def identical_copies(trials: Mapping[str, np.ndarray]) -> bool:
     """Every released model of each world is the same vector (by digest)."""
+
     def same(world: str) -> bool:
         d = trials[f"_digest{SEP}{world}"]
         return d.size > 1 and bool((d == d[0]).all())
+
     return same("unlearned") and same("retrained")
 
 

@@ -73,12 +73,16 @@ def choose(requested: Any, n_records: int, n_params: int) -> tuple[int, str]:
         return int(requested), f"{int(requested)} as configured (threads = {int(requested)})"
     work = int(n_records) * int(n_params)
     if work < AUTO_PARALLEL_WORK:
-        return 1, (f"auto: 1 thread, because one pass over the data is small ({n_records:,} records x "
-                   f"{n_params:,} parameters < {AUTO_PARALLEL_WORK:,}): a second thread gains nothing there "
-                   "and spin-waits on a busy machine")
+        return 1, (
+            f"auto: 1 thread, because one pass over the data is small ({n_records:,} records x "
+            f"{n_params:,} parameters < {AUTO_PARALLEL_WORK:,}): a second thread gains nothing there "
+            "and spin-waits on a busy machine"
+        )
     cpus = available_cpus()
-    return cpus, (f"auto: {cpus} thread(s), every CPU this process may use ({n_records:,} records x "
-                  f"{n_params:,} parameters >= {AUTO_PARALLEL_WORK:,})")
+    return cpus, (
+        f"auto: {cpus} thread(s), every CPU this process may use ({n_records:,} records x "
+        f"{n_params:,} parameters >= {AUTO_PARALLEL_WORK:,})"
+    )
 
 
 def use_threads(count: int) -> None:

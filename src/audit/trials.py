@@ -74,13 +74,15 @@ MODE_CHOICES = ("auto", *MODES)
 #: The random streams of a trial (see the module docstring).
 STREAM_INIT, STREAM_UNLEARNED, STREAM_RETRAINED, STREAM_ORIGINAL = 0, 1, 2, 3
 
-SEED_SCHEME = ("seed a pure function of (root seed, role); noise of stream s (1 = unlearned world, 2 = retrained "
-               "world, 3 = original model): numpy Philox-4x64 keyed by SeedSequence(seed, spawn_key=(s,))"
-               ".generate_state(2, uint64), trial i at counter i*B with B = ceil(2*ceil(d/2)/4) blocks of four "
-               "64-bit words; its first 2*ceil(d/2) words w give uniforms u = (w >> 11) * 2**-53, pairs give "
-               "normals by Box-Muller in float64 (r = sqrt(-2 log(1 - u_even)), r cos and r sin of 2 pi u_odd), "
-               "the first d cast to the parameter dtype; stream 0 (initial point, retrain mode): a CPU "
-               "torch.Generator seeded with SeedSequence(seed, spawn_key=(trial, 0)).generate_state(1, uint64)")
+SEED_SCHEME = (
+    "seed a pure function of (root seed, role); noise of stream s (1 = unlearned world, 2 = retrained "
+    "world, 3 = original model): numpy Philox-4x64 keyed by SeedSequence(seed, spawn_key=(s,))"
+    ".generate_state(2, uint64), trial i at counter i*B with B = ceil(2*ceil(d/2)/4) blocks of four "
+    "64-bit words; its first 2*ceil(d/2) words w give uniforms u = (w >> 11) * 2**-53, pairs give "
+    "normals by Box-Muller in float64 (r = sqrt(-2 log(1 - u_even)), r cos and r sin of 2 pi u_odd), "
+    "the first d cast to the parameter dtype; stream 0 (initial point, retrain mode): a CPU "
+    "torch.Generator seeded with SeedSequence(seed, spawn_key=(trial, 0)).generate_state(1, uint64)"
+)
 #: Raw 64-bit words drawn at once by :func:`trial_noise`: 128 KiB of float64 uniforms and about
 #: as much again of other buffers, so the elementwise passes stay in cache (the fastest of 2**12 to
 #: 2**20 on the development machine, about 3x faster than 2**16) and the memory is bounded.
@@ -103,33 +105,47 @@ def choose_mode(requested: str, sigma: float, kind: str, *, reruns: bool = False
     if requested not in MODE_CHOICES:
         raise InvalidInput("trial_mode", "one of " + ", ".join(MODE_CHOICES), requested)
     if requested == "noise" and not sigma > 0:  # every noise draw would be the same model: nothing to attack
-        raise InvalidInput("trial_mode", "auto or retrain for this release: it adds no output noise (sigma = 0), so "
-                           "every noise-mode trial would be the same model", requested)
+        raise InvalidInput(
+            "trial_mode",
+            "auto or retrain for this release: it adds no output noise (sigma = 0), so "
+            "every noise-mode trial would be the same model",
+            requested,
+        )
     if requested == "rerun" and not reruns:
-        raise InvalidInput("trial_mode", "auto, noise or retrain for this method: rerun needs a method whose release is "
-                           "a noisy run (noisy-ft)", requested)
+        raise InvalidInput(
+            "trial_mode",
+            "auto, noise or retrain for this method: rerun needs a method whose release is a noisy run (noisy-ft)",
+            requested,
+        )
     if requested != "auto":
         return requested, f"{requested} mode, as configured (trial_mode = {requested!r})"
     if reruns:
-        return "rerun", ("rerun mode: the release is a noisy run from the trained model, and its certificate is about "
-                         "that run's randomness, so every trial re-runs it from the fixed A(D) and A(D \\ Z) starts")
+        return "rerun", (
+            "rerun mode: the release is a noisy run from the trained model, and its certificate is about "
+            "that run's randomness, so every trial re-runs it from the fixed A(D) and A(D \\ Z) starts"
+        )
     if kind == "training-noise":
-        return "retrain", ("retrain mode: the guarantee's noise is inside training, so every trial redraws the "
-                           "training randomness (its initial point) in both worlds")
+        return "retrain", (
+            "retrain mode: the guarantee's noise is inside training, so every trial redraws the "
+            "training randomness (its initial point) in both worlds"
+        )
     if not sigma > 0:
-        return "retrain", ("retrain mode: the release adds no output noise (sigma = 0), so a released model is a "
-                           "deterministic function of its training randomness, which every trial redraws in both "
-                           "worlds (noise draws would be identical copies)")
-    return "noise", (f"noise mode: the release adds Gaussian output noise (sigma = {sigma:.4g}), the randomness the "
-                     "certificate rests on, so every trial is a fresh noise draw around each world's model")
+        return "retrain", (
+            "retrain mode: the release adds no output noise (sigma = 0), so a released model is a "
+            "deterministic function of its training randomness, which every trial redraws in both "
+            "worlds (noise draws would be identical copies)"
+        )
+    return "noise", (
+        f"noise mode: the release adds Gaussian output noise (sigma = {sigma:.4g}), the randomness the "
+        "certificate rests on, so every trial is a fresh noise draw around each world's model"
+    )
 
 
 # -- seeds -----------------------------------------------------------------------------
 def trial_generator(seed: int, trial: int, stream: int) -> torch.Generator:
     """The CPU generator of one random stream of one trial (a pure function of its arguments):
     used for the initial points (stream 0); the noise streams are counter-based (:func:`trial_noise`)."""
-    state = np.random.SeedSequence(int(seed), spawn_key=(int(trial), int(stream))).generate_state(
-        1, dtype=np.uint64)
+    state = np.random.SeedSequence(int(seed), spawn_key=(int(trial), int(stream))).generate_state(1, dtype=np.uint64)
     return torch.Generator().manual_seed(int(state[0]))
 
 
@@ -160,22 +176,21 @@ class _BoxMuller:
         # Generator.random() turns each raw word w into (w >> 11) * 2**-53 in C: the uniform of
         # the scheme (tests check it against random_raw), in one pass instead of three
         generator.random(out=uniforms)
-        radius, angle, cosine = (buf[:rows * pairs] for buf in (self.radius, self.angle, self.cosine))
-        np.subtract(1.0, uniforms[:, 0:2 * pairs:2], out=radius.reshape(shape))  # exact, in (0, 1]
+        radius, angle, cosine = (buf[: rows * pairs] for buf in (self.radius, self.angle, self.cosine))
+        np.subtract(1.0, uniforms[:, 0 : 2 * pairs : 2], out=radius.reshape(shape))  # exact, in (0, 1]
         np.log(radius, out=radius)  # never log 0
         radius *= -2.0
         np.sqrt(radius, out=radius)
-        np.multiply(uniforms[:, 1:2 * pairs:2], 2.0 * np.pi, out=angle.reshape(shape))
+        np.multiply(uniforms[:, 1 : 2 * pairs : 2], 2.0 * np.pi, out=angle.reshape(shape))
         np.cos(angle, out=cosine)
         np.sin(angle, out=angle)
         normals = self.normals[:rows]
         np.multiply(radius.reshape(shape), cosine.reshape(shape), out=normals[:, 0::2])
         np.multiply(radius.reshape(shape), angle.reshape(shape), out=normals[:, 1::2])
-        return normals[:, :self.dim]
+        return normals[:, : self.dim]
 
 
-def trial_noise(seed: int, stream: int, start: int, stop: int, dim: int,
-                dtype: torch.dtype = torch.float64) -> Tensor:
+def trial_noise(seed: int, stream: int, start: int, stop: int, dim: int, dtype: torch.dtype = torch.float64) -> Tensor:
     """The standard-normal noise ξ_i of trials ``start <= i < stop`` of one stream: (stop - start, dim).
 
     Row i is a pure function of (seed, stream, i, dim) (see the module docstring): it does not
@@ -196,7 +211,7 @@ def trial_noise(seed: int, stream: int, start: int, stop: int, dim: int,
     for first in range(start, stop, rows_per_chunk):
         last = min(stop, first + rows_per_chunk)
         generator = np.random.Generator(np.random.Philox(key=key, counter=first * blocks))
-        out[first - start:last - start] = torch.from_numpy(normals(generator, last - first))  # the cast
+        out[first - start : last - start] = torch.from_numpy(normals(generator, last - first))  # the cast
     return out
 
 
@@ -222,8 +237,7 @@ def _noisy_rows(thetas: Tensor, sigma: float, seed: int, stream: int, first: int
     ``θ + σ * ξ``. σ = 0: a copy."""
     if sigma == 0:
         return thetas.clone()
-    noise = trial_noise(seed, stream, first, first + thetas.shape[0], thetas.shape[1],
-                        thetas.dtype).to(thetas.device)
+    noise = trial_noise(seed, stream, first, first + thetas.shape[0], thetas.shape[1], thetas.dtype).to(thetas.device)
     return noise.mul_(sigma).add_(thetas)  # in place: the noise block becomes the released stack
 
 
@@ -266,8 +280,16 @@ class TrialSet:
     seed_scheme: str = field(default=SEED_SCHEME)
 
 
-def noise_trials(theta_unlearned: Tensor, theta_retrained: Tensor, sigma: float, n_trials: int,
-                 seed: int, theta_original: Tensor | None = None, *, first: int = 0) -> TrialSet:
+def noise_trials(
+    theta_unlearned: Tensor,
+    theta_retrained: Tensor,
+    sigma: float,
+    n_trials: int,
+    seed: int,
+    theta_original: Tensor | None = None,
+    *,
+    first: int = 0,
+) -> TrialSet:
     """N independent noise draws around each world's noiseless parameters (mode ``"noise"``).
 
     Trial i of the unlearned world is θ_u + σ ξ_i with ξ_i row i of :func:`trial_noise` of
@@ -281,17 +303,27 @@ def noise_trials(theta_unlearned: Tensor, theta_retrained: Tensor, sigma: float,
     sigma = _SIGMA.check("sigma", sigma)
     theta_original = theta_unlearned if theta_original is None else theta_original
     if not (theta_unlearned.shape == theta_retrained.shape == theta_original.shape) or theta_unlearned.ndim != 1:
-        raise InvalidInput("theta_unlearned/theta_retrained", "two parameter vectors of the same shape (d,)",
-                           (tuple(theta_unlearned.shape), tuple(theta_retrained.shape)))
-    rows = {name: theta.unsqueeze(0).expand(n_trials, -1)
-            for name, theta in (("u", theta_unlearned), ("r", theta_retrained), ("o", theta_original))}
+        raise InvalidInput(
+            "theta_unlearned/theta_retrained",
+            "two parameter vectors of the same shape (d,)",
+            (tuple(theta_unlearned.shape), tuple(theta_retrained.shape)),
+        )
+    rows = {
+        name: theta.unsqueeze(0).expand(n_trials, -1)
+        for name, theta in (("u", theta_unlearned), ("r", theta_retrained), ("o", theta_original))
+    }
     return TrialSet(
         unlearned=_noisy_rows(rows["u"], sigma, seed, STREAM_UNLEARNED, first),
         retrained=_noisy_rows(rows["r"], sigma, seed, STREAM_RETRAINED, first),
         original=_noisy_rows(rows["o"], sigma, seed, STREAM_ORIGINAL, first),
-        mode="noise", n_trials=n_trials, seed=seed, sigma=sigma,
-        theta_unlearned=theta_unlearned.clone(), theta_retrained=theta_retrained.clone(),
-        theta_original=theta_original.clone(), path="noise",
+        mode="noise",
+        n_trials=n_trials,
+        seed=seed,
+        sigma=sigma,
+        theta_unlearned=theta_unlearned.clone(),
+        theta_retrained=theta_retrained.clone(),
+        theta_original=theta_original.clone(),
+        path="noise",
     )
 
 
@@ -341,26 +373,39 @@ def retrain_trials(
     sigma = _SIGMA.check("sigma", sigma)
     X, y = method.X_, method.y_
     if X is None or y is None:
-        raise InvalidInput("method", "a fitted method (call method.fit first: its data and step size "
-                           "are reused by every trial)", type(method).__name__)
+        raise InvalidInput(
+            "method",
+            "a fitted method (call method.fit first: its data and step size are reused by every trial)",
+            type(method).__name__,
+        )
     can_batch = type(method).capabilities.batched_training
     if batched and not can_batch:
-        raise InvalidInput("batched", f"False or None for {method.name}, which declares no batched training",
-                           batched)
+        raise InvalidInput("batched", f"False or None for {method.name}, which declares no batched training", batched)
     use_vmap = can_batch and batched is not False
     dtype = _dtype(X, method)
     if use_vmap and first % chunk_size(method.objective, X, ROW_BLOCK, chunk):
         block = chunk_size(method.objective, X, ROW_BLOCK, chunk)
-        raise InvalidInput("first", f"a multiple of {block}, the rows batched gradient descent computes together "
-                           "(a shard starting elsewhere would round its trials differently from the whole run)", first)
-    thetas0 = torch.stack([init(trial_generator(seed, i, STREAM_INIT)).to(device=X.device, dtype=dtype)
-                           for i in range(first, first + n_trials)])
+        raise InvalidInput(
+            "first",
+            f"a multiple of {block}, the rows batched gradient descent computes together "
+            "(a shard starting elsewhere would round its trials differently from the whole run)",
+            first,
+        )
+    thetas0 = torch.stack(
+        [
+            init(trial_generator(seed, i, STREAM_INIT)).to(device=X.device, dtype=dtype)
+            for i in range(first, first + n_trials)
+        ]
+    )
     group = progress_group(method.objective, X, chunk) if use_vmap else 1
     parts = []
     for start in range(0, n_trials, group):
-        part = thetas0[start:start + group]
-        parts.append(method.train_many(part, forget, chunk=chunk) if use_vmap
-                     else _loop(method, part, forget, seed, first + start))
+        part = thetas0[start : start + group]
+        parts.append(
+            method.train_many(part, forget, chunk=chunk)
+            if use_vmap
+            else _loop(method, part, forget, seed, first + start)
+        )
         if progress is not None:
             progress(start + part.shape[0], n_trials)
     worlds = Worlds(*(torch.cat(column) for column in zip(*parts)))
@@ -368,9 +413,15 @@ def retrain_trials(
         unlearned=_noisy_rows(worlds.unlearned, sigma, seed, STREAM_UNLEARNED, first),
         retrained=_noisy_rows(worlds.retrained, sigma, seed, STREAM_RETRAINED, first),
         original=_noisy_rows(worlds.original, sigma, seed, STREAM_ORIGINAL, first),
-        mode="retrain", n_trials=n_trials, seed=seed, sigma=sigma,
-        theta_unlearned=worlds.unlearned, theta_retrained=worlds.retrained, theta_original=worlds.original,
-        initial=thetas0, path="vmap" if use_vmap else "loop",
+        mode="retrain",
+        n_trials=n_trials,
+        seed=seed,
+        sigma=sigma,
+        theta_unlearned=worlds.unlearned,
+        theta_retrained=worlds.retrained,
+        theta_original=worlds.original,
+        initial=thetas0,
+        path="vmap" if use_vmap else "loop",
     )
 
 
@@ -438,8 +489,18 @@ def make_trials(
     if mode == "retrain":
         if init is None:
             raise InvalidInput("init", "a callable init(generator) -> theta0 for retrain mode", init)
-        return retrain_trials(method, forget, n_trials, seed, init=init, sigma=sigma,
-                              batched=batched, chunk=chunk, progress=progress, first=first)
+        return retrain_trials(
+            method,
+            forget,
+            n_trials,
+            seed,
+            init=init,
+            sigma=sigma,
+            batched=batched,
+            chunk=chunk,
+            progress=progress,
+            first=first,
+        )
     if mode == "rerun":
         trials = rerun_trials(method, forget, n_trials, seed, first=first, batched=batched)
         if progress is not None:
@@ -448,8 +509,16 @@ def make_trials(
     raise InvalidInput("mode", "one of " + ", ".join(repr(m) for m in MODES), mode)
 
 
-def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *, first: int = 0,
-                 starts: tuple[Tensor, Tensor] | None = None, batched: bool | None = None) -> TrialSet:
+def rerun_trials(
+    method: Unlearner,
+    forget: Tensor,
+    n_trials: int,
+    seed: int,
+    *,
+    first: int = 0,
+    starts: tuple[Tensor, Tensor] | None = None,
+    batched: bool | None = None,
+) -> TrialSet:
     """N re-runs of a method whose release *is* a noisy run (noisy-ft; mode ``"rerun"``).
 
     The certificate of noisy fine-tuning is about the randomness of the whole noisy run from a
@@ -465,18 +534,33 @@ def rerun_trials(method: Unlearner, forget: Tensor, n_trials: int, seed: int, *,
     seed, n_trials = require_integer("seed", seed, 0), require_integer("n_trials", n_trials, 1)
     first = require_integer("first", first, 0)
     if not type(method).capabilities.reruns or method.X_ is None:
-        raise InvalidInput("method", "a fitted method whose release is a noisy run (Capabilities.reruns: noisy-ft)",
-                           type(method).__name__)
+        raise InvalidInput(
+            "method",
+            "a fitted method whose release is a noisy run (Capabilities.reruns: noisy-ft)",
+            type(method).__name__,
+        )
     forget = method.forget_indices(forget)
     start_u, start_r = starts if starts is not None else method.rerun_starts(forget)
     worlds, paths = [], set()
     for start, stream in ((start_u, STREAM_UNLEARNED), (start_r, STREAM_RETRAINED)):
-        rows, path = method.rerun(start, forget, [trial_generator(seed, i, stream)
-                                                  for i in range(first, first + n_trials)], batched=batched)
+        rows, path = method.rerun(
+            start, forget, [trial_generator(seed, i, stream) for i in range(first, first + n_trials)], batched=batched
+        )
         worlds.append(rows)
         paths.add(path)
     unlearned, retrained = worlds
     original = start_u.expand(n_trials, -1).clone()
-    return TrialSet(unlearned=unlearned, retrained=retrained, original=original, mode="rerun", n_trials=n_trials,
-                    seed=seed, sigma=0.0, theta_unlearned=unlearned, theta_retrained=retrained,
-                    theta_original=original, initial=torch.stack([start_u, start_r]), path=paths.pop())
+    return TrialSet(
+        unlearned=unlearned,
+        retrained=retrained,
+        original=original,
+        mode="rerun",
+        n_trials=n_trials,
+        seed=seed,
+        sigma=0.0,
+        theta_unlearned=unlearned,
+        theta_retrained=retrained,
+        theta_original=original,
+        initial=torch.stack([start_u, start_r]),
+        path=paths.pop(),
+    )

@@ -138,8 +138,12 @@ class Certificate:
         if not extra or self.kind == "none":
             return self
         failed = [c.detail for c in extra if not c.met]
-        return replace(self, conditions=[*extra, *self.conditions], warnings=[*failed, *self.warnings],
-                       valid=self.valid and not failed)
+        return replace(
+            self,
+            conditions=[*extra, *self.conditions],
+            warnings=[*failed, *self.warnings],
+            valid=self.valid and not failed,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python data (floats may be ``inf``; the report layer encodes them)."""
@@ -233,8 +237,10 @@ def issue(
             notes.append("the sensitivity bound is not finite: no finite noise certifies this run")
         elif not usable > 0:
             valid, sigma = False, math.inf
-            notes.append(f"the reserved delta {reserved_delta:g} is not below delta = {delta:g}: no room "
-                         "for the Gaussian mechanism")
+            notes.append(
+                f"the reserved delta {reserved_delta:g} is not below delta = {delta:g}: no room "
+                "for the Gaussian mechanism"
+            )
         else:
             sigma = sigma_for(epsilon, usable, sensitivity, mechanism)
         text += "; " + noise_clause(mechanism) + (" at delta - rho" if reserved_delta else "")
@@ -244,9 +250,11 @@ def issue(
         if not math.isfinite(cert_epsilon):
             valid = False
             notes.append(f"no finite epsilon holds at delta = {delta:g}: the certificate is not issued")
-        notes.append("sigma = 0: the privacy comes from noise inside training, not from noise on the "
-                     "released parameters, so the realized epsilon and output-noise attacks do not test "
-                     "this certificate (trial_mode='retrain' redraws the training noise)")
+        notes.append(
+            "sigma = 0: the privacy comes from noise inside training, not from noise on the "
+            "released parameters, so the realized epsilon and output-noise attacks do not test "
+            "this certificate (trial_mode='retrain' redraws the training noise)"
+        )
     else:  # none
         valid, cert_epsilon, sensitivity, sigma = False, None, None, float(output_noise)
         notes.append(f"{method} carries no certificate: the audit measures it empirically only")
@@ -254,10 +262,23 @@ def issue(
     if kind != "none":
         conditional = [c.name for c in constants if c.provenance in ("estimated", "assumed")]
         if conditional:
-            notes.append("the certificate is conditional on estimated or assumed constants ("
-                         + ", ".join(conditional) + "): a sampled maximum can under-estimate a supremum")
+            notes.append(
+                "the certificate is conditional on estimated or assumed constants ("
+                + ", ".join(conditional)
+                + "): a sampled maximum can under-estimate a supremum"
+            )
     return Certificate(
-        method=method, kind=kind, epsilon=cert_epsilon, delta=float(delta), sigma=float(sigma),
-        sensitivity=sensitivity, mechanism=mechanism, theorem=text, constants=constants,
-        assumptions=list(assumptions), warnings=notes, conditions=conditions, valid=valid,
+        method=method,
+        kind=kind,
+        epsilon=cert_epsilon,
+        delta=float(delta),
+        sigma=float(sigma),
+        sensitivity=sensitivity,
+        mechanism=mechanism,
+        theorem=text,
+        constants=constants,
+        assumptions=list(assumptions),
+        warnings=notes,
+        conditions=conditions,
+        valid=valid,
     )

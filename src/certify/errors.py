@@ -113,8 +113,12 @@ class Real(Constraint):
             raise self.fail(field, value) from None
         if math.isnan(x) or (math.isinf(x) and not self.allow_inf):
             raise self.fail(field, value)
-        if ((self.gt is not None and not x > self.gt) or (self.ge is not None and not x >= self.ge)
-                or (self.lt is not None and not x < self.lt) or (self.le is not None and not x <= self.le)):
+        if (
+            (self.gt is not None and not x > self.gt)
+            or (self.ge is not None and not x >= self.ge)
+            or (self.lt is not None and not x < self.lt)
+            or (self.le is not None and not x <= self.le)
+        ):
             raise self.fail(field, value)
         return x
 

@@ -100,7 +100,7 @@ GAUSSIAN_KINDS: tuple[str, ...] = ("output-noise", "exact")
 
 _WHY_UNBOUNDED = {
     "training-noise": "its privacy comes from noise inside training, which the composition of "
-                      "Gaussian output releases does not model",
+    "Gaussian output releases does not model",
     "none": "the method has no theorem, so nothing bounds the distance to the retrained model",
 }
 """Why a release of each non-Gaussian kind has no sensitivity the composition can use."""
@@ -227,9 +227,7 @@ class PrivacyLedger:
         orders: Sequence[float] = DEFAULT_ORDERS,
     ):
         self._delta = require_probability("delta", delta)
-        self._budget = None if budget_epsilon is None else require_positive(
-            "budget_epsilon", budget_epsilon
-        )
+        self._budget = None if budget_epsilon is None else require_positive("budget_epsilon", budget_epsilon)
         self._orders = check_orders(orders)
         self._releases: list[Release] = []
         self._rdp = np.zeros(self._orders.size)
@@ -292,9 +290,7 @@ class PrivacyLedger:
 
     # -- looking ahead ---------------------------------------------------------------------
 
-    def epsilon_after(
-        self, sigma: float, sensitivity: float, *, certificate_valid: bool = True
-    ) -> float:
+    def epsilon_after(self, sigma: float, sensitivity: float, *, certificate_valid: bool = True) -> float:
         """The cumulative ε one more release (σ, Δ) would leave, without recording it.
 
         Parameters
@@ -310,16 +306,12 @@ class PrivacyLedger:
         """
         return self._compose(sigma, sensitivity, certificate_valid)[0]
 
-    def would_exceed(
-        self, sigma: float, sensitivity: float, *, certificate_valid: bool = True
-    ) -> bool:
+    def would_exceed(self, sigma: float, sensitivity: float, *, certificate_valid: bool = True) -> bool:
         """Whether publishing one more release (σ, Δ) would leave the budget spent.
 
         True as well when the budget is spent already. Always False without a budget.
         """
-        return self._over_budget(
-            self.epsilon_after(sigma, sensitivity, certificate_valid=certificate_valid)
-        )
+        return self._over_budget(self.epsilon_after(sigma, sensitivity, certificate_valid=certificate_valid))
 
     # -- recording -------------------------------------------------------------------------
 
@@ -384,11 +376,7 @@ class PrivacyLedger:
                 hint="It counts every record deleted so far, which never decreases.",
             )
         dist = None if distance is None else require_nonnegative("distance", distance)
-        realized = (
-            None
-            if realized_epsilon is None
-            else NONNEGATIVE_OR_INF.check("realized_epsilon", realized_epsilon)
-        )
+        realized = None if realized_epsilon is None else NONNEGATIVE_OR_INF.check("realized_epsilon", realized_epsilon)
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label", "a string or None", label)
         kind = Choice(KINDS).check("kind", kind)  # before any state changes: nothing half-recorded
@@ -483,8 +471,7 @@ class PrivacyLedger:
                 "from scratch before serving further requests"
             )
         first_noiseless = next(  # an unbounded release is reported below, not as noiseless
-            (r for r in self._releases
-             if r.sigma == 0.0 and 0.0 < r.sensitivity and not math.isinf(r.sensitivity)),
+            (r for r in self._releases if r.sigma == 0.0 and 0.0 < r.sensitivity and not math.isinf(r.sensitivity)),
             None,
         )
         unbounded = next((r for r in self._releases if math.isinf(r.sensitivity)), None)

@@ -74,6 +74,7 @@ def noise_clause(mechanism: str) -> str:
     """How a certificate's theorem names its noise: 'Gaussian noise by the <m> mechanism (<ref>)'."""
     return f"Gaussian noise by the {mechanism} mechanism ({_REFERENCES[_check_mechanism(mechanism)]})"
 
+
 _LN2 = math.log(2.0)
 _XTOL = 1e-14  # absolute, in log σ or log ε: a relative tolerance on σ or ε
 _RTOL = 1e-15  # brentq's floor is 4 * machine epsilon
@@ -209,6 +210,7 @@ def _log_delta_integral(mu: float, t: float) -> float | None:
 
 def _two_product(x: float, y: float) -> tuple[float, float]:
     """hi + lo == x·y exactly (Dekker 1971, with Veltkamp's split); for |x|, |y| < 1e150."""
+
     def split(v: float) -> tuple[float, float]:
         c = 134217729.0 * v  # 2^27 + 1
         high = c - (c - v)
@@ -374,18 +376,26 @@ def _classic_unit_sigma(epsilon: float, delta: float) -> float:
 def _classic_sigma_error(sigma: float, delta: float, sensitivity: float, c: float) -> InvalidInput:
     """epsilon_for's refusal of a σ whose classic ε exceeds 1, naming σ (the input the user
     gave) and the smallest σ that works, or Δ when no finite σ does."""
-    hint = ("The classic calibration epsilon = Delta*sqrt(2 ln(1.25/delta))/sigma is proven only "
-            "for epsilon <= 1 (Dwork & Roth, Thm A.1); use mechanism='analytic' (Balle & Wang "
-            "2018), which is exact for every epsilon.")
+    hint = (
+        "The classic calibration epsilon = Delta*sqrt(2 ln(1.25/delta))/sigma is proven only "
+        "for epsilon <= 1 (Dwork & Roth, Thm A.1); use mechanism='analytic' (Balle & Wang "
+        "2018), which is exact for every epsilon."
+    )
     smallest = sensitivity * c
     if math.isinf(smallest):
         return InvalidInput(
-            "sensitivity", f"at most {sys.float_info.max / c:.6g} at delta {delta:g} with the classic "
-            "mechanism (a larger one needs a sigma beyond the largest float)", sensitivity, hint=hint,
+            "sensitivity",
+            f"at most {sys.float_info.max / c:.6g} at delta {delta:g} with the classic "
+            "mechanism (a larger one needs a sigma beyond the largest float)",
+            sensitivity,
+            hint=hint,
         )
     return InvalidInput(
-        "sigma", f"at least {smallest:.6g} at sensitivity {sensitivity:g}, delta {delta:g} with the "
-        "classic mechanism (so that its epsilon is <= 1)", sigma, hint=hint,
+        "sigma",
+        f"at least {smallest:.6g} at sensitivity {sensitivity:g}, delta {delta:g} with the "
+        "classic mechanism (so that its epsilon is <= 1)",
+        sigma,
+        hint=hint,
     )
 
 
@@ -404,37 +414,42 @@ def _unit_sigma(epsilon: float, delta: float, mechanism: str) -> float:
     return _analytic_unit_sigma(epsilon, delta)
 
 
-def _sigma_out_of_range(log_sigma: float, log_unit: float, epsilon: float, delta: float,
-                        sensitivity: float, mechanism: str) -> InvalidInput:
+def _sigma_out_of_range(
+    log_sigma: float, log_unit: float, epsilon: float, delta: float, sensitivity: float, mechanism: str
+) -> InvalidInput:
     """The error for a σ = Δ·unit outside the normal floats, naming the input to change."""
     where = f"at epsilon {epsilon:g}, delta {delta:g} with the {mechanism} mechanism"
     if log_sigma < _LOG_MIN_NORMAL:
         # σ for Δ = 1 is at least ~1e-155 (at ε = 1.8e308), so only a tiny Δ gets here
         smallest = _exp(_LOG_MIN_NORMAL - log_unit)
         return InvalidInput(
-            "sensitivity", f"0 or at least {smallest:.6g} {where}", sensitivity,
+            "sensitivity",
+            f"0 or at least {smallest:.6g} {where}",
+            sensitivity,
             hint="A smaller positive sensitivity needs a sigma below the smallest normal float "
             "(2.2e-308), which cannot be released faithfully.",
         )
     if log_unit <= _LOG_MAX and sensitivity > 1.0:
         largest = _exp(_LOG_MAX - log_unit)
         return InvalidInput(
-            "sensitivity", f"at most {largest:.6g} {where}", sensitivity,
+            "sensitivity",
+            f"at most {largest:.6g} {where}",
+            sensitivity,
             hint=f"sigma = sensitivity x {_exp(log_unit):.6g} would exceed the largest float (1.8e308).",
         )
     if mechanism == "classic":
         smallest = _exp(math.log(sensitivity) + _log_c(delta) - _LOG_MAX)
         return InvalidInput(
-            "epsilon", f"at least {smallest:.6g} at sensitivity {sensitivity:g}, delta {delta:g} "
-            "with the classic mechanism", epsilon,
-            hint="sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon would exceed the largest "
-            "float (1.8e308).",
+            "epsilon",
+            f"at least {smallest:.6g} at sensitivity {sensitivity:g}, delta {delta:g} with the classic mechanism",
+            epsilon,
+            hint="sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon would exceed the largest float (1.8e308).",
         )
     return InvalidInput(
-        "epsilon", f"large enough that sigma fits in a float at sensitivity {sensitivity:g}, "
-        f"delta {delta:g}", epsilon,
-        hint="The analytic sigma exceeds the largest float (1.8e308); a larger epsilon or delta "
-        "needs less noise.",
+        "epsilon",
+        f"large enough that sigma fits in a float at sensitivity {sensitivity:g}, delta {delta:g}",
+        epsilon,
+        hint="The analytic sigma exceeds the largest float (1.8e308); a larger epsilon or delta needs less noise.",
     )
 
 
@@ -442,9 +457,7 @@ def _sigma_out_of_range(log_sigma: float, log_unit: float, epsilon: float, delta
 # public API
 
 
-def sigma_for(
-    epsilon: float, delta: float, sensitivity: float, mechanism: str = "analytic"
-) -> float:
+def sigma_for(epsilon: float, delta: float, sensitivity: float, mechanism: str = "analytic") -> float:
     """Noise standard deviation that makes a Gaussian mechanism (ε, δ)-DP.
 
     Parameters
@@ -516,9 +529,7 @@ def sigma_for(
     return sigma
 
 
-def epsilon_for(
-    sigma: float, delta: float, sensitivity: float, mechanism: str = "analytic"
-) -> float:
+def epsilon_for(sigma: float, delta: float, sensitivity: float, mechanism: str = "analytic") -> float:
     """Smallest ε for which a Gaussian mechanism with noise σ is (ε, δ)-DP.
 
     Parameters

@@ -50,8 +50,13 @@ class Param:
 
     def describe(self) -> dict[str, Any]:
         """The declaration as JSON-ready data (``audit methods --json``)."""
-        return {"name": self.name, "default": _jsonable(self.default), "allowed": self.constraint.words,
-                "help": self.help, **({"from_audit": self.audit} if self.audit else {})}
+        return {
+            "name": self.name,
+            "default": _jsonable(self.default),
+            "allowed": self.constraint.words,
+            "help": self.help,
+            **({"from_audit": self.audit} if self.audit else {}),
+        }
 
 
 def validate(params: Iterable[Param], values: Mapping[str, Any], owner: str) -> dict[str, Any]:
@@ -63,8 +68,9 @@ def validate(params: Iterable[Param], values: Mapping[str, Any], owner: str) -> 
     declared = {p.name: p for p in params}
     unknown = sorted(set(values) - set(declared))
     if unknown:
-        raise InvalidInput(owner, "options among " + (", ".join(sorted(declared)) or "(none: it takes no options)"),
-                           unknown)
+        raise InvalidInput(
+            owner, "options among " + (", ".join(sorted(declared)) or "(none: it takes no options)"), unknown
+        )
     return {name: (p.check(values[name]) if name in values else p.default) for name, p in declared.items()}
 
 

@@ -32,9 +32,7 @@ __all__ = [
     "rdp_to_epsilon",
 ]
 
-DEFAULT_ORDERS: tuple[float, ...] = tuple(
-    [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
-)
+DEFAULT_ORDERS: tuple[float, ...] = tuple([1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)])
 """RDP orders α at which the ledger accounts: 1.1, 1.2, …, 10.9, then 12, 13, …, 63.
 
 The same 151 orders as Opacus's ``RDPAccountant.DEFAULT_ALPHAS``. The cumulative ε is the
@@ -82,9 +80,7 @@ def _opacus_rdp():
     return rdp
 
 
-def gaussian_release_rdp(
-    sigma: float, sensitivity: float, orders: Sequence[float] = DEFAULT_ORDERS
-) -> np.ndarray:
+def gaussian_release_rdp(sigma: float, sensitivity: float, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
     """Rényi DP of one Gaussian release at each order: α Δ²/(2σ²).
 
     Computed with Opacus's analysis, ``compute_rdp(q=1.0, noise_multiplier=σ/Δ, steps=1,
@@ -134,15 +130,11 @@ def gaussian_release_rdp(
         return np.full(alphas.size, math.inf)
     if sens == 0.0 or math.isinf(sig):
         return np.zeros(alphas.size)
-    rdp = _opacus_rdp().compute_rdp(
-        q=1.0, noise_multiplier=sig / sens, steps=1, orders=[float(a) for a in alphas]
-    )
+    rdp = _opacus_rdp().compute_rdp(q=1.0, noise_multiplier=sig / sens, steps=1, orders=[float(a) for a in alphas])
     return np.asarray(rdp, dtype=float)
 
 
-def rdp_to_epsilon(
-    rdp: Sequence[float], orders: Sequence[float], delta: float
-) -> tuple[float, float | None]:
+def rdp_to_epsilon(rdp: Sequence[float], orders: Sequence[float], delta: float) -> tuple[float, float | None]:
     """Convert RDP at several orders to the smallest ε with (ε, δ)-DP.
 
     Uses Opacus's ``get_privacy_spent``, i.e. the conversion of Balle et al. 2020 (Thm 21),
@@ -192,15 +184,11 @@ def rdp_to_epsilon(
         # Opacus warns when the best order is at an end of the grid; the ledger reports that
         # itself, in words, and the library stays silent.
         _warnings.simplefilter("ignore")
-        eps, order = _opacus_rdp().get_privacy_spent(
-            orders=[float(a) for a in alphas], rdp=values, delta=dlt
-        )
+        eps, order = _opacus_rdp().get_privacy_spent(orders=[float(a) for a in alphas], rdp=values, delta=dlt)
     return max(0.0, float(eps)), float(order)
 
 
-def basic_composition_epsilon(
-    epsilons: Iterable[float], deltas: Iterable[float]
-) -> tuple[float, float]:
+def basic_composition_epsilon(epsilons: Iterable[float], deltas: Iterable[float]) -> tuple[float, float]:
     """Basic composition: k releases that are (ε_i, δ_i)-DP are (Σε_i, Σδ_i)-DP together.
 
     Shown next to the RDP composition for comparison. For equal Gaussian releases at ε = 1,

@@ -40,8 +40,15 @@ class Registry(Generic[T]):
         How the allowed values are described, given the known names (``"one of 'a', 'b'"``).
     """
 
-    def __init__(self, base: T | str, group: str, builtin: dict[str, str], field: str,
-                 allowed: Callable[[tuple[str, ...]], str] | None = None, noun: str | None = None):
+    def __init__(
+        self,
+        base: T | str,
+        group: str,
+        builtin: dict[str, str],
+        field: str,
+        allowed: Callable[[tuple[str, ...]], str] | None = None,
+        noun: str | None = None,
+    ):
         self._base, self.group, self.builtin, self.field = base, group, dict(builtin), field
         self.noun = noun or field
         self.allowed = allowed or (lambda names: "one of " + ", ".join(repr(n) for n in names))
@@ -118,5 +125,9 @@ class Registry(Generic[T]):
         try:
             return self.load(target)
         except Exception as exc:
-            raise InvalidInput(self.field, f"a {self.noun} whose plug-in imports", name,
-                               hint=f"Importing {target} failed: {type(exc).__name__}: {exc}") from None
+            raise InvalidInput(
+                self.field,
+                f"a {self.noun} whose plug-in imports",
+                name,
+                hint=f"Importing {target} failed: {type(exc).__name__}: {exc}",
+            ) from None

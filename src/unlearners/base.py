@@ -195,6 +195,7 @@ class Unlearner(ABC):
             cls.capabilities = replace(cls.capabilities, batched_training=False)
 
     if TYPE_CHECKING:  # each declared option becomes an attribute (below): self.steps, self.l2 ...
+
         def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, objective: Objective, **options: Any):
@@ -246,21 +247,33 @@ class Unlearner(ABC):
         per replica cost most of each replica's fit (R2D on an MLP). Mu & Klabjan likewise
         estimated L and G once (seed 1) and reused them for every seed (digest seed-003 §2.5)."""
         twin = type(self)(self.objective, **{**self.options, **self.pinned_options(), **overrides})
-        twin.pinned_ = {**self.pinned_, **{name: getattr(self, name) for name in type(self).pinned_state
-                                          if getattr(self, name, None) is not None}}
+        twin.pinned_ = {
+            **self.pinned_,
+            **{name: getattr(self, name) for name in type(self).pinned_state if getattr(self, name, None) is not None},
+        }
         twin._pinned_on = (self.X_, self.y_) if self.X_ is not None else getattr(self, "_pinned_on", None)
         return twin
 
     # -- the algorithm pair (template methods) ---------------------------------------------
     def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Run A on D = (X, y) from θ_0; return A(D) before noise."""
-        if not isinstance(X, Tensor) or not isinstance(y, Tensor) or X.ndim < 2 or y.ndim != 1 \
-                or X.shape[0] != y.shape[0] or X.shape[0] < 2:
-            raise InvalidInput("X, y", "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
-                               (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))))
+        if (
+            not isinstance(X, Tensor)
+            or not isinstance(y, Tensor)
+            or X.ndim < 2
+            or y.ndim != 1
+            or X.shape[0] != y.shape[0]
+            or X.shape[0] < 2
+        ):
+            raise InvalidInput(
+                "X, y",
+                "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
+                (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))),
+            )
         if not isinstance(theta0, Tensor) or theta0.shape != (self.objective.dim,):
-            raise InvalidInput("theta0", f"a parameter vector of shape ({self.objective.dim},)",
-                               tuple(getattr(theta0, "shape", ())))
+            raise InvalidInput(
+                "theta0", f"a parameter vector of shape ({self.objective.dim},)", tuple(getattr(theta0, "shape", ()))
+            )
         on = getattr(self, "_pinned_on", None)
         if self.pinned_ and not (on is not None and _same_records(on, (X, y))):
             # constants estimated on other records (e.g. D without the one-run audit's canaries)
@@ -277,8 +290,9 @@ class Unlearner(ABC):
         """A(D \\ Z) from the same θ_0, before noise."""
         return self._retrain(self.forget_indices(forget))
 
-    def certify(self, forget: Tensor | Sequence[int], epsilon: float, delta: float,
-                mechanism: str = "analytic", **knob: Any) -> Certificate:
+    def certify(
+        self, forget: Tensor | Sequence[int], epsilon: float, delta: float, mechanism: str = "analytic", **knob: Any
+    ) -> Certificate:
         """The certificate for deleting exactly ``forget`` at (ε, δ)."""
         idx = self.forget_indices(forget)
         epsilon = require_positive("epsilon", epsilon)
@@ -286,8 +300,9 @@ class Unlearner(ABC):
         mechanism = require_choice("mechanism", mechanism, MECHANISMS)
         return self._certify(idx, epsilon, delta, mechanism, **self._knob_arguments(knob)).under(self.model_conditions)
 
-    def serve_requests(self, requests: Sequence[Tensor | Sequence[int]], epsilon: float, delta: float,
-                       mechanism: str = "analytic") -> list[tuple[Tensor, Certificate]]:
+    def serve_requests(
+        self, requests: Sequence[Tensor | Sequence[int]], epsilon: float, delta: float, mechanism: str = "analytic"
+    ) -> list[tuple[Tensor, Certificate]]:
         """Serve deletion requests one after another: the model and certificate of every release.
 
         Release k is the noiseless model after requests 1..k and its certificate against
@@ -303,8 +318,10 @@ class Unlearner(ABC):
         epsilon = require_positive("epsilon", epsilon)
         delta = require_probability("delta", delta)
         mechanism = require_choice("mechanism", mechanism, MECHANISMS)
-        return [(theta, certificate.under(self.model_conditions))
-                for theta, certificate in self._serve(checked, epsilon, delta, mechanism)]
+        return [
+            (theta, certificate.under(self.model_conditions))
+            for theta, certificate in self._serve(checked, epsilon, delta, mechanism)
+        ]
 
     @abstractmethod
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
@@ -322,8 +339,9 @@ class Unlearner(ABC):
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
         """The certificate for validated indices and a checked (ε, δ, mechanism)."""
 
-    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
-               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+    def _serve(
+        self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str
+    ) -> list[tuple[Tensor, Certificate]]:
         """The sequential rule of methods that unlearn from the trained model (R2D: rewind and
         replay with the grown forget set; retrain and the baselines: rerun with it); methods
         with an online rule override it."""
@@ -393,8 +411,14 @@ class Unlearner(ABC):
         """The two fixed starts of the re-run trials: (A(D), A(D \\ Z)) (``Capabilities.reruns``)."""
         raise NotImplementedError(f"{self.name} declares no re-runs")
 
-    def rerun(self, start: Tensor, forget: Tensor | Sequence[int], generators: list[torch.Generator], *,
-              batched: bool | None = None) -> tuple[Tensor, str]:
+    def rerun(
+        self,
+        start: Tensor,
+        forget: Tensor | Sequence[int],
+        generators: list[torch.Generator],
+        *,
+        batched: bool | None = None,
+    ) -> tuple[Tensor, str]:
         """N releases (N, d) of the method's noisy run from ``start`` on D \\ Z, run i drawing from
         ``generators[i]``, and the path (``"vmap"`` or ``"loop"``; ``batched`` None: whichever the
         method can) (``Capabilities.reruns``)."""
@@ -429,8 +453,11 @@ class Unlearner(ABC):
             return {}
         declared = type(self).capabilities.knob
         if declared is None or declared.refits or set(knob) != {declared.option}:
-            allowed = (f"the keyword {declared.option}" if declared is not None and not declared.refits
-                       else "no keyword (this method declares no knob it can vary after fitting)")
+            allowed = (
+                f"the keyword {declared.option}"
+                if declared is not None and not declared.refits
+                else "no keyword (this method declares no knob it can vary after fitting)"
+            )
             raise InvalidInput("knob", allowed, sorted(knob))
         param = next(p for p in type(self).hyperparameters if p.name == declared.option)
         return {declared.option: param.check(knob[declared.option])}
@@ -472,5 +499,10 @@ def _same_records(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor]) -> bool:
     """The same training set: the same tensors (the trials' case), or equal values."""
     if a[0] is b[0] and a[1] is b[1]:
         return True
-    return (a[0].shape == b[0].shape and a[1].shape == b[1].shape and a[0].device == b[0].device
-            and bool(torch.equal(a[0], b[0])) and bool(torch.equal(a[1], b[1])))
+    return (
+        a[0].shape == b[0].shape
+        and a[1].shape == b[1].shape
+        and a[0].device == b[0].device
+        and bool(torch.equal(a[0], b[0]))
+        and bool(torch.equal(a[1], b[1]))
+    )

@@ -29,20 +29,19 @@ def batched_logits(objective: Objective, thetas: Tensor, X: Tensor, *, chunk: in
     return _evaluate(objective.logits, objective, thetas, (X,), chunk)
 
 
-def batched_per_sample_loss(objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *,
-                            chunk: int | None = None) -> Tensor:
+def batched_per_sample_loss(
+    objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *, chunk: int | None = None
+) -> Tensor:
     """f_z(θ_i) of N models on n records: shape (N, n)."""
     return _evaluate(objective.per_sample_loss, objective, thetas, (X, y), chunk)
 
 
-def batched_loss(objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *,
-                 chunk: int | None = None) -> Tensor:
+def batched_loss(objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *, chunk: int | None = None) -> Tensor:
     """f_D(θ_i), the mean loss of each of N models: shape (N,)."""
     return _evaluate(objective.loss, objective, thetas, (X, y), chunk)
 
 
-def batched_accuracy(objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *,
-                     chunk: int | None = None) -> Tensor:
+def batched_accuracy(objective: Objective, thetas: Tensor, X: Tensor, y: Tensor, *, chunk: int | None = None) -> Tensor:
     """Accuracy of each of N models: shape (N,), in the dtype of ``thetas``."""
     return _evaluate(objective.accuracy, objective, thetas, (X, y), chunk)
 
@@ -64,8 +63,7 @@ def chunk_size(objective: Objective, X: Tensor, n_models: int, chunk: int | None
         if isinstance(chunk, bool) or int(chunk) != chunk or chunk < 1:
             raise InvalidInput("chunk", "an integer >= 1 (models per vmapped call), or None", chunk)
         return int(chunk)
-    widths = [w for m in objective.model.modules() if isinstance(m, nn.Linear)
-              for w in (m.in_features, m.out_features)]
+    widths = [w for m in objective.model.modules() if isinstance(m, nn.Linear) for w in (m.in_features, m.out_features)]
     per_model = max(1, int(X.shape[0]) * max(widths, default=1))
     budget = CHUNK_ELEMENTS["cpu" if X.device.type == "cpu" else "other"]
     return max(1, min(max(1, n_models), budget // per_model))

@@ -159,11 +159,16 @@ class CallerMethod(Unlearner):
     title = "The caller's own training and unlearning code (uncertified)"
     paper = "none: the caller's code, audited empirically"
     certified = False
-    precision = Precision(False, "no theorem (kind none); float64 kept because the audit cannot know what the "
-                                 "caller's own training code assumes")
+    precision = Precision(
+        False,
+        "no theorem (kind none); float64 kept because the audit cannot know what the "
+        "caller's own training code assumes",
+    )
     trials_one_per_task = True
-    assumptions = ("none for privacy: the caller's code has no theorem; closeness to retraining with the same "
-                   "training code is measured empirically",)
+    assumptions = (
+        "none for privacy: the caller's code has no theorem; closeness to retraining with the same "
+        "training code is measured empirically",
+    )
 
     def __init__(self, objective: Objective, *, train: TrainFn, unlearn: UnlearnFn, seed: int = 0):
         for field, fn in (("train", train), ("unlearn", unlearn)):
@@ -192,17 +197,21 @@ class CallerMethod(Unlearner):
         self.module_ = trained
         return self._theta(trained)
 
-    def reproducibility(self, X: Tensor, y: Tensor, theta0: Tensor,
-                        records: int = REPRODUCIBILITY_RECORDS) -> dict[str, Any]:
+    def reproducibility(
+        self, X: Tensor, y: Tensor, theta0: Tensor, records: int = REPRODUCIBILITY_RECORDS
+    ) -> dict[str, Any]:
         """``train`` twice on the first ``min(records, n)`` records with one seed (the audit's own
         run's ``train`` call seed) and θ_0: whether the two θ are bit for bit equal. Exact equality:
         a trial is a pure function of its seed or it is not; the largest difference says by how
         much (a CUDA kernel's last bits, or another draw altogether)."""
         k = min(int(records), int(X.shape[0]))
         first, second = (self._theta(self._train("train", X[:k], y[:k], theta0)) for _ in range(2))
-        return {"records": k, "seed": call_seed(self.seed, self.trial, "train"),
-                "equal": bool(torch.equal(first, second)),
-                "max_abs_difference": float((first - second).abs().max()) if first.numel() else 0.0}
+        return {
+            "records": k,
+            "seed": call_seed(self.seed, self.trial, "train"),
+            "equal": bool(torch.equal(first, second)),
+            "max_abs_difference": float((first - second).abs().max()) if first.numel() else 0.0,
+        }
 
     # -- the algorithm pair --------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
@@ -216,8 +225,9 @@ class CallerMethod(Unlearner):
         keep_X, keep_y = self.retained(forget)
         model = copy.deepcopy(self.module_).train()
         with seeded(call_seed(self.seed, self.trial, "unlearn")) as generator:
-            out = self.unlearn_fn(model, TensorDataset(self.X_[forget], self.y_[forget]),
-                                  TensorDataset(keep_X, keep_y), generator)
+            out = self.unlearn_fn(
+                model, TensorDataset(self.X_[forget], self.y_[forget]), TensorDataset(keep_X, keep_y), generator
+            )
         return self._theta(self._returned("unlearn", out))
 
     def _retrain(self, forget: Tensor) -> Tensor:
@@ -226,9 +236,16 @@ class CallerMethod(Unlearner):
 
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """Never issued: kind ``none``, as for every method without a theorem."""
-        return issue(self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     theorem="none: the caller's training and unlearning code has no certified-removal or "
-                             "differential-privacy theorem", assumptions=self.assumptions)
+        return issue(
+            self.name,
+            "none",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            theorem="none: the caller's training and unlearning code has no certified-removal or "
+            "differential-privacy theorem",
+            assumptions=self.assumptions,
+        )
 
     def report_hyperparameters(self) -> dict[str, Any]:
         return {"train": qualified_name(self.train_fn), "unlearn": qualified_name(self.unlearn_fn)}
@@ -264,11 +281,18 @@ class CallerMethod(Unlearner):
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         missing = [name for name in self.objective.names if name not in state]
         if missing:
-            raise InvalidInput("train", "a function that returns the model it was given (same parameter names)",
-                               f"missing {missing[:3]}")
+            raise InvalidInput(
+                "train",
+                "a function that returns the model it was given (same parameter names)",
+                f"missing {missing[:3]}",
+            )
         reference = self.objective.model.get_parameter(self.objective.names[0])
-        return torch.cat([state[name].detach().reshape(-1).to(device=reference.device, dtype=reference.dtype)
-                          for name in self.objective.names])
+        return torch.cat(
+            [
+                state[name].detach().reshape(-1).to(device=reference.device, dtype=reference.dtype)
+                for name in self.objective.names
+            ]
+        )
 
 
 def _holding(objective: Objective, values: dict[str, Tensor]) -> nn.Module:
@@ -282,8 +306,10 @@ def _holding(objective: Objective, values: dict[str, Tensor]) -> nn.Module:
     return model
 
 
-ORIGINAL_WORDS = ("the model your pipeline trained: an nn.Module of the audited architecture, or its state dict "
-                  "(torch.save(model.state_dict(), path)) with every parameter and buffer in its shape")
+ORIGINAL_WORDS = (
+    "the model your pipeline trained: an nn.Module of the audited architecture, or its state dict "
+    "(torch.save(model.state_dict(), path)) with every parameter and buffer in its shape"
+)
 
 
 def load_original(source: Any, objective: Objective) -> nn.Module:
@@ -304,14 +330,21 @@ def load_original(source: Any, objective: Objective) -> nn.Module:
         try:
             state = torch.load(str(source), map_location=reference.device, weights_only=True)
         except Exception as exc:  # a pickle of anything but tensors, a corrupt archive, another format
-            raise InvalidInput("original", ORIGINAL_WORDS, str(source), hint="torch.load(weights_only=True) cannot "
-                               f"read it ({type(exc).__name__}).") from None
+            raise InvalidInput(
+                "original",
+                ORIGINAL_WORDS,
+                str(source),
+                hint=f"torch.load(weights_only=True) cannot read it ({type(exc).__name__}).",
+            ) from None
     if not isinstance(state, dict) or not all(isinstance(v, Tensor) for v in state.values()):
         raise InvalidInput("original", ORIGINAL_WORDS, type(state).__name__)
     expected = dict(zip(objective.names, objective.shapes))
     missing = [name for name in objective.names if name not in state]
-    wrong = [f"{name} {tuple(state[name].shape)} (expected {tuple(shape)})" for name, shape in expected.items()
-             if name in state and tuple(state[name].shape) != tuple(shape)]
+    wrong = [
+        f"{name} {tuple(state[name].shape)} (expected {tuple(shape)})"
+        for name, shape in expected.items()
+        if name in state and tuple(state[name].shape) != tuple(shape)
+    ]
     if missing or wrong:
         raise InvalidInput("original", ORIGINAL_WORDS, f"missing {missing[:3]}" if missing else "; ".join(wrong[:3]))
     model = _holding(objective, state)
@@ -322,8 +355,7 @@ def load_original(source: Any, objective: Objective) -> nn.Module:
     return model
 
 
-def challenge(unlearning: Callable[..., Any], batch_size: int = 64,
-              val: TensorDataset | None = None) -> UnlearnFn:
+def challenge(unlearning: Callable[..., Any], batch_size: int = 64, val: TensorDataset | None = None) -> UnlearnFn:
     """An ``unlearn`` function from a NeurIPS 2023 unlearning-challenge submission
     ``unlearning(net, retain_loader, forget_loader, val_loader)``, which changes ``net`` in place.
 
@@ -335,11 +367,15 @@ def challenge(unlearning: Callable[..., Any], batch_size: int = 64,
     challenge ignores it: the unlearned model is ``net``.
     """
     if not callable(unlearning):
-        raise InvalidInput("unlearning", "a function unlearning(net, retain_loader, forget_loader, val_loader)",
-                           type(unlearning).__name__)
+        raise InvalidInput(
+            "unlearning",
+            "a function unlearning(net, retain_loader, forget_loader, val_loader)",
+            type(unlearning).__name__,
+        )
 
-    def unlearn(model: nn.Module, forget: TensorDataset, retain: TensorDataset,
-                generator: torch.Generator) -> nn.Module:
+    def unlearn(
+        model: nn.Module, forget: TensorDataset, retain: TensorDataset, generator: torch.Generator
+    ) -> nn.Module:
         retain_loader = DataLoader(retain, batch_size=batch_size, shuffle=True, generator=generator)
         forget_loader = DataLoader(forget, batch_size=batch_size, shuffle=True, generator=generator)
         val_loader = DataLoader(retain if val is None else val, batch_size=batch_size, shuffle=False)
@@ -362,8 +398,9 @@ def retrain_with(train: TrainFn) -> UnlearnFn:
     if not callable(train):
         raise InvalidInput("train", "a function train(model, dataset, generator) -> model", type(train).__name__)
 
-    def unlearn(model: nn.Module, forget: TensorDataset, retain: TensorDataset,
-                generator: torch.Generator) -> nn.Module:
+    def unlearn(
+        model: nn.Module, forget: TensorDataset, retain: TensorDataset, generator: torch.Generator
+    ) -> nn.Module:
         with torch.no_grad():
             for m in model.modules():
                 if any(True for _ in m.parameters(recurse=False)):

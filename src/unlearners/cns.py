@@ -89,8 +89,9 @@ CUBIC_S = 2e-10
 LISSA_STEP_S = {"linear": 1e-4, "nonlinear": 6e-4}
 
 
-def solver_costs(*, d: int, n: int, linear: bool, n_outputs: int, depth: int, repeats: int,
-                 hessian_batch: int | None) -> dict[str, float]:
+def solver_costs(
+    *, d: int, n: int, linear: bool, n_outputs: int, depth: int, repeats: int, hessian_batch: int | None
+) -> dict[str, float]:
     """Predicted seconds of each solver for one deletion (the cost model above; deterministic,
     so the same configuration always picks the same solver and the same certificate).
 
@@ -109,9 +110,10 @@ def solver_costs(*, d: int, n: int, linear: bool, n_outputs: int, depth: int, re
     else:
         hessian = NONLINEAR_HESSIAN_S * d * d * n
         per_record = NONLINEAR_HESSIAN_S * d
-    step = LISSA_STEP_S["linear" if linear else "nonlinear"] + per_record * (n if hessian_batch is None
-                                                                            else hessian_batch)
-    return {"dense": hessian + 2 * CUBIC_S * d ** 3, "lissa": depth * repeats * step}
+    step = LISSA_STEP_S["linear" if linear else "nonlinear"] + per_record * (
+        n if hessian_batch is None else hessian_batch
+    )
+    return {"dense": hessian + 2 * CUBIC_S * d**3, "lissa": depth * repeats * step}
 
 
 def project(theta: Tensor, C: float) -> Tensor:
@@ -120,10 +122,19 @@ def project(theta: Tensor, C: float) -> Tensor:
     return theta * (C / norm) if norm > C else theta
 
 
-def projected_gradient_descent(objective: Objective, theta0: Tensor, X: Tensor, y: Tensor, *,
-                               eta: float, steps: int, C: float, l2: float,
-                               keep: set[int] | frozenset[int] = frozenset(),
-                               batches: list[Tensor] | None = None) -> tuple[Tensor, dict[int, Tensor]]:
+def projected_gradient_descent(
+    objective: Objective,
+    theta0: Tensor,
+    X: Tensor,
+    y: Tensor,
+    *,
+    eta: float,
+    steps: int,
+    C: float,
+    l2: float,
+    keep: set[int] | frozenset[int] = frozenset(),
+    batches: list[Tensor] | None = None,
+) -> tuple[Tensor, dict[int, Tensor]]:
     """T steps θ_t = Π_C(θ_{t−1} − η(∇f_D(θ_{t−1}) + l2·θ_{t−1})); returns θ_T and kept iterates.
     With ``batches`` step t uses the records ``batches[t − 1]`` (projected mini-batch SGD)."""
     theta = theta0.clone()
@@ -191,9 +202,12 @@ class ConstrainedNewtonStep(Unlearner):
         "(Eq. 11, corrected), 4.2)"
     )
     certified = True
-    precision = Precision(False, "the Newton step's Hessian spectrum (lambda_min, ||H||), gradient residuals and "
-                                 "estimated L, M, G at the trained and unlearned models: linear solves and "
-                                 "eigenvalues whose float32 error is of the order of the conditions they check")
+    precision = Precision(
+        False,
+        "the Newton step's Hessian spectrum (lambda_min, ||H||), gradient residuals and "
+        "estimated L, M, G at the trained and unlearned models: linear solves and "
+        "eigenvalues whose float32 error is of the order of the conditions they check",
+    )
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss has an L-Lipschitz gradient (Assumption 3.1) and an M-Lipschitz "
@@ -222,8 +236,7 @@ class ConstrainedNewtonStep(Unlearner):
         "to delta/2 and the Gaussian is calibrated at delta - rho (the paper never folds rho in)",
         "analytic Gaussian mechanism by default (every reported epsilon in the paper is >> 1, "
         "where the classic formula is unproven)",
-        "sequential requests release every intermediate model with its own noise (the released "
-        "code adds none)",
+        "sequential requests release every intermediate model with its own noise (the released code adds none)",
         "solver=auto (default) takes the exact inverse (Theorem 3.4, the paper's exact-Hessian ablation) instead "
         "of LiSSA when a cost model predicts it cheaper (d <= dense_max_dim): the Hessian on D is formed after "
         "training and a deletion subtracts the deleted records' Hessians; Delta adds the solve's measured "
@@ -237,25 +250,46 @@ class ConstrainedNewtonStep(Unlearner):
         Param("eta", None, Optional(Real(gt=0), "for 1/L at theta_0"), "constant step size", audit="eta"),
         Param("C", 10.0, Real(gt=0), "norm bound of the projection ||theta|| <= C"),
         Param("l2", 5e-4, Real(ge=0), "weight decay of the trained objective"),
-        Param("lam", None, Optional(Real(ge=0), f"for {LAM_MARGIN} ||grad^2 L(w*, D)||"),
-              "lambda, the local convex coefficient added to the Hessian"),
-        Param("solver", "auto", Choice(SOLVERS),
-              "lissa (the paper), dense (Cholesky, Theorem 3.4), or auto: the cheaper by a cost model"),
+        Param(
+            "lam",
+            None,
+            Optional(Real(ge=0), f"for {LAM_MARGIN} ||grad^2 L(w*, D)||"),
+            "lambda, the local convex coefficient added to the Hessian",
+        ),
+        Param(
+            "solver",
+            "auto",
+            Choice(SOLVERS),
+            "lissa (the paper), dense (Cholesky, Theorem 3.4), or auto: the cheaper by a cost model",
+        ),
         Param("depth", 1000, Integer(1), "LiSSA recursion depth s"),
         Param("repeats", 1, Integer(1), "independent LiSSA repetitions averaged"),
-        Param("hessian_batch", 10, Optional(Integer(0), "(or 0) for all retained records"),
-              "records per LiSSA Hessian sample"),
+        Param(
+            "hessian_batch",
+            10,
+            Optional(Integer(0), "(or 0) for all retained records"),
+            "records per LiSSA Hessian sample",
+        ),
         Param("hessian_scale", None, Optional(Real(gt=0), "for L + lambda"), "LiSSA scale H"),
         Param("rho", None, Optional(Real(gt=0, lt=1), "for delta/2"), "LiSSA failure probability"),
         Param("bound", "corrected", Choice(BOUND_VERSIONS), "Eq. 11 as corrected or as originally printed"),
         Param("gradient", "retain", Choice(GRADIENTS), "retain (the released code) or forget (Algorithm 1)"),
-        Param("constants", {}, MappingOf(Real(), keys=OVERRIDABLE),
-              "user overrides of L, M, lambda_min, G (provenance assumed)", audit="constants"),
+        Param(
+            "constants",
+            {},
+            MappingOf(Real(), keys=OVERRIDABLE),
+            "user overrides of L, M, lambda_min, G (provenance assumed)",
+            audit="constants",
+        ),
         Param("seed", 0, Integer(0), "seed of the estimators and of the LiSSA batches", audit="seed"),
         Param("dense_max_dim", 2048, Integer(1), "largest d for an explicit d x d Hessian"),
-        Param("batch_size", None, Optional(Integer(1), "for full batch"),
-              "mini-batch size of A and the retrain (projected SGD, as the paper trains; Prop. 4.1 holds for "
-              "any end point inside the ball, its residual gradients measured)"),
+        Param(
+            "batch_size",
+            None,
+            Optional(Integer(1), "for full batch"),
+            "mini-batch size of A and the retrain (projected SGD, as the paper trains; Prop. 4.1 holds for "
+            "any end point inside the ball, its residual gradients measured)",
+        ),
     )
 
     def _check_options(self) -> None:
@@ -282,10 +316,18 @@ class ConstrainedNewtonStep(Unlearner):
         self.eta_ = 1.0 / L0.value if L0 is not None else float(self.eta)
         T = self.steps
         sample_at = sorted({round(i * T / (ESTIMATION_POINTS - 1)) for i in range(ESTIMATION_POINTS)})
-        theta, kept = projected_gradient_descent(self.objective, theta0, X, y, eta=self.eta_, steps=T,
-                                                 C=self.C, l2=self.l2, keep=set(sample_at),
-                                                 batches=minibatches(int(X.shape[0]), self.batch_size, T,
-                                                                     self.seed, X.device))
+        theta, kept = projected_gradient_descent(
+            self.objective,
+            theta0,
+            X,
+            y,
+            eta=self.eta_,
+            steps=T,
+            C=self.C,
+            l2=self.l2,
+            keep=set(sample_at),
+            batches=minibatches(int(X.shape[0]), self.batch_size, T, self.seed, X.device),
+        )
         self.theta_ = theta
         iterates = [kept[t] for t in sample_at]
         self.residual_ = float(torch.linalg.vector_norm(self._grad(theta, X, y)))
@@ -300,8 +342,11 @@ class ConstrainedNewtonStep(Unlearner):
         }
         if "lambda_min" in self.constants:  # may be negative: not user_constant
             self.constants_["lambda_min"] = Constant(
-                "lambda_min", float(self.constants["lambda_min"]), "assumed",
-                "smallest eigenvalue of the retained-loss Hessian, supplied by the user")
+                "lambda_min",
+                float(self.constants["lambda_min"]),
+                "assumed",
+                "smallest eigenvalue of the retained-loss Hessian, supplied by the user",
+            )
         self.spectrum_fit_ = self._spectrum(theta, X, y, gen)
         self.lam_ = (LAM_MARGIN * self.spectrum_fit_["norm"]) if self.lam is None else float(self.lam)
         return theta
@@ -318,10 +363,17 @@ class ConstrainedNewtonStep(Unlearner):
         key = tuple(sorted(forget.tolist()))
         if key not in self._retrains:
             X_r, y_r = self.retained(forget)
-            theta, _ = projected_gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_,
-                                                  steps=self.steps, C=self.C, l2=self.l2,
-                                                  batches=minibatches(int(X_r.shape[0]), self.batch_size,
-                                                                      self.steps, self.seed, X_r.device))
+            theta, _ = projected_gradient_descent(
+                self.objective,
+                self.theta0_,
+                X_r,
+                y_r,
+                eta=self.eta_,
+                steps=self.steps,
+                C=self.C,
+                l2=self.l2,
+                batches=minibatches(int(X_r.shape[0]), self.batch_size, self.steps, self.seed, X_r.device),
+            )
             self._retrains[key] = (theta, float(torch.linalg.vector_norm(self._grad(theta, X_r, y_r))))
         return self._retrains[key]
 
@@ -347,13 +399,16 @@ class ConstrainedNewtonStep(Unlearner):
         norm and λ_min at the step's point, LiSSA or Cholesky residual, step norm)."""
         return [dict(d) for d in self._sequence([self.forget_indices(forget)], single=True)[1]]
 
-    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
-               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+    def _serve(
+        self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str
+    ) -> list[tuple[Tensor, Certificate]]:
         """Algorithm 2's rule: chain the Newton steps; release k is certified by Prop. 4.2 over
         its first k steps."""
         thetas, _ = self._sequence(requests)
-        return [(thetas[k - 1].clone(), self._certificate(requests[:k], epsilon, delta, mechanism))
-                for k in range(1, len(requests) + 1)]
+        return [
+            (thetas[k - 1].clone(), self._certificate(requests[:k], epsilon, delta, mechanism))
+            for k in range(1, len(requests) + 1)
+        ]
 
     def _sequence(self, requests: list[Tensor], single: bool = False) -> tuple[list[Tensor], list[dict]]:
         """The Newton steps for validated requests and their diagnostics (once per sequence).
@@ -393,15 +448,20 @@ class ConstrainedNewtonStep(Unlearner):
         """Release every intermediate model with its own independent noise draw."""
         return [Unlearner.release(t, sigma, generator) for t in thetas]
 
-    def _newton_step(self, theta: Tensor, X_r: Tensor, y_r: Tensor, v: Tensor,
-                     removed: Tensor | None = None) -> tuple[Tensor, dict]:
+    def _newton_step(
+        self, theta: Tensor, X_r: Tensor, y_r: Tensor, v: Tensor, removed: Tensor | None = None
+    ) -> tuple[Tensor, dict]:
         """One step (H + λI)⁻¹ v at θ on the retained records; ``removed`` (the deleted records'
         mask) when θ is w*, the trained model, so that the spectrum after training is reused."""
         gen = torch.Generator().manual_seed(self.seed + 1)
         spec = self._step_spectrum(theta, X_r, y_r, gen, removed)
         lam = self.lam_
-        diag = {"gradient_norm": float(torch.linalg.vector_norm(v)), "hessian_norm": spec["norm"],
-                "lambda_min": spec["lambda_min"], "spectrum_method": spec["method"]}
+        diag = {
+            "gradient_norm": float(torch.linalg.vector_norm(v)),
+            "hessian_norm": spec["norm"],
+            "lambda_min": spec["lambda_min"],
+            "spectrum_method": spec["method"],
+        }
         if self.solver_ == "dense":
             H = spec["H"]
             try:
@@ -417,22 +477,40 @@ class ConstrainedNewtonStep(Unlearner):
             try:
                 if self.hessian_batch is None:
                     H = spec["H"]
-                    matvec = (lambda u: H @ u) if H is not None else hvp_operator(self.objective, theta, X_r, y_r,
-                                                                                   l2=self.l2)
-                    x, info = lissa(matvec, v, scale=scale, depth=self.depth, damping=lam, repeats=1,
-                                    on_divergence="ignore")
+                    matvec = (
+                        (lambda u: H @ u)
+                        if H is not None
+                        else hvp_operator(self.objective, theta, X_r, y_r, l2=self.l2)
+                    )
+                    x, info = lissa(
+                        matvec, v, scale=scale, depth=self.depth, damping=lam, repeats=1, on_divergence="ignore"
+                    )
                 else:
-                    op = stochastic_operator(hvp_operator, self.objective, theta, X_r, y_r,
-                                             batch_size=self.hessian_batch, l2=self.l2)
-                    x, info = lissa(op, v, scale=scale, depth=self.depth, damping=lam, repeats=self.repeats,
-                                    generator=gen, stochastic=True, on_divergence="ignore")
+                    op = stochastic_operator(
+                        hvp_operator, self.objective, theta, X_r, y_r, batch_size=self.hessian_batch, l2=self.l2
+                    )
+                    x, info = lissa(
+                        op,
+                        v,
+                        scale=scale,
+                        depth=self.depth,
+                        damping=lam,
+                        repeats=self.repeats,
+                        generator=gen,
+                        stochastic=True,
+                        on_divergence="ignore",
+                    )
             except InvalidInput as exc:  # a non-finite recursion: nothing to release
                 raise InvalidInput(
-                    "hessian_scale", f"above ||Hessian + lambda I|| = {spec['norm'] + lam:.6g} on every "
-                    "sample (the LiSSA recursion overflowed)", scale,
-                    hint="Leave hessian_scale unset for L + lambda.") from exc
-            diag.update(solver="lissa", **{f"lissa_{k}": val for k, val in info.items()},
-                        diverged=bool(info["diverged"]))
+                    "hessian_scale",
+                    f"above ||Hessian + lambda I|| = {spec['norm'] + lam:.6g} on every "
+                    "sample (the LiSSA recursion overflowed)",
+                    scale,
+                    hint="Leave hessian_scale unset for L + lambda.",
+                ) from exc
+            diag.update(
+                solver="lissa", **{f"lissa_{k}": val for k, val in info.items()}, diverged=bool(info["diverged"])
+            )
         if spec["H"] is not None:
             eye = torch.eye(spec["H"].shape[0], dtype=theta.dtype, device=theta.device)
             res = (spec["H"] + lam * eye) @ x - v
@@ -447,33 +525,55 @@ class ConstrainedNewtonStep(Unlearner):
         if "L" in self.constants:
             return user_constant("L", self.constants["L"], "per-sample smoothness, supplied by the user")
         # G is not needed here (it is a different quantity for CNS): only L is estimated
-        base = model_constants(self.objective, self.X_, self.y_, iterates, generator=gen, which=("L",),
-                               records_for_smoothness=128, power_iterations=20)["L"]
-        return Constant("L", base.value + self.l2, base.provenance,
-                        base.description + f"; plus l2 = {self.l2:g} of the trained objective "
-                        "(Assumption 3.1)", dict(base.diagnostics))
+        base = model_constants(
+            self.objective,
+            self.X_,
+            self.y_,
+            iterates,
+            generator=gen,
+            which=("L",),
+            records_for_smoothness=128,
+            power_iterations=20,
+        )["L"]
+        return Constant(
+            "L",
+            base.value + self.l2,
+            base.provenance,
+            base.description + f"; plus l2 = {self.l2:g} of the trained objective (Assumption 3.1)",
+            dict(base.diagnostics),
+        )
 
     def _hessian_lipschitz(self, iterates: list[Tensor], gen: torch.Generator) -> Constant:
         """M of Assumption 3.2: closed form for logistic regression, else estimated."""
         if "M" in self.constants:
-            return user_constant("M", self.constants["M"], "per-sample Hessian-Lipschitz "
-                                 "constant, supplied by the user")
+            return user_constant(
+                "M", self.constants["M"], "per-sample Hessian-Lipschitz constant, supplied by the user"
+            )
         if self.objective.is_linear:
             R = float(torch.linalg.vector_norm(self.X_, dim=1).max())
             n_classes = 2 if self.objective.n_outputs == 1 else self.objective.n_outputs
-            return Constant("M", logistic_hessian_lipschitz(R, n_classes), "analytic",
-                            "per-sample Hessian-Lipschitz constant of the logistic loss for every theta "
-                            "(binary: |sigma''| <= 1/(6 sqrt 3); softmax: third central moment <= 1/sqrt 2; "
-                            "times (R^2+1)^{3/2}, R = max ||x||)",
-                            {"max_feature_norm": R, "n_classes": n_classes})
+            return Constant(
+                "M",
+                logistic_hessian_lipschitz(R, n_classes),
+                "analytic",
+                "per-sample Hessian-Lipschitz constant of the logistic loss for every theta "
+                "(binary: |sigma''| <= 1/(6 sqrt 3); softmax: third central moment <= 1/sqrt 2; "
+                "times (R^2+1)^{3/2}, R = max ||x||)",
+                {"max_feature_norm": R, "n_classes": n_classes},
+            )
         return _estimate_hessian_lipschitz(self.objective, self.X_, self.y_, iterates, gen)
 
     def _residual_bound(self) -> Constant:
         if "G" in self.constants:
-            return user_constant("G", self.constants["G"], "bound on the retrained model's "
-                                 "residual gradient ||grad L(w~*, D_r)||, supplied by the user")
+            return user_constant(
+                "G",
+                self.constants["G"],
+                "bound on the retrained model's residual gradient ||grad L(w~*, D_r)||, supplied by the user",
+            )
         return estimated_constant(
-            "G", [self.residual_], safety_factor=SAFETY,
+            "G",
+            [self.residual_],
+            safety_factor=SAFETY,
             description="bound on the residual gradient of training: ||grad L(w*, D)|| measured after "
             "training, times a safety factor; the retrained model's ||grad L(w~*, D_r)|| (Prop. 4.1) "
             "is assumed no larger (it is checked when the retrain has been run)",
@@ -487,9 +587,12 @@ class ConstrainedNewtonStep(Unlearner):
         d = self.objective.dim
         if self.solver_ == "dense":
             if d > self.dense_max_dim:
-                raise InvalidInput("solver", f"'lissa' for a model with d = {d} > dense_max_dim = "
-                                   f"{self.dense_max_dim} parameters (the dense path forms a d x d Hessian)",
-                                   self.solver)
+                raise InvalidInput(
+                    "solver",
+                    f"'lissa' for a model with d = {d} > dense_max_dim = "
+                    f"{self.dense_max_dim} parameters (the dense path forms a d x d Hessian)",
+                    self.solver,
+                )
             return True
         return self.hessian_batch is None and d <= min(self.depth, self.dense_max_dim)
 
@@ -505,8 +608,14 @@ class ConstrainedNewtonStep(Unlearner):
         else:
             H = None
             k = min(d, LANCZOS_ITERS)
-            lo, hi = lanczos_extremes(hvp_operator(self.objective, theta, X, y, l2=self.l2), d, iters=k,
-                                      generator=gen, dtype=theta.dtype, device=theta.device)
+            lo, hi = lanczos_extremes(
+                hvp_operator(self.objective, theta, X, y, l2=self.l2),
+                d,
+                iters=k,
+                generator=gen,
+                dtype=theta.dtype,
+                device=theta.device,
+            )
             method = f"Lanczos, {k} Hessian-vector products (Ritz values: may under-estimate |lambda|)"
         return {"H": H, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)), "method": method}
 
@@ -518,16 +627,25 @@ class ConstrainedNewtonStep(Unlearner):
             return self.solver, "requested"
         if d > self.dense_max_dim:
             return "lissa", f"d = {d} > dense_max_dim = {self.dense_max_dim}: no d x d Hessian is formed"
-        costs = solver_costs(d=d, n=n, linear=self.objective.linear_layout is not None,
-                             n_outputs=self.objective.n_outputs, depth=self.depth, repeats=self.repeats,
-                             hessian_batch=self.hessian_batch)
+        costs = solver_costs(
+            d=d,
+            n=n,
+            linear=self.objective.linear_layout is not None,
+            n_outputs=self.objective.n_outputs,
+            depth=self.depth,
+            repeats=self.repeats,
+            hessian_batch=self.hessian_batch,
+        )
         choice = "dense" if costs["dense"] <= costs["lissa"] else "lissa"
-        return choice, (f"cost model (solver_costs): dense ~ {costs['dense']:.3g} s (the d x d Hessian over "
-                        f"n = {n} records, d = {d}, with its factorisations) against LiSSA ~ {costs['lissa']:.3g} s "
-                        f"({self.depth * self.repeats} recursion steps)")
+        return choice, (
+            f"cost model (solver_costs): dense ~ {costs['dense']:.3g} s (the d x d Hessian over "
+            f"n = {n} records, d = {d}, with its factorisations) against LiSSA ~ {costs['lissa']:.3g} s "
+            f"({self.depth * self.repeats} recursion steps)"
+        )
 
-    def _step_spectrum(self, theta: Tensor, X_r: Tensor, y_r: Tensor, gen: torch.Generator,
-                       removed: Tensor | None) -> dict:
+    def _step_spectrum(
+        self, theta: Tensor, X_r: Tensor, y_r: Tensor, gen: torch.Generator, removed: Tensor | None
+    ) -> dict:
         """The spectrum (and explicit Hessian, when one is formed) of ∇²L(θ, D_r) + l2·I.
 
         At w* (``removed`` given) the measurement made after training on D is reused:
@@ -555,17 +673,27 @@ class ConstrainedNewtonStep(Unlearner):
             H = (n * fit["H"] - m * H_Z - (m * l2) * eye) / (n - m)
             ev = torch.linalg.eigvalsh(H)
             lo, hi = float(ev[0]), float(ev[-1])
-            return {"H": H, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)),
-                    "method": "dense eigendecomposition (exact up to rounding) of H(D_r) = (n H(D) - m H(Z))/(n - m), "
-                    "H(D) formed after training"}
+            return {
+                "H": H,
+                "lambda_min": lo,
+                "lambda_max": hi,
+                "norm": max(abs(lo), abs(hi)),
+                "method": "dense eigendecomposition (exact up to rounding) of H(D_r) = (n H(D) - m H(Z))/(n - m), "
+                "H(D) formed after training",
+            }
         shift = m * self.constants_["L"].value / (n - m)
         if shift > WEYL_FRACTION * self.lam_:
             return self._spectrum(theta, X_r, y_r, gen)
         hi = (n * (fit["lambda_max"] - l2)) / (n - m) + shift + l2
         lo = (n * (fit["lambda_min"] - l2)) / (n - m) - shift + l2
-        return {"H": None, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)),
-                "method": f"Weyl bounds from the Hessian on D at w* ({fit['method']}) and ||sum of the {m} deleted "
-                f"records' Hessians|| <= m L: shifted by m L/(n - m) = {shift:.3g}"}
+        return {
+            "H": None,
+            "lambda_min": lo,
+            "lambda_max": hi,
+            "norm": max(abs(lo), abs(hi)),
+            "method": f"Weyl bounds from the Hessian on D at w* ({fit['method']}) and ||sum of the {m} deleted "
+            f"records' Hessians|| <= m L: shifted by m L/(n - m) = {shift:.3g}",
+        }
 
     def _scale(self) -> float:
         return float(self.hessian_scale) if self.hessian_scale is not None else self.constants_["L"].value + self.lam_
@@ -575,8 +703,9 @@ class ConstrainedNewtonStep(Unlearner):
         """(ε, δ) certificate of Prop. 4.1, Eq. (11), for deleting exactly ``forget``."""
         return self._certificate([forget], epsilon, delta, mechanism, single=True)
 
-    def _certificate(self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str,
-                     single: bool = False) -> Certificate:
+    def _certificate(
+        self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str, single: bool = False
+    ) -> Certificate:
         """The certificate of the last release of ``requests`` (Prop. 4.1 for one batch deletion,
         Prop. 4.2 for chained requests): its conditions are checked on these requests' own Newton
         steps and on the retrain without every record they delete."""
@@ -594,54 +723,123 @@ class ConstrainedNewtonStep(Unlearner):
         if "lambda_min" in self.constants_:
             lmin = self.constants_["lambda_min"]
         elif self.objective.is_linear:
-            lmin = Constant("lambda_min", self.l2, "analytic",
-                            "lower bound on the smallest eigenvalue of the retained-loss Hessian: the "
-                            "logistic loss is convex, so the Hessian is >= l2 I for every theta",
-                            {"measured": lmin_measured, "estimator": method})
+            lmin = Constant(
+                "lambda_min",
+                self.l2,
+                "analytic",
+                "lower bound on the smallest eigenvalue of the retained-loss Hessian: the "
+                "logistic loss is convex, so the Hessian is >= l2 I for every theta",
+                {"measured": lmin_measured, "estimator": method},
+            )
         else:
-            lmin = Constant("lambda_min", lmin_measured, "estimated",
-                            "smallest eigenvalue of the retained-loss Hessian (plus l2) at the point of "
-                            "each Newton step (the minimum over sequential steps)", {"estimator": method})
-        hn = Constant("||H||", hnorm, "estimated",
-                      "spectral norm of the retained-loss Hessian (plus l2) at the point of each Newton "
-                      "step (the maximum over sequential steps); only the condition lambda > ||H|| uses it",
-                      {"estimator": method})
+            lmin = Constant(
+                "lambda_min",
+                lmin_measured,
+                "estimated",
+                "smallest eigenvalue of the retained-loss Hessian (plus l2) at the point of "
+                "each Newton step (the minimum over sequential steps)",
+                {"estimator": method},
+            )
+        hn = Constant(
+            "||H||",
+            hnorm,
+            "estimated",
+            "spectral norm of the retained-loss Hessian (plus l2) at the point of each Newton "
+            "step (the maximum over sequential steps); only the condition lambda > ||H|| uses it",
+            {"estimator": method},
+        )
         lissa_path = self.solver_ == "lissa"
         rho = (self.rho if self.rho is not None else delta / 2.0) if lissa_path else 0.0
         retrain_residual = self._retrain_with_residual(union)[1]
-        exact = [Constant("C", self.C, "enforced", "norm bound: every training step is projected onto "
-                          "||theta|| <= C (PGD), for the original and the retrained model"),
-                 Constant("lambda", lam, "enforced", "local convex coefficient added to the Hessian only"
-                          + (f" (chosen as {LAM_MARGIN} x ||grad^2 L(w*, D)|| = {LAM_MARGIN} x "
-                             f"{self.spectrum_fit_['norm']:.6g})" if self.lam is None else "")),
-                 Constant("d", float(d), "enforced", "number of parameters"),
-                 Constant("n", float(n), "enforced", "training records |D| (counted)"),
-                 Constant("m", float(m), "enforced", "deleted records |D_u| (counted)"),
-                 Constant("retrain_residual", retrain_residual, "enforced",
-                          "||grad L(w~*, D_r)|| of the retrained model, measured (Prop. 4.1 needs it <= G)")]
+        exact = [
+            Constant(
+                "C",
+                self.C,
+                "enforced",
+                "norm bound: every training step is projected onto "
+                "||theta|| <= C (PGD), for the original and the retrained model",
+            ),
+            Constant(
+                "lambda",
+                lam,
+                "enforced",
+                "local convex coefficient added to the Hessian only"
+                + (
+                    f" (chosen as {LAM_MARGIN} x ||grad^2 L(w*, D)|| = {LAM_MARGIN} x {self.spectrum_fit_['norm']:.6g})"
+                    if self.lam is None
+                    else ""
+                ),
+            ),
+            Constant("d", float(d), "enforced", "number of parameters"),
+            Constant("n", float(n), "enforced", "training records |D| (counted)"),
+            Constant("m", float(m), "enforced", "deleted records |D_u| (counted)"),
+            Constant(
+                "retrain_residual",
+                retrain_residual,
+                "enforced",
+                "||grad L(w~*, D_r)|| of the retrained model, measured (Prop. 4.1 needs it <= G)",
+            ),
+        ]
         if lissa_path:
-            exact += [Constant("s", float(self.depth), "enforced", "LiSSA recursion depth"),
-                      Constant("H_scale", self._scale(), "enforced",
-                               "LiSSA scale H" + (" = L + lambda" if self.hessian_scale is None else "")),
-                      Constant("rho", rho, "enforced", "LiSSA failure probability; the Gaussian is "
-                               "calibrated at delta - rho")]
+            exact += [
+                Constant("s", float(self.depth), "enforced", "LiSSA recursion depth"),
+                Constant(
+                    "H_scale",
+                    self._scale(),
+                    "enforced",
+                    "LiSSA scale H" + (" = L + lambda" if self.hessian_scale is None else ""),
+                ),
+                Constant(
+                    "rho", rho, "enforced", "LiSSA failure probability; the Gaussian is calibrated at delta - rho"
+                ),
+            ]
         trick = single and self.gradient == "forget"
         if trick:  # Algorithm 2 always uses the retained gradient
-            exact.append(Constant("||grad L(w*, D)||", self.residual_, "estimated",
-                                  "residual gradient of training, measured at w* (enters the forget-set "
-                                  "shortcut's extra error)"))
+            exact.append(
+                Constant(
+                    "||grad L(w*, D)||",
+                    self.residual_,
+                    "estimated",
+                    "residual gradient of training, measured at w* (enters the forget-set shortcut's extra error)",
+                )
+            )
         bound = cns_bound(
-            C=self.C, M=M.value, L=L.value, lam=lam, lambda_min=lmin.value, G=G.value, d=d, n=n, m=m, rho=rho,
-            delta=delta, version=self.bound, lissa=lissa_path, depth=self.depth, scale=self._scale(),
-            hessian_norm=hnorm, theta_norm=float(torch.linalg.vector_norm(self.theta_)),
+            C=self.C,
+            M=M.value,
+            L=L.value,
+            lam=lam,
+            lambda_min=lmin.value,
+            G=G.value,
+            d=d,
+            n=n,
+            m=m,
+            rho=rho,
+            delta=delta,
+            version=self.bound,
+            lissa=lissa_path,
+            depth=self.depth,
+            scale=self._scale(),
+            hessian_norm=hnorm,
+            theta_norm=float(torch.linalg.vector_norm(self.theta_)),
             start_norms=[(s["request"], s["start_norm"]) for s in steps if "request" in s],
-            diverged=any(s.get("diverged") for s in steps), retrain_residual=retrain_residual,
-            forget_trick_residual=self.residual_ if trick else None, sequential=0 if single else len(requests),
-            constants=(L, M, lmin, G, hn, *exact))
+            diverged=any(s.get("diverged") for s in steps),
+            retrain_residual=retrain_residual,
+            forget_trick_residual=self.residual_ if trick else None,
+            sequential=0 if single else len(requests),
+            constants=(L, M, lmin, G, hn, *exact),
+        )
         if not lissa_path:
             bound = self._with_solve_error(bound, steps[-1], lam + lmin.value)
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
-                     assumptions=self.assumptions, reserved_delta=rho)
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            assumptions=self.assumptions,
+            reserved_delta=rho,
+        )
 
     @staticmethod
     def _with_solve_error(bound, step: dict, curvature: float):
@@ -654,27 +852,57 @@ class ConstrainedNewtonStep(Unlearner):
             return bound
         err = step.get("residual_norm", 0.0) / curvature
         return dataclasses.replace(
-            bound, value=bound.value + err,
+            bound,
+            value=bound.value + err,
             formula=bound.formula + " + ||(H + lambda I)x - v||/(lambda + lambda_min) (the Cholesky solve's "
             "measured residual: Delta covers the computed step)",
-            constants=bound.constants + (Constant("solve_error", err, "enforced",
-                                                  "||x - x*|| <= ||(H + lambda I)x - v||/(lambda + lambda_min), the "
-                                                  "dense solve's rounding, measured"),))
+            constants=bound.constants
+            + (
+                Constant(
+                    "solve_error",
+                    err,
+                    "enforced",
+                    "||x - x*|| <= ||(H + lambda I)x - v||/(lambda + lambda_min), the dense solve's rounding, measured",
+                ),
+            ),
+        )
 
     def report_hyperparameters(self) -> dict:
-        return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta,
-                "C": self.C, "l2": self.l2, "lam": getattr(self, "lam_", self.lam), "lam_requested": self.lam,
-                "solver": getattr(self, "solver_", self.solver), "solver_requested": self.solver,
-                "solver_reason": getattr(self, "solver_reason_", None), "depth": self.depth, "repeats": self.repeats,
-                "hessian_batch": self.hessian_batch,
-                "hessian_scale": self._scale() if hasattr(self, "lam_") else self.hessian_scale,
-                "rho": self.rho, "bound": self.bound, "gradient": self.gradient,
-                "constant_overrides": dict(self.constants), "seed": self.seed, "batch_size": self.batch_size}
+        return {
+            "steps": self.steps,
+            "eta": getattr(self, "eta_", self.eta),
+            "eta_requested": self.eta,
+            "C": self.C,
+            "l2": self.l2,
+            "lam": getattr(self, "lam_", self.lam),
+            "lam_requested": self.lam,
+            "solver": getattr(self, "solver_", self.solver),
+            "solver_requested": self.solver,
+            "solver_reason": getattr(self, "solver_reason_", None),
+            "depth": self.depth,
+            "repeats": self.repeats,
+            "hessian_batch": self.hessian_batch,
+            "hessian_scale": self._scale() if hasattr(self, "lam_") else self.hessian_scale,
+            "rho": self.rho,
+            "bound": self.bound,
+            "gradient": self.gradient,
+            "constant_overrides": dict(self.constants),
+            "seed": self.seed,
+            "batch_size": self.batch_size,
+        }
+
 
 # -- estimator of the Hessian-Lipschitz constant --------------------------------------------------
-def _estimate_hessian_lipschitz(objective: Objective, X: Tensor, y: Tensor, points: list[Tensor],
-                                gen: torch.Generator, records: int = 64, iters: int = 12,
-                                safety: float = SAFETY) -> Constant:
+def _estimate_hessian_lipschitz(
+    objective: Objective,
+    X: Tensor,
+    y: Tensor,
+    points: list[Tensor],
+    gen: torch.Generator,
+    records: int = 64,
+    iters: int = 12,
+    safety: float = SAFETY,
+) -> Constant:
     """M ≈ safety × max over records and points of ‖∇³f_z(θ)‖ (higher-order power method).
 
     For a symmetric 3-tensor T = ∇³f_z(θ), ‖∇²f_z(θ₁) − ∇²f_z(θ₂)‖ <= sup_seg ‖T‖·‖θ₁ − θ₂‖ and
@@ -709,7 +937,9 @@ def _estimate_hessian_lipschitz(objective: Objective, X: Tensor, y: Tensor, poin
         u0 = torch.randn((len(idx), theta.numel()), generator=gen, dtype=theta.dtype).to(theta.device)
         samples.append(vmap(one, in_dims=(None, 0, 0, 0))(theta, Xs, ys, u0))
     return estimated_constant(
-        "M", torch.cat(samples).detach().cpu().numpy(), safety_factor=safety,
+        "M",
+        torch.cat(samples).detach().cpu().numpy(),
+        safety_factor=safety,
         description="per-sample Hessian-Lipschitz constant, estimated: max third-derivative norm "
         "||grad^3 f_z(theta)|| by a higher-order power method over a random subset of records at "
         "sampled iterates, times a safety factor (Assumption 3.2)",
@@ -720,8 +950,10 @@ def _estimate_hessian_lipschitz(objective: Objective, X: Tensor, y: Tensor, poin
 def _merge_estimates(a: Constant, b: Constant) -> Constant:
     """One estimated constant from two sampled maxima of the same supremum."""
     da, db = a.diagnostics, b.diagnostics
-    diag = {"estimator": f"{da.get('estimator')}; {db.get('estimator')}",
-            "n_samples": int(da.get("n_samples", 0)) + int(db.get("n_samples", 0)),
-            "max": max(da.get("max", -math.inf), db.get("max", -math.inf)),
-            "safety_factor": da.get("safety_factor")}
+    diag = {
+        "estimator": f"{da.get('estimator')}; {db.get('estimator')}",
+        "n_samples": int(da.get("n_samples", 0)) + int(db.get("n_samples", 0)),
+        "max": max(da.get("max", -math.inf), db.get("max", -math.inf)),
+        "safety_factor": da.get("safety_factor"),
+    }
     return Constant(a.name, max(a.value, b.value), "estimated", a.description, diag)

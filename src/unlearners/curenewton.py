@@ -52,13 +52,14 @@ from unlearners.smoothness import ConstantSampler, model_constants
 
 VARIANTS = ("auto", "dense", "stochastic")
 #: Default cap on what fitting and unlearning hold (stored state and working memory): 2 GiB.
-DEFAULT_MEMORY_CAP = 2 ** 31
+DEFAULT_MEMORY_CAP = 2**31
 CAUCHY = ("printed", "consistent")
 
 
 # -- Algorithm 1 -------------------------------------------------------------------------------
-def cure_newton_solve(H: Tensor, g: Tensor, L: float, *, tol: float = 1e-8, eig_perturbation: float = 1e-8,
-                      max_iter: int = 50) -> tuple[Tensor, float, dict]:
+def cure_newton_solve(
+    H: Tensor, g: Tensor, L: float, *, tol: float = 1e-8, eig_perturbation: float = 1e-8, max_iter: int = 50
+) -> tuple[Tensor, float, dict]:
     """Algorithm 1's TrustRegionSolver (errata applied): Δ = (H + αL·I)⁻¹ g with ‖Δ‖ = α.
 
     Minimises the cubic model ⟨g, −Δ⟩ + ½⟨HΔ, Δ⟩ + (L/3)‖Δ‖³ over the step −Δ (the new
@@ -132,8 +133,17 @@ def cure_newton_solve(H: Tensor, g: Tensor, L: float, *, tol: float = 1e-8, eig_
         delta = delta + tau * v_d
         norm = float(torch.linalg.vector_norm(delta))
     # else: λ_d >= 0 and ‖Δ(γ_0)‖ <= α_0 ≈ 0: the (regularised) Newton step is already tiny.
-    return delta, alpha, {"case": case, "iterations": iterations, "lambda_min": lam_d, "gamma": gamma,
-                          "secular_residual": abs(norm - alpha)}
+    return (
+        delta,
+        alpha,
+        {
+            "case": case,
+            "iterations": iterations,
+            "lambda_min": lam_d,
+            "gamma": gamma,
+            "secular_residual": abs(norm - alpha),
+        },
+    )
 
 
 def cubic_model(H: Tensor, g: Tensor, step: Tensor, L: float) -> float:
@@ -142,8 +152,16 @@ def cubic_model(H: Tensor, g: Tensor, step: Tensor, L: float) -> float:
 
 
 # -- Algorithm 2 -------------------------------------------------------------------------------
-def descent_cubic_solver(hvp, g: Tensor, M: float, sigma: float, eta: float, k_inner: int,
-                         generator: torch.Generator, cauchy: str = "printed") -> Tensor:
+def descent_cubic_solver(
+    hvp,
+    g: Tensor,
+    M: float,
+    sigma: float,
+    eta: float,
+    k_inner: int,
+    generator: torch.Generator,
+    cauchy: str = "printed",
+) -> Tensor:
     """Algorithm 2's DescentCubicSolver: Cauchy start, then k_inner gradient steps on the cubic model.
 
     Returns Δ, a descent step: the caller updates w ← w + Δ (erratum 4).
@@ -204,11 +222,16 @@ class CureNewton(Unlearner):
 
     name = "curenewton"
     title = "CureNewton: cubic-regularised Newton step (uncertified)"
-    paper = ("Bui, Lu, Sim, Ng & Low, 'On Newton's Method to Unlearn Neural Networks' "
-             "(Sec. 5, Eqs. 4-5; Appendix B, Algorithm 1 (CureNewton); Appendix C, Algorithm 2 (SCureNewton))")
+    paper = (
+        "Bui, Lu, Sim, Ng & Low, 'On Newton's Method to Unlearn Neural Networks' "
+        "(Sec. 5, Eqs. 4-5; Appendix B, Algorithm 1 (CureNewton); Appendix C, Algorithm 2 (SCureNewton))"
+    )
     certified = False
-    precision = Precision(False, "no theorem (kind none, sigma given); float64 kept because its cubic-regularized"
-                                 " Newton solves stop at a tolerance float32 may not reach")
+    precision = Precision(
+        False,
+        "no theorem (kind none, sigma given); float64 kept because its cubic-regularized"
+        " Newton solves stop at a tolerance float32 may not reach",
+    )
     assumptions = (
         "none for privacy: the paper has no certification theorem; the target is closeness to the "
         "retrained parameters, measured empirically",
@@ -245,8 +268,12 @@ class CureNewton(Unlearner):
         Param("perturbation", 0.0, Real(ge=0), "Algorithm 2's saddle-escape perturbation (not privacy noise)"),
         Param("cauchy", "printed", Choice(CAUCHY), "Cauchy-radius convention of Algorithm 2"),
         Param("output_noise", 0.0, Real(ge=0), "std of uncalibrated Gaussian output noise (no theorem)"),
-        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1),
-              "most bytes fitting and unlearning may hold (stored state and working memory)"),
+        Param(
+            "memory_cap",
+            DEFAULT_MEMORY_CAP,
+            Integer(1),
+            "most bytes fitting and unlearning may hold (stored state and working memory)",
+        ),
         Param("seed", 0, Integer(0), "seed of the minibatch draws and estimators", audit="seed"),
     )
 
@@ -271,8 +298,16 @@ class CureNewton(Unlearner):
         self.last_ = None
         if self.eta is None:
             gen = torch.Generator().manual_seed(self.seed)
-            L = model_constants(self.objective, X, y, [theta0], generator=gen, which=("L",),
-                                records_for_smoothness=128, power_iterations=20)["L"].value
+            L = model_constants(
+                self.objective,
+                X,
+                y,
+                [theta0],
+                generator=gen,
+                which=("L",),
+                records_for_smoothness=128,
+                power_iterations=20,
+            )["L"].value
             self.eta_ = 1.0 / (L + self.l2)
         else:
             self.eta_ = float(self.eta)
@@ -312,8 +347,9 @@ class CureNewton(Unlearner):
         grad_peak = peak_bytes(self._grad, w, Xm, ym)
         phases = [grad_peak]
         if self.eta is None and not self.objective.is_linear:
-            sampler = ConstantSampler(self.objective, Xm, ym, generator=torch.Generator(),
-                                      records_for_smoothness=128, power_iterations=1)  # one step's peak is every step's
+            sampler = ConstantSampler(
+                self.objective, Xm, ym, generator=torch.Generator(), records_for_smoothness=128, power_iterations=1
+            )  # one step's peak is every step's
             phases.append(peak_bytes(sampler._hessian_norms, w))
         chunk = None
         if self.resolved_variant == "dense":
@@ -343,12 +379,18 @@ class CureNewton(Unlearner):
         hint = ""
         if self.resolved_variant == "dense":
             stochastic = self.replica(variant="stochastic").memory_estimate(X, y, theta0)["bound"]
-            hint = (f"Or use -o variant=stochastic (Algorithm 2: Hessian-vector products on hessian_batch "
-                    f"records), which would hold about {stochastic} bytes.")
+            hint = (
+                f"Or use -o variant=stochastic (Algorithm 2: Hessian-vector products on hessian_batch "
+                f"records), which would hold about {stochastic} bytes."
+            )
         raise InvalidInput(
-            "memory_cap", f"at least {plan['bound']} bytes for {self.resolved_variant} CureNewton on {X.shape[0]} "
+            "memory_cap",
+            f"at least {plan['bound']} bytes for {self.resolved_variant} CureNewton on {X.shape[0]} "
             f"records (d = {self.objective.dim}; stored {plan['stored']}, working memory {plan['working']} "
-            "before margins)", self.memory_cap, hint=hint or None)
+            "before margins)",
+            self.memory_cap,
+            hint=hint or None,
+        )
 
     def _retrain(self, forget: Tensor) -> Tensor:
         X_r, y_r = self.retained(forget)
@@ -367,12 +409,21 @@ class CureNewton(Unlearner):
         theta = self.theta_
         if self.resolved_variant == "dense":
             H, g = self._retained_hessian_gradient(forget)
-            delta, alpha, info = cure_newton_solve(H, g, self.hessian_lipschitz, tol=self.tol,
-                                                   eig_perturbation=self.eig_perturbation,
-                                                   max_iter=self.max_iter)
+            delta, alpha, info = cure_newton_solve(
+                H,
+                g,
+                self.hessian_lipschitz,
+                tol=self.tol,
+                eig_perturbation=self.eig_perturbation,
+                max_iter=self.max_iter,
+            )
             new = theta - delta
-            info.update(variant="dense", alpha=alpha, gradient_norm=float(torch.linalg.vector_norm(g)),
-                        model_value=cubic_model(H, g, -delta, self.hessian_lipschitz))
+            info.update(
+                variant="dense",
+                alpha=alpha,
+                gradient_norm=float(torch.linalg.vector_norm(g)),
+                model_value=cubic_model(H, g, -delta, self.hessian_lipschitz),
+            )
         else:
             new, info = self._scure(theta, X_r, y_r)
         info["update_norm"] = float(torch.linalg.vector_norm(new - theta))
@@ -388,8 +439,9 @@ class CureNewton(Unlearner):
             b2 = torch.randperm(n, generator=gen)[: self.hessian_batch].to(X_r.device)  # erratum 5
             g = self._grad(w, X_r[b1], y_r[b1])
             hvp = hvp_operator(self.objective, w, X_r[b2], y_r[b2], l2=self.l2)
-            delta = descent_cubic_solver(hvp, g, self.stochastic_M, self.perturbation, self.inner_eta,
-                                         self.inner_steps, gen, self.cauchy)
+            delta = descent_cubic_solver(
+                hvp, g, self.stochastic_M, self.perturbation, self.inner_eta, self.inner_steps, gen, self.cauchy
+            )
             w = w + delta  # erratum 4
         return w, {"variant": "stochastic", "outer_steps": self.outer_steps, "inner_steps": self.inner_steps}
 
@@ -416,8 +468,9 @@ class CureNewton(Unlearner):
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
         X_r, y_r = self.retained(forget)
-        H = explicit_hessian(self.objective, self.theta_, X_r, y_r, l2=self.l2,
-                             chunk_size=getattr(self, "hessian_chunk_", None))
+        H = explicit_hessian(
+            self.objective, self.theta_, X_r, y_r, l2=self.l2, chunk_size=getattr(self, "hessian_chunk_", None)
+        )
         g = self._grad(self.theta_, X_r, y_r)
         self._hg_cache = (key, H, g)
         return H, g
@@ -426,27 +479,51 @@ class CureNewton(Unlearner):
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """Never issued: the paper has no privacy theorem. σ is the requested output noise."""
         return issue(
-            self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            self.name,
+            "none",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
             output_noise=self.output_noise,
             theorem="none: Bui et al. state no certified-removal or differential-privacy guarantee "
-                    "(Sec. 7 leaves it to future work)",
-            constants=[Constant("sigma", float(self.output_noise), "enforced",
-                                "output noise requested by the user and added to the release; no theorem "
-                                "calibrates it")],
+            "(Sec. 7 leaves it to future work)",
+            constants=[
+                Constant(
+                    "sigma",
+                    float(self.output_noise),
+                    "enforced",
+                    "output noise requested by the user and added to the release; no theorem calibrates it",
+                )
+            ],
             assumptions=self.assumptions,
         )
 
     def report_hyperparameters(self) -> dict:
-        return {"steps": self.steps, "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta,
-                "l2": self.l2, "hessian_lipschitz": self.hessian_lipschitz, "variant": self.variant,
-                "resolved_variant": self.resolved_variant, "tol": self.tol,
-                "eig_perturbation": self.eig_perturbation, "max_iter": self.max_iter,
-                "stochastic_M": self.stochastic_M, "grad_batch": self.grad_batch,
-                "hessian_batch": self.hessian_batch, "outer_steps": self.outer_steps,
-                "inner_steps": self.inner_steps, "inner_eta": self.inner_eta,
-                "perturbation": self.perturbation, "cauchy": self.cauchy,
-                "output_noise": self.output_noise, "seed": self.seed, "last_unlearn": self.last_,
-                "memory_cap": self.memory_cap, "hessian_chunk": getattr(self, "hessian_chunk_", None)}
+        return {
+            "steps": self.steps,
+            "eta": getattr(self, "eta_", self.eta),
+            "eta_requested": self.eta,
+            "l2": self.l2,
+            "hessian_lipschitz": self.hessian_lipschitz,
+            "variant": self.variant,
+            "resolved_variant": self.resolved_variant,
+            "tol": self.tol,
+            "eig_perturbation": self.eig_perturbation,
+            "max_iter": self.max_iter,
+            "stochastic_M": self.stochastic_M,
+            "grad_batch": self.grad_batch,
+            "hessian_batch": self.hessian_batch,
+            "outer_steps": self.outer_steps,
+            "inner_steps": self.inner_steps,
+            "inner_eta": self.inner_eta,
+            "perturbation": self.perturbation,
+            "cauchy": self.cauchy,
+            "output_noise": self.output_noise,
+            "seed": self.seed,
+            "last_unlearn": self.last_,
+            "memory_cap": self.memory_cap,
+            "hessian_chunk": getattr(self, "hessian_chunk_", None),
+        }
 
     def _check_fitted(self) -> None:
         if getattr(self, "theta_", None) is None:

@@ -94,12 +94,17 @@ class DPSGD(Unlearner):
 
     name = "dpsgd"
     title = "DP-SGD (Opacus): deletion as a no-op, certified by group privacy"
-    paper = ("Abadi et al., 'Deep Learning with Differential Privacy' (CCS 2016), Algorithm 1, via Opacus; "
-             "group privacy: Vadhan 2017, Lemma 2.2, and Mironov 2017, 'Renyi Differential Privacy', Proposition 2")
+    paper = (
+        "Abadi et al., 'Deep Learning with Differential Privacy' (CCS 2016), Algorithm 1, via Opacus; "
+        "group privacy: Vadhan 2017, Lemma 2.2, and Mironov 2017, 'Renyi Differential Privacy', Proposition 2"
+    )
     certified = True
-    precision = Precision(True, "the accountant alone: the noise multiplier z, the sampling rate q = 1/ceil(n/B),"
-                                " the step count T and the clipping norm C, all Python floats (float32 clipping "
-                                "and noise carry the floating-point caveat of Opacus's own float32 training)")
+    precision = Precision(
+        True,
+        "the accountant alone: the noise multiplier z, the sampling rate q = 1/ceil(n/B),"
+        " the step count T and the clipping norm C, all Python floats (float32 clipping "
+        "and noise carry the floating-point caveat of Opacus's own float32 training)",
+    )
     model_requirements = frozenset({STATELESS})
     assumptions = (
         "add/remove adjacency: D \\ Z is D with the m deleted records removed",
@@ -127,10 +132,8 @@ class DPSGD(Unlearner):
         Param("clip", 1.0, Real(gt=0), "per-sample gradient clipping norm C"),
         Param("eta", None, Optional(Real(gt=0), f"for {DEFAULT_ETA}"), "SGD step size"),
         Param("accountant", "prv", Choice(ACCOUNTANTS), "Opacus accountant that calibrates z"),
-        Param("target_epsilon", 1.0, Real(gt=0), "record-level epsilon DP-SGD is calibrated for",
-              audit="epsilon"),
-        Param("target_delta", 1e-5, Real(gt=0, lt=1), "record-level delta DP-SGD is calibrated for",
-              audit="delta"),
+        Param("target_epsilon", 1.0, Real(gt=0), "record-level epsilon DP-SGD is calibrated for", audit="epsilon"),
+        Param("target_delta", 1e-5, Real(gt=0, lt=1), "record-level delta DP-SGD is calibrated for", audit="delta"),
         Param("seed", 0, Integer(0), "seed of the sampling and the noise (mixed with theta_0)"),
     )
 
@@ -176,13 +179,22 @@ class DPSGD(Unlearner):
         try:
             with warnings.catch_warnings():  # RDP warns about its order range while bracketing z
                 warnings.simplefilter("ignore", UserWarning)
-                z = float(get_noise_multiplier(
-                    target_epsilon=self.target_epsilon, target_delta=self.target_delta,
-                    sample_rate=self.sample_rate_, steps=self.steps_, accountant=self.accountant))
+                z = float(
+                    get_noise_multiplier(
+                        target_epsilon=self.target_epsilon,
+                        target_delta=self.target_delta,
+                        sample_rate=self.sample_rate_,
+                        steps=self.steps_,
+                        accountant=self.accountant,
+                    )
+                )
         except ValueError:  # Opacus: "The privacy budget is too low." (z > 1e6)
-            raise InvalidInput("target_epsilon", "large enough for a noise multiplier <= 1e6 at this "
-                               "sample rate and number of steps", self.target_epsilon,
-                               hint="Raise target_epsilon or target_delta, or lower epochs.") from None
+            raise InvalidInput(
+                "target_epsilon",
+                "large enough for a noise multiplier <= 1e6 at this sample rate and number of steps",
+                self.target_epsilon,
+                hint="Raise target_epsilon or target_delta, or lower epochs.",
+            ) from None
         _NOISE_MULTIPLIERS[key] = z
         return z
 
@@ -202,8 +214,14 @@ class DPSGD(Unlearner):
 
     def _spec(self) -> Mechanism:
         """The mechanism fixed at fit: q, steps per epoch, epochs, C, z and the SGD step η/(q·n)."""
-        return Mechanism(self.sample_rate_, self.steps_per_epoch_, self.epochs, self.clip, self.noise_multiplier_,
-                         self.eta_ / self.normaliser_)
+        return Mechanism(
+            self.sample_rate_,
+            self.steps_per_epoch_,
+            self.epochs,
+            self.clip,
+            self.noise_multiplier_,
+            self.eta_ / self.normaliser_,
+        )
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
         """A, U (the identity) and the retrain of N runs from ``thetas0``, batched
@@ -226,8 +244,7 @@ class DPSGD(Unlearner):
         block = self._block(chunk)
         with _one_thread():
             original = train_batched(self.objective, X, y, thetas0, keys, self._spec(), block=block)
-            retrained = train_batched(self.objective, *self.retained(forget), thetas0, keys, self._spec(),
-                                      block=block)
+            retrained = train_batched(self.objective, *self.retained(forget), thetas0, keys, self._spec(), block=block)
         return Worlds(original, original.clone(), retrained)
 
     def _block(self, chunk: int | None) -> int:
@@ -299,64 +316,111 @@ class DPSGD(Unlearner):
         one, source = self.record_level(delta)
         # m = 1 is the accountant's own number; larger groups may use the tighter of two valid curves
         curve = self.epsilon_one_record if m == 1 else self._epsilon_bound
-        group = dpsgd_group_epsilon(m, delta, epsilon_of_delta=curve,
-                                    noise_multiplier=z, sample_rate=q, steps=T)
+        group = dpsgd_group_epsilon(m, delta, epsilon_of_delta=curve, noise_multiplier=z, sample_rate=q, steps=T)
         constants = [
-            Constant("epsilon_one_record", one, "analytic",
-                     f"record-level epsilon of the trained model at delta = {delta:g}: Opacus's "
-                     f"{source.upper()} accountant over the {T} noisy steps run",
-                     {"accountant": source, "requested_accountant": self.accountant}),
+            Constant(
+                "epsilon_one_record",
+                one,
+                "analytic",
+                f"record-level epsilon of the trained model at delta = {delta:g}: Opacus's "
+                f"{source.upper()} accountant over the {T} noisy steps run",
+                {"accountant": source, "requested_accountant": self.accountant},
+            ),
             Constant("delta_group", delta, "enforced", f"delta of the guarantee for the m = {m} deleted records"),
-            Constant("noise_multiplier", z, "enforced", "z: gradient noise std / clipping norm, calibrated for "
-                     f"(target_epsilon, target_delta) = ({self.target_epsilon:g}, {self.target_delta:g})"),
+            Constant(
+                "noise_multiplier",
+                z,
+                "enforced",
+                "z: gradient noise std / clipping norm, calibrated for "
+                f"(target_epsilon, target_delta) = ({self.target_epsilon:g}, {self.target_delta:g})",
+            ),
             Constant("sample_rate", q, "enforced", "Poisson sampling rate q = 1/ceil(n/B)"),
             Constant("steps", float(T), "enforced", "noisy SGD steps T"),
             Constant("clip", self.clip, "enforced", "per-sample gradient clipping norm C"),
             Constant("m", float(m), "enforced", "deleted records (the group size)"),
         ]
         if math.isfinite(group.epsilon):
-            constants.insert(1, Constant(
-                "epsilon_group", group.epsilon, "analytic", f"epsilon for the m = {m} deleted records: {group.formula}",
-                {"route": group.route, "classic_epsilon": group.classic_epsilon,
-                 "delta_one_record": group.delta_one_record, "rdp_group_epsilon": group.rdp_epsilon,
-                 "rdp_group_order": group.rdp_order}))
+            constants.insert(
+                1,
+                Constant(
+                    "epsilon_group",
+                    group.epsilon,
+                    "analytic",
+                    f"epsilon for the m = {m} deleted records: {group.formula}",
+                    {
+                        "route": group.route,
+                        "classic_epsilon": group.classic_epsilon,
+                        "delta_one_record": group.delta_one_record,
+                        "rdp_group_epsilon": group.rdp_epsilon,
+                        "rdp_group_order": group.rdp_order,
+                    },
+                ),
+            )
         return issue(
-            self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            self.name,
+            "training-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
             certified_epsilon=group.epsilon,
-            theorem=(f"DP-SGD (Abadi et al. 2016) is ({one:.4g}, {delta:g})-DP per record ({source.upper()} "
-                     "accountant); unlearning is the identity, so the released A(D) and the retrained A(D \\ Z) "
-                     f"are one mechanism's outputs on datasets {m} records apart: group privacy, {group.formula}"),
-            constants=constants, assumptions=self.assumptions,
+            theorem=(
+                f"DP-SGD (Abadi et al. 2016) is ({one:.4g}, {delta:g})-DP per record ({source.upper()} "
+                "accountant); unlearning is the identity, so the released A(D) and the retrained A(D \\ Z) "
+                f"are one mechanism's outputs on datasets {m} records apart: group privacy, {group.formula}"
+            ),
+            constants=constants,
+            assumptions=self.assumptions,
             warnings=self._warnings(m, epsilon, delta, one, group.epsilon, group.route),
         )
 
     def _warnings(self, m: int, epsilon: float, delta: float, one: float, group: float, route: str) -> list[str]:
-        out = [f"deletion is a no-op: the released model is the DP-SGD model A(D) itself; the guarantee for "
-               f"the m = {m} deleted records is DP-SGD's group privacy, epsilon = {group:.4g} at delta = "
-               f"{delta:g} ({route})"]
+        out = [
+            f"deletion is a no-op: the released model is the DP-SGD model A(D) itself; the guarantee for "
+            f"the m = {m} deleted records is DP-SGD's group privacy, epsilon = {group:.4g} at delta = "
+            f"{delta:g} ({route})"
+        ]
         if not math.isfinite(group):
             out.append(f"no finite group guarantee for m = {m} records at delta = {delta:g}: not issued")
         elif group > epsilon * (1 + 1e-9):
-            out.append(f"the deletion guarantee for m = {m} records is epsilon_group = {group:.4g} > the requested "
-                       f"epsilon = {epsilon:g}: DP-SGD was calibrated for one record (accountant epsilon "
-                       f"{one:.4g}), and group privacy grows with m")
+            out.append(
+                f"the deletion guarantee for m = {m} records is epsilon_group = {group:.4g} > the requested "
+                f"epsilon = {epsilon:g}: DP-SGD was calibrated for one record (accountant epsilon "
+                f"{one:.4g}), and group privacy grows with m"
+            )
         if (self.target_epsilon, self.target_delta) != (epsilon, delta):
-            out.append(f"DP-SGD was calibrated for (target_epsilon, target_delta) = ({self.target_epsilon:g}, "
-                       f"{self.target_delta:g}), not the requested ({epsilon:g}, {delta:g})")
+            out.append(
+                f"DP-SGD was calibrated for (target_epsilon, target_delta) = ({self.target_epsilon:g}, "
+                f"{self.target_delta:g}), not the requested ({epsilon:g}, {delta:g})"
+            )
         if self.epsilon_spent_ > self.target_epsilon * (1 + 1e-9):
-            out.append(f"the accountant's epsilon {self.epsilon_spent_:.4g} exceeds target_epsilon "
-                       f"{self.target_epsilon:g}")
+            out.append(
+                f"the accountant's epsilon {self.epsilon_spent_:.4g} exceeds target_epsilon {self.target_epsilon:g}"
+            )
         return out
 
     def report_hyperparameters(self) -> dict:
-        out = {"epochs": self.epochs, "batch_size": self.batch_size, "clip": self.clip,
-               "eta": getattr(self, "eta_", self.eta), "eta_requested": self.eta, "accountant": self.accountant,
-               "target_epsilon": self.target_epsilon, "target_delta": self.target_delta, "seed": self.seed,
-               "secure_mode": False}
+        out = {
+            "epochs": self.epochs,
+            "batch_size": self.batch_size,
+            "clip": self.clip,
+            "eta": getattr(self, "eta_", self.eta),
+            "eta_requested": self.eta,
+            "accountant": self.accountant,
+            "target_epsilon": self.target_epsilon,
+            "target_delta": self.target_delta,
+            "seed": self.seed,
+            "secure_mode": False,
+        }
         if getattr(self, "history_", None) is not None:
             z, q, T = self._mechanism()
-            out.update(noise_multiplier=z, sample_rate=q, steps=T, batch_size_effective=self.batch_size_,
-                       expected_batch_size=self.normaliser_, epsilon_one_record=self.epsilon_spent_)
+            out.update(
+                noise_multiplier=z,
+                sample_rate=q,
+                steps=T,
+                batch_size_effective=self.batch_size_,
+                expected_batch_size=self.normaliser_,
+                epsilon_one_record=self.epsilon_spent_,
+            )
         return out
 
     def _check_fitted(self) -> None:
@@ -364,8 +428,16 @@ class DPSGD(Unlearner):
             raise RuntimeError("DPSGD.fit must be called first")
 
 
-def opacus_descent(objective: Objective, theta0: Tensor, X: Tensor, y: Tensor, spec: Mechanism,
-                   steps: Iterable[tuple[Tensor, Tensor]], *, accountant: str) -> tuple[Tensor, list]:
+def opacus_descent(
+    objective: Objective,
+    theta0: Tensor,
+    X: Tensor,
+    y: Tensor,
+    spec: Mechanism,
+    steps: Iterable[tuple[Tensor, Tensor]],
+    *,
+    accountant: str,
+) -> tuple[Tensor, list]:
     """DP-SGD through Opacus's ``PrivacyEngine`` from θ_0, one step per (batch indices, ξ) of
     ``steps``: Opacus computes the per-sample gradients, clips and sums them and keeps the
     accountant; the noise it adds is z·C·ξ (its ``add_noise`` with ξ in place of its own
@@ -382,16 +454,23 @@ def opacus_descent(objective: Objective, theta0: Tensor, X: Tensor, y: Tensor, s
         for name, p in net.named_parameters():
             p.copy_(start[name])
     # the loader only tells make_private q = 1/len(loader) (its accountant's rate); batches come from ``steps``
-    sampler = UniformWithReplacementSampler(num_samples=int(X.shape[0]), sample_rate=spec.sample_rate,
-                                            steps=spec.steps_per_epoch)
+    sampler = UniformWithReplacementSampler(
+        num_samples=int(X.shape[0]), sample_rate=spec.sample_rate, steps=spec.steps_per_epoch
+    )
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_sampler=sampler)
     with warnings.catch_warnings():  # secure_mode=False, hook notices: documented
         warnings.simplefilter("ignore", UserWarning)
         engine = PrivacyEngine(accountant=accountant, secure_mode=False)
         optimizer = torch.optim.SGD(net.parameters(), lr=spec.lr)
         model, optimizer, _ = engine.make_private(
-            module=net, optimizer=optimizer, data_loader=loader, noise_multiplier=spec.noise_multiplier,
-            max_grad_norm=spec.clip, loss_reduction="sum", poisson_sampling=False)
+            module=net,
+            optimizer=optimizer,
+            data_loader=loader,
+            noise_multiplier=spec.noise_multiplier,
+            max_grad_norm=spec.clip,
+            loss_reduction="sum",
+            poisson_sampling=False,
+        )
         noise: list[Tensor] = []
 
         def add_noise() -> None:  # DPOptimizer.add_noise, with the stream's ξ as the standard normals
@@ -419,6 +498,10 @@ def _check_opacus_supports(model: torch.nn.Module) -> None:
     errors = [e for e in ModuleValidator.validate(probe, strict=False) if "training mode" not in str(e)]
     if errors:
         first = str(errors[0]).split(". ")[0]
-        raise InvalidInput("model", "a module whose layers Opacus can train with per-sample gradient clipping "
-                           "(DP-SGD), e.g. GroupNorm instead of BatchNorm", f"{len(errors)} unsupported: {first}",
-                           hint="opacus.validators.ModuleValidator.fix(model) replaces them.")
+        raise InvalidInput(
+            "model",
+            "a module whose layers Opacus can train with per-sample gradient clipping "
+            "(DP-SGD), e.g. GroupNorm instead of BatchNorm",
+            f"{len(errors)} unsupported: {first}",
+            hint="opacus.validators.ModuleValidator.fix(model) replaces them.",
+        )

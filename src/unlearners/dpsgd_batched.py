@@ -121,7 +121,7 @@ def sampled_positions(key: np.ndarray, n: int, q: float, total_steps: int, first
     width = budget * -(-max(len(row) for row in rows) // budget)
     out = np.full((len(rows), width), n, dtype=np.int64)
     for i, row in enumerate(rows):
-        out[i, :len(row)] = row
+        out[i, : len(row)] = row
     return out
 
 
@@ -130,8 +130,8 @@ def step_normals(key: np.ndarray, dim: int, first: int, stop: int) -> np.ndarray
     pairs = -(-dim // 2)
     blocks = -(-2 * pairs // 4)
     u = _uniforms(key, first * blocks, stop - first, 4 * blocks)
-    radius = np.sqrt(-2.0 * np.log(1.0 - u[:, 0:2 * pairs:2]))  # 1 - u in (0, 1]: never log 0
-    angle = 2.0 * np.pi * u[:, 1:2 * pairs:2]
+    radius = np.sqrt(-2.0 * np.log(1.0 - u[:, 0 : 2 * pairs : 2]))  # 1 - u in (0, 1]: never log 0
+    angle = 2.0 * np.pi * u[:, 1 : 2 * pairs : 2]
     out = np.empty((stop - first, 2 * pairs), dtype=np.float64)
     out[:, 0::2], out[:, 1::2] = radius * np.cos(angle), radius * np.sin(angle)
     return out[:, :dim]
@@ -162,25 +162,31 @@ class Mechanism:
 def epoch_randomness(keys: RunKeys, n: int, dim: int, mech: Mechanism, epoch: int) -> tuple[np.ndarray, np.ndarray]:
     """(positions, normals) of one run's steps in ``epoch``: what both implementations read."""
     first, stop = epoch * mech.steps_per_epoch, (epoch + 1) * mech.steps_per_epoch
-    return (sampled_positions(keys.sample, n, mech.sample_rate, mech.steps, first, stop),
-            step_normals(keys.noise, dim, first, stop))
+    return (
+        sampled_positions(keys.sample, n, mech.sample_rate, mech.steps, first, stop),
+        step_normals(keys.noise, dim, first, stop),
+    )
 
 
-def train_batched(objective: Objective, X: Tensor, y: Tensor, thetas0: Tensor, keys: list[RunKeys],
-                  mech: Mechanism, *, block: int) -> Tensor:
+def train_batched(
+    objective: Objective, X: Tensor, y: Tensor, thetas0: Tensor, keys: list[RunKeys], mech: Mechanism, *, block: int
+) -> Tensor:
     """θ_T of N DP-SGD runs from ``thetas0`` (N, d) on (X, y), run i with the streams of
     ``keys[i]``, ``block`` runs at a time (the last block padded): (N, d)."""
     n_runs = thetas0.shape[0]
     pad = -n_runs % block
     thetas = torch.cat([thetas0, thetas0[-1:].expand(pad, -1)]) if pad else thetas0
     keys = list(keys) + [keys[-1]] * pad
-    out = [_train_block(objective, X, y, thetas[a:a + block].clone(), keys[a:a + block], mech)
-           for a in range(0, thetas.shape[0], block)]
+    out = [
+        _train_block(objective, X, y, thetas[a : a + block].clone(), keys[a : a + block], mech)
+        for a in range(0, thetas.shape[0], block)
+    ]
     return torch.cat(out)[:n_runs]
 
 
-def _train_block(objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, keys: list[RunKeys],
-                 mech: Mechanism) -> Tensor:
+def _train_block(
+    objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, keys: list[RunKeys], mech: Mechanism
+) -> Tensor:
     n, dim = int(X.shape[0]), thetas.shape[1]
     clipped_sum = per_sample_clipped_sum(objective, X, y)
     for epoch in range(mech.epochs):
@@ -188,7 +194,7 @@ def _train_block(objective: Objective, X: Tensor, y: Tensor, thetas: Tensor, key
         width = max(p.shape[1] for p, _ in drawn)
         positions = np.full((len(keys), mech.steps_per_epoch, width), n, dtype=np.int64)
         for i, (p, _) in enumerate(drawn):
-            positions[i, :, :p.shape[1]] = p
+            positions[i, :, : p.shape[1]] = p
         at = torch.from_numpy(positions).to(X.device).transpose(0, 1)  # (steps, runs, width)
         valid = (at < n).to(thetas.dtype)  # entries >= n are padding
         at = at.clamp(max=n - 1)
@@ -227,7 +233,7 @@ def per_sample_clipped_sum(objective: Objective, X: Tensor, y: Tensor):
         sub = max(1, min(width, PER_SAMPLE_ELEMENTS // max(1, runs * thetas.shape[1])))
         total = part(thetas, idx[:, :sub], valid[:, :sub], clip)
         for a in range(sub, width, sub):
-            total = total + part(thetas, idx[:, a:a + sub], valid[:, a:a + sub], clip)
+            total = total + part(thetas, idx[:, a : a + sub], valid[:, a : a + sub], clip)
         return total
 
     return clipped_sum
@@ -257,10 +263,10 @@ class _LinearClippedSum:
         runs, C = thetas.shape[0], self.objective.n_outputs
         Xb = self.feats[idx]  # (runs, W, f)
         (w0, wn) = self.weight
-        W = thetas[:, w0:w0 + wn].reshape(runs, C, -1)
+        W = thetas[:, w0 : w0 + wn].reshape(runs, C, -1)
         z = torch.bmm(Xb, W.transpose(1, 2))  # (runs, W, C): what nn.functional.linear computes
         if self.bias is not None:
-            z = z + thetas[:, self.bias[0]:self.bias[0] + C].unsqueeze(1)
+            z = z + thetas[:, self.bias[0] : self.bias[0] + C].unsqueeze(1)
         yb = self.y[idx]
         if C == 1:
             r = torch.sigmoid(z) - yb.to(z.dtype).unsqueeze(-1)
@@ -272,7 +278,7 @@ class _LinearClippedSum:
         norms = torch.hypot(weight_norm, r_norm) if self.bias is not None else weight_norm
         cr = _clip_factor(norms, clip, valid).unsqueeze(-1) * r  # (runs, W, C)
         out = torch.empty_like(thetas)
-        out[:, w0:w0 + wn] = torch.bmm(cr.transpose(1, 2), Xb).reshape(runs, wn)
+        out[:, w0 : w0 + wn] = torch.bmm(cr.transpose(1, 2), Xb).reshape(runs, wn)
         if self.bias is not None:
-            out[:, self.bias[0]:self.bias[0] + C] = cr.sum(1)
+            out[:, self.bias[0] : self.bias[0] + C] = cr.sum(1)
         return out

@@ -43,8 +43,7 @@ class GradientDescentBaseline(Retrain):
 
     certified = False
     precision = Precision(True, "nothing: no theorem (kind none); T and eta are reported")
-    assumptions = ("none for privacy: the method has no theorem; closeness to retraining is measured "
-                   "empirically",)
+    assumptions = ("none for privacy: the method has no theorem; closeness to retraining is measured empirically",)
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta_ = super()._fit(X, y, theta0)
@@ -64,10 +63,17 @@ class GradientDescentBaseline(Retrain):
         constants = [Constant("T", float(self.steps), "enforced", "gradient steps of A")]
         if getattr(self, "eta_", None) is not None:  # known once fit has chosen it
             constants.append(Constant("eta", float(self.eta_), "enforced", "constant step size of A"))
-        return issue(self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     theorem=f"none: {self.name} is a heuristic baseline with no certified-removal or "
-                             "differential-privacy theorem",
-                     constants=constants, assumptions=self.assumptions)
+        return issue(
+            self.name,
+            "none",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            theorem=f"none: {self.name} is a heuristic baseline with no certified-removal or "
+            "differential-privacy theorem",
+            constants=constants,
+            assumptions=self.assumptions,
+        )
 
 
 class FineTune(GradientDescentBaseline):
@@ -80,8 +86,10 @@ class FineTune(GradientDescentBaseline):
 
     name = "finetune"
     title = "Fine-tune on the retained data (uncertified baseline)"
-    paper = ("Qiao et al., arXiv:2404.01712, App. 8.2 (FineTune), after Tarun et al., 'Deep Regression "
-             "Unlearning' (ICML 2023)")
+    paper = (
+        "Qiao et al., arXiv:2404.01712, App. 8.2 (FineTune), after Tarun et al., 'Deep Regression "
+        "Unlearning' (ICML 2023)"
+    )
     deviations = (
         "full-batch gradient descent at A's constant step size instead of minibatch SGD "
         "(Qiao et al.: 10 epochs at lr 0.001)",
@@ -99,8 +107,7 @@ class FineTune(GradientDescentBaseline):
     def _unlearn(self, forget: Tensor) -> Tensor:
         """``finetune_steps`` gradient steps on f_{D\\Z} from A(D)."""
         X_r, y_r = self.retained(forget)
-        theta, _ = gradient_descent(self.objective, self.theta_, X_r, y_r, eta=self._eta_u(),
-                                    steps=self.finetune_steps)
+        theta, _ = gradient_descent(self.objective, self.theta_, X_r, y_r, eta=self._eta_u(), steps=self.finetune_steps)
         return theta
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
@@ -115,5 +122,8 @@ class FineTune(GradientDescentBaseline):
         return self.eta_ if self.finetune_eta is None else self.finetune_eta
 
     def report_hyperparameters(self) -> dict[str, Any]:
-        return {**super().report_hyperparameters(), "finetune_steps": self.finetune_steps,
-                "finetune_eta": self.finetune_eta if self.finetune_eta is not None else getattr(self, "eta_", None)}
+        return {
+            **super().report_hyperparameters(),
+            "finetune_steps": self.finetune_steps,
+            "finetune_eta": self.finetune_eta if self.finetune_eta is not None else getattr(self, "eta_", None),
+        }

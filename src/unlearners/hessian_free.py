@@ -76,7 +76,7 @@ from unlearners.smoothness import ConstantSampler, model_constants
 
 INJECTIONS = ("after", "before")
 #: Default cap on what the precomputation holds (table and working memory): 2 GiB.
-DEFAULT_MEMORY_CAP = 2 ** 31
+DEFAULT_MEMORY_CAP = 2**31
 #: Steps at which a non-linear model's curvature is estimated (evenly spaced).
 CURVATURE_PROBES = 12
 CURVATURE_SAFETY = 1.2
@@ -118,12 +118,17 @@ class HessianFree(Unlearner):
 
     name = "hf"
     title = "Hessian-free online unlearning"
-    paper = ("Qiao, Zhang, Tang & Wei, 'Efficient Online Unlearning via Hessian-Free Recollection of "
-             "Individual Data Statistics', arXiv:2404.01712 (2024): Eqs. 3-10, Lemmas 1-2, Theorems 1-2")
+    paper = (
+        "Qiao, Zhang, Tang & Wei, 'Efficient Online Unlearning via Hessian-Free Recollection of "
+        "Individual Data Statistics', arXiv:2404.01712 (2024): Eqs. 3-10, Lemmas 1-2, Theorems 1-2"
+    )
     certified = True
-    precision = Precision(False, "the corrected Theorem 2 bound from the stored Hessian-vector products of the "
-                                 "trained trajectory and its clipping check: per-step second-order quantities "
-                                 "computed in the run's dtype")
+    precision = Precision(
+        False,
+        "the corrected Theorem 2 bound from the stored Hessian-vector products of the "
+        "trained trajectory and its clipping check: per-step second-order quantities "
+        "computed in the run's dtype",
+    )
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "A is mini-batch SGD with per-sample clipping and eta_t = eta q^t; the reference is the "
@@ -135,8 +140,7 @@ class HessianFree(Unlearner):
     deviations = (
         "Theorem 2 as printed lacks the curvature factor (dimensionally inconsistent); the bound "
         "used is the step-by-step recursion of its proof with it restored (certify/bounds/hf.py)",
-        "statistics are computed during training (no per-step checkpoints), for the declared "
-        "deletable records only",
+        "statistics are computed during training (no per-step checkpoints), for the declared deletable records only",
         "noise is calibrated by the analytic Gaussian mechanism by default (the paper's implied "
         "calibration is the classic one; the April-2024 code adds none)",
         "every release adds fresh noise to the noiseless online model (not accumulated noise)",
@@ -144,32 +148,59 @@ class HessianFree(Unlearner):
     hyperparameters = (
         Param("epochs", 50, Integer(1), "passes over D (paper: 50 for MNIST logistic regression)"),
         Param("batch_size", None, Optional(Integer(1), "for full batch"), "|B|, the mini-batch size"),
-        Param("eta", None, Optional(Real(gt=0), "for 1/M (logistic regression) or the paper's 0.05"),
-              "initial step size; eta_t = eta * decay^t", audit="eta"),
+        Param(
+            "eta",
+            None,
+            Optional(Real(gt=0), "for 1/M (logistic regression) or the paper's 0.05"),
+            "initial step size; eta_t = eta * decay^t",
+            audit="eta",
+        ),
         Param("decay", 0.995, Real(gt=0, le=1), "q, the per-step decay of the step size"),
         Param("clip", 10.0, Real(gt=0), "C, the per-sample gradient clipping norm"),
         Param("l2", 1e-6, Real(ge=0), "per-record L2 coefficient: l_i = f_i + (l2/2)||w||^2"),
-        Param("retrain_divisor", "original", Choice(RETRAIN_DIVISORS),
-              "the coupled retrain's divisor: |B_t| (original, the paper; certified) or |B_t \\ U| "
-              "(remaining, the authors' script; measured only)"),
-        Param("injection", "after", Choice(INJECTIONS),
-              "after: Eq. 8 (multiply, then inject); before: the authors' code ordering"),
-        Param("deletable", "all", OneOf((Choice(("all", "forget")), ListOf(Integer(0), distinct=True))),
-              "the records whose statistics are kept: all, forget (the set declared before training) "
-              "or a list of record indices"),
-        Param("memory_cap", DEFAULT_MEMORY_CAP, Integer(1),
-              "most bytes the precomputation may hold: the recollection table plus the working memory "
-              "of its largest step"),
+        Param(
+            "retrain_divisor",
+            "original",
+            Choice(RETRAIN_DIVISORS),
+            "the coupled retrain's divisor: |B_t| (original, the paper; certified) or |B_t \\ U| "
+            "(remaining, the authors' script; measured only)",
+        ),
+        Param(
+            "injection",
+            "after",
+            Choice(INJECTIONS),
+            "after: Eq. 8 (multiply, then inject); before: the authors' code ordering",
+        ),
+        Param(
+            "deletable",
+            "all",
+            OneOf((Choice(("all", "forget")), ListOf(Integer(0), distinct=True))),
+            "the records whose statistics are kept: all, forget (the set declared before training) "
+            "or a list of record indices",
+        ),
+        Param(
+            "memory_cap",
+            DEFAULT_MEMORY_CAP,
+            Integer(1),
+            "most bytes the precomputation may hold: the recollection table plus the working memory "
+            "of its largest step",
+        ),
         Param("chunk", 256, Integer(1), "approximators per batched Hessian-vector product"),
-        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the mini-batch shuffles and curvature probes",
-              audit="seed"),
+        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the mini-batch shuffles and curvature probes", audit="seed"),
     )
     capabilities = Capabilities(
-        knob=Knob("eta", "eta", "a larger initial step size trains further in the same T steps, but the certified "
-                  "error grows with it (Lemma 1's divergence linearly, Theorem 2's bound like eta^2 while "
-                  "(1 - eta l2)^T stays near 1), so sigma grows; eta_t (M_t + lambda_t) must stay <= 2 "
-                  "(Lemma 2), beyond which the statistics blow up", refits=True),
-        deletable_before_training=True, data_dependent_certificate=True)
+        knob=Knob(
+            "eta",
+            "eta",
+            "a larger initial step size trains further in the same T steps, but the certified "
+            "error grows with it (Lemma 1's divergence linearly, Theorem 2's bound like eta^2 while "
+            "(1 - eta l2)^T stays near 1), so sigma grows; eta_t (M_t + lambda_t) must stay <= 2 "
+            "(Lemma 2), beyond which the statistics blow up",
+            refits=True,
+        ),
+        deletable_before_training=True,
+        data_dependent_certificate=True,
+    )
     #: A non-linear model's estimated curvature (M, L) and the step size (η, q) of the trajectory it was
     #: estimated along: trials and shadow models reuse the fit's; a replica with another step size (the
     #: knob) trains along another trajectory and estimates its own.
@@ -233,8 +264,8 @@ class HessianFree(Unlearner):
         K = self.objective.n_outputs
         p = X.shape[1]
         Xt = torch.cat([X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], dim=1)
-        Wt = torch.cat([w[: K * p].view(K, p), w[K * p:].view(K, 1)], dim=1)
-        Vt = torch.cat([V[:, : K * p].view(-1, K, p), V[:, K * p:].view(-1, K, 1)], dim=2)
+        Wt = torch.cat([w[: K * p].view(K, p), w[K * p :].view(K, 1)], dim=1)
+        Vt = torch.cat([V[:, : K * p].view(-1, K, p), V[:, K * p :].view(-1, K, 1)], dim=2)
         Z = Vt @ Xt.T  # (k, K, |B|): the logit directions V x̃_i
         logits = Xt @ Wt.T
         if K == 1:
@@ -246,7 +277,6 @@ class HessianFree(Unlearner):
         HV = (Z @ Xt) / X.shape[0]  # (k, K, p + 1)
         out = torch.cat([HV[:, :, :p].reshape(V.shape[0], K * p), HV[:, :, p]], dim=1)
         return out + self.l2 * V
-
 
     # -- A and Stage II ----------------------------------------------------------------------
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
@@ -264,7 +294,7 @@ class HessianFree(Unlearner):
         self.batches_ = self._schedule(n, X.device)
         linear_curvature = self._linear_curvature(X) if self.objective.is_linear else None
         self.eta_ = self.eta if self.eta is not None else self._default_eta(linear_curvature)
-        self.etas_ = [self.eta_ * self.decay ** t for t in range(len(self.batches_))]
+        self.etas_ = [self.eta_ * self.decay**t for t in range(len(self.batches_))]
         probes = set() if linear_curvature else self._probe_steps()
         probed = []  # iterates where a non-linear model's curvature is estimated after training
         A = torch.zeros(int(self.tracked_.numel()), d, dtype=theta0.dtype, device=theta0.device)
@@ -359,8 +389,13 @@ class HessianFree(Unlearner):
         product = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731
         # One power-iteration step: each step frees the previous one's tensors, so the peak of
         # the first is the peak of all (and simulating 30 would only cost time).
-        sampler = ConstantSampler(self.objective, meta((n, *X.shape[1:]), X.dtype), meta((n,), y.dtype),
-                                  generator=torch.Generator(), power_iterations=1)
+        sampler = ConstantSampler(
+            self.objective,
+            meta((n, *X.shape[1:]), X.dtype),
+            meta((n,), y.dtype),
+            generator=torch.Generator(),
+            power_iterations=1,
+        )
         return grads, max(peak_bytes(product, meta((d,), dt)), peak_bytes(sampler._hessian_norms, w))
 
     def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
@@ -370,22 +405,31 @@ class HessianFree(Unlearner):
         if plan["bound"] <= self.memory_cap:
             return plan
         fits = self._deletable_that_fit(X, y, theta0, tracked, plan["bound"])
-        allowed = (f"at most {fits} records at memory_cap = {self.memory_cap} bytes" if fits else
-                   f"a configuration that fits memory_cap = {self.memory_cap} bytes (none does with these "
-                   "options, even with a single deletable record)")
+        allowed = (
+            f"at most {fits} records at memory_cap = {self.memory_cap} bytes"
+            if fits
+            else f"a configuration that fits memory_cap = {self.memory_cap} bytes (none does with these "
+            "options, even with a single deletable record)"
+        )
         chunk = self.chunk // 2  # fewer approximators per batched product: the same statistics, less memory
-        while chunk >= 1 and self.replica(chunk=chunk).memory_estimate(X, y, theta0, tracked)["bound"] > self.memory_cap:
+        while (
+            chunk >= 1 and self.replica(chunk=chunk).memory_estimate(X, y, theta0, tracked)["bound"] > self.memory_cap
+        ):
             chunk //= 2
-        smaller = (f"-o chunk={chunk} keeps all {tracked} records within the cap; " if chunk >= 1 else
-                   "lower -o chunk or set -o batch_size (the products' working memory grows with chunk x batch "
-                   "size); ")
+        smaller = (
+            f"-o chunk={chunk} keeps all {tracked} records within the cap; "
+            if chunk >= 1
+            else "lower -o chunk or set -o batch_size (the products' working memory grows with chunk x batch size); "
+        )
         raise InvalidInput(
-            "deletable", allowed,
+            "deletable",
+            allowed,
             f"{tracked} records, whose precomputation would hold up to {plan['bound']} bytes (table "
             f"{self.table_bytes_}, other state {plan['stored'] - self.table_bytes_}, working memory "
             f"{plan['working']} before margins)",
             hint=f"Declare fewer deletable records (-o deletable=...); {smaller}or raise -o memory_cap to at "
-                 f"least {plan['bound']}.")
+            f"least {plan['bound']}.",
+        )
 
     def _deletable_that_fit(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int, bound: int) -> int:
         """A number of deletable records whose bound fits the cap (0: none). The bound is nearly
@@ -393,8 +437,10 @@ class HessianFree(Unlearner):
         record and ``tracked`` comes first; then bisection, a few steps, between a count that fits
         and one that does not (at most 16 steps). Every returned count was checked by :meth:`memory_estimate`."""
         cap = self.memory_cap
+
         def fits(k: int) -> bool:
             return self.memory_estimate(X, y, theta0, k)["bound"] <= cap
+
         one = self.memory_estimate(X, y, theta0, 1)["bound"]
         if one > cap:
             return 0
@@ -427,20 +473,29 @@ class HessianFree(Unlearner):
         if math.isfinite(largest) and largest <= STABILITY_FACTOR * self.stability_bound_:
             return
         batch = self.batches_[0]
-        top, _ = power_iteration(lambda v: self._hvps(self.theta0_, X[batch], y[batch], v[None])[0],
-                                 self.objective.dim, iters=30, generator=torch.Generator().manual_seed(self.seed),
-                                 dtype=self.theta0_.dtype, device=self.theta0_.device)
-        safe = (f"leave eta unset for 1/M = {1.0 / max(self.curvature_['M']):.4g}, which bounds the curvature at "
-                "every step" if self.objective.is_linear else
-                f"take eta below 2/lambda_max = {2.0 / top:.4g} at theta_0 (and check the statistics stay bounded)")
+        top, _ = power_iteration(
+            lambda v: self._hvps(self.theta0_, X[batch], y[batch], v[None])[0],
+            self.objective.dim,
+            iters=30,
+            generator=torch.Generator().manual_seed(self.seed),
+            dtype=self.theta0_.dtype,
+            device=self.theta0_.device,
+        )
+        safe = (
+            f"leave eta unset for 1/M = {1.0 / max(self.curvature_['M']):.4g}, which bounds the curvature at every step"
+            if self.objective.is_linear
+            else f"take eta below 2/lambda_max = {2.0 / top:.4g} at theta_0 (and check the statistics stay bounded)"
+        )
         raise InvalidInput(
-            "eta", "a step size at which the recollected statistics stay bounded (eta * lambda_max(H_t) <= 2)",
+            "eta",
+            "a step size at which the recollected statistics stay bounded (eta * lambda_max(H_t) <= 2)",
             self.eta_,
             hint=f"At eta = {self.eta_:g} the largest statistic is {largest:.3g}, {largest / self.stability_bound_:.3g} "
-                 f"times the {self.stability_bound_:.3g} that non-expansive steps allow (at theta_0, eta * lambda_max of "
-                 f"the first batch Hessian is {self.eta_ * top:.3g}): (I - eta H) amplifies the statistics wherever "
-                 f"eta * lambda_max > 2, while training itself stays bounded. The unlearned model would be garbage; "
-                 f"{safe}.")
+            f"times the {self.stability_bound_:.3g} that non-expansive steps allow (at theta_0, eta * lambda_max of "
+            f"the first batch Hessian is {self.eta_ * top:.3g}): (I - eta H) amplifies the statistics wherever "
+            f"eta * lambda_max > 2, while training itself stays bounded. The unlearned model would be garbage; "
+            f"{safe}.",
+        )
 
     def _measure_stability(self, A: Tensor) -> float:
         """The largest statistic, and the bound Σ_t η_t C/|B_t| that non-expansive steps obey."""
@@ -462,9 +517,12 @@ class HessianFree(Unlearner):
         if self.deletable == "forget":
             if self.declared_ is None:
                 raise InvalidInput(
-                    "deletable", "'all', a list of record indices, or 'forget' once the forget set is declared",
-                    "forget", hint="deletable='forget' keeps the statistics of the declared forget set only: "
-                                   "call declare_deletable(forget) before fit (the audit does)")
+                    "deletable",
+                    "'all', a list of record indices, or 'forget' once the forget set is declared",
+                    "forget",
+                    hint="deletable='forget' keeps the statistics of the declared forget set only: "
+                    "call declare_deletable(forget) before fit (the audit does)",
+                )
             chosen = list(self.declared_)
         else:
             chosen = list(self.deletable)
@@ -503,8 +561,9 @@ class HessianFree(Unlearner):
         self.deleted_[idx] = True
         return self.online_theta_
 
-    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
-               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+    def _serve(
+        self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str
+    ) -> list[tuple[Tensor, Certificate]]:
         """HF's online rule: one vector addition per request on the live model, whose statistics
         are then erased; release k is certified for every record deleted from the live model so
         far (the union of requests 1..k when nothing was deleted online before)."""
@@ -569,7 +628,7 @@ class HessianFree(Unlearner):
         cur = self.curvature_
         limit = math.inf
         for t, (M, lam) in enumerate(zip(cur["M"], cur["lam"])):
-            scale = (M + max(lam, 0.0)) * self.decay ** t  # 0 once q^t underflows: no limit at step t
+            scale = (M + max(lam, 0.0)) * self.decay**t  # 0 once q^t underflows: no limit at step t
             if scale > 0:
                 limit = min(limit, 2.0 / scale)
         return limit
@@ -600,13 +659,14 @@ class HessianFree(Unlearner):
             key = batch.cpu().numpy().tobytes()
             if key not in per_batch:
                 B = Xt[batch]
-                per_batch[key] = (c * float(torch.linalg.eigvalsh(B.T @ B / batch.numel())[-1]) + self.l2,
-                                  c * float((B ** 2).sum(1).mean()) + self.l2)
+                per_batch[key] = (
+                    c * float(torch.linalg.eigvalsh(B.T @ B / batch.numel())[-1]) + self.l2,
+                    c * float((B**2).sum(1).mean()) + self.l2,
+                )
             M.append(per_batch[key][0])
             Lbar.append(per_batch[key][1])
-        G = math.sqrt((2.0 if c == 0.5 else 1.0) * float((Xt ** 2).sum(1).max()))
-        return {"analytic": True, "M": M, "lam": [self.l2] * len(M), "Lbar": Lbar, "G": G,
-                "output_curvature": c}
+        G = math.sqrt((2.0 if c == 0.5 else 1.0) * float((Xt**2).sum(1).max()))
+        return {"analytic": True, "M": M, "lam": [self.l2] * len(M), "Lbar": Lbar, "G": G, "output_curvature": c}
 
     def _probe_steps(self) -> set[int]:
         T = len(self.batches_)
@@ -623,8 +683,14 @@ class HessianFree(Unlearner):
             pinned = self._curvature_constants(probed)
         self.curvature_constants_, self.curvature_step_ = pinned, step
         M, L = pinned
-        return {"analytic": False, "M_constant": M, "L_constant": L, "M": [M.value] * T,
-                "lam": [-M.value] * T, "Lbar": [L.value + self.l2] * T}
+        return {
+            "analytic": False,
+            "M_constant": M,
+            "L_constant": L,
+            "M": [M.value] * T,
+            "lam": [-M.value] * T,
+            "Lbar": [L.value + self.l2] * T,
+        }
 
     def _curvature_constants(self, probed: list[tuple[Tensor, Tensor]]) -> tuple[Constant, Constant]:
         gen = torch.Generator().manual_seed(self.seed)
@@ -633,13 +699,25 @@ class HessianFree(Unlearner):
             Xb, yb = self.X_[batch], self.y_[batch]
             hvp = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731, B023
             top, _ = power_iteration(hvp, self.objective.dim, iters=30, generator=gen, dtype=w.dtype, device=w.device)
-            low, _ = power_iteration(lambda v: -hvp(v), self.objective.dim, iters=30, generator=gen,  # noqa: B023
-                                     dtype=w.dtype, device=w.device)
+            low, _ = power_iteration(
+                lambda v: -hvp(v),  # noqa: B023 (called at once, inside this iteration)
+                self.objective.dim,
+                iters=30,
+                generator=gen,
+                dtype=w.dtype,
+                device=w.device,
+            )
             samples.append(max(abs(top), abs(low)))
-        M = estimated_constant("M", samples, safety_factor=CURVATURE_SAFETY, estimator="power iteration",
-                               description="||mean batch Hessian|| along the training trajectory")
-        L = model_constants(self.objective, self.X_, self.y_, [self.theta0_, self.theta_],
-                            generator=gen, which=("L",))["L"]  # G is not used by the bound
+        M = estimated_constant(
+            "M",
+            samples,
+            safety_factor=CURVATURE_SAFETY,
+            estimator="power iteration",
+            description="||mean batch Hessian|| along the training trajectory",
+        )
+        L = model_constants(self.objective, self.X_, self.y_, [self.theta0_, self.theta_], generator=gen, which=("L",))[
+            "L"
+        ]  # G is not used by the bound
         return M, L
 
     def error_bound(self, forget: Tensor | None = None, forget_size: int | None = None) -> tuple[float, dict]:
@@ -680,29 +758,55 @@ class HessianFree(Unlearner):
         if self.injection == "before":
             extra = [M * ft * C for M, ft in zip(cur["M"], f)]
         T = len(self.batches_)
-        clip = Constant("C", C, "enforced" if not cur["analytic"] else "analytic",
-                        f"bound on every applied per-record gradient: clip = {self.clip:g}"
-                        + (" or the closed-form gradient bound G + l2 ||w||, whichever is smaller"
-                           if cur["analytic"] else ""),
-                        {"clip": self.clip, "max_measured_gradient_norm": self.max_grad_norm_})
+        clip = Constant(
+            "C",
+            C,
+            "enforced" if not cur["analytic"] else "analytic",
+            f"bound on every applied per-record gradient: clip = {self.clip:g}"
+            + (" or the closed-form gradient bound G + l2 ||w||, whichever is smaller" if cur["analytic"] else ""),
+            {"clip": self.clip, "max_measured_gradient_norm": self.max_grad_norm_},
+        )
         if cur["analytic"]:
             curvature = (
-                Constant("M", max(cur["M"]), "analytic",
-                         f"largest per-step bound on the mean batch Hessian, {cur['output_curvature']:g} * lambda_max "
-                         "of the batch Gram matrix (bias included) + l2: holds at every w", {"steps": T}),
+                Constant(
+                    "M",
+                    max(cur["M"]),
+                    "analytic",
+                    f"largest per-step bound on the mean batch Hessian, {cur['output_curvature']:g} * lambda_max "
+                    "of the batch Gram matrix (bias included) + l2: holds at every w",
+                    {"steps": T},
+                ),
                 Constant("G", cur["G"], "analytic", "closed-form per-record gradient bound (R = max ||(x, 1)||)"),
             )
         else:
             curvature = (cur["M_constant"], cur["L_constant"])
         bound = hf_bound(
-            self.etas_, rho_err, kappa, D, clip=clip, curvature=curvature, decay=self.decay, l2=self.l2,
-            forget_size=m, retrain_divisor=self.retrain_divisor, injection_before=extra,
-            divergence_contracted=rho_div is not None, steps_note=f" ({self.epochs} epochs)",
-            eta_note="" if self.eta is not None else (
-                " (chosen as 1/M, M the largest batch-curvature bound)" if cur["analytic"]
-                else " (the paper's default)"))
-        return bound, {"clip_inactive": clip_inactive, "divergence_bound": D[-1], "applied_clip_bound": C,
-                       "max_contraction": max(rho_err), "max_curvature": max(cur["M"])}
+            self.etas_,
+            rho_err,
+            kappa,
+            D,
+            clip=clip,
+            curvature=curvature,
+            decay=self.decay,
+            l2=self.l2,
+            forget_size=m,
+            retrain_divisor=self.retrain_divisor,
+            injection_before=extra,
+            divergence_contracted=rho_div is not None,
+            steps_note=f" ({self.epochs} epochs)",
+            eta_note=""
+            if self.eta is not None
+            else (
+                " (chosen as 1/M, M the largest batch-curvature bound)" if cur["analytic"] else " (the paper's default)"
+            ),
+        )
+        return bound, {
+            "clip_inactive": clip_inactive,
+            "divergence_bound": D[-1],
+            "applied_clip_bound": C,
+            "max_contraction": max(rho_err),
+            "max_curvature": max(cur["M"]),
+        }
 
     def _radius(self) -> float:
         """A bound on ||w_t|| along both coupled runs: ||θ_0|| + CΣη_t (each step averages clipped
@@ -719,10 +823,20 @@ class HessianFree(Unlearner):
         bound, info = self._bound(self._fractions(forget, None), int(forget.numel()))
         warnings = []
         if not info["clip_inactive"]:
-            warnings.append("clipping may be active or the loss is non-convex: Lemma 1 alone bounds the "
-                            "trajectory divergence, which does not shrink with the number of deleted records")
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, assumptions=self.assumptions, warnings=warnings)
+            warnings.append(
+                "clipping may be active or the loss is non-convex: Lemma 1 alone bounds the "
+                "trajectory divergence, which does not shrink with the number of deleted records"
+            )
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            assumptions=self.assumptions,
+            warnings=warnings,
+        )
 
     # -- helpers -----------------------------------------------------------------------------
     def replica(self, **overrides: Any) -> HessianFree:
@@ -739,20 +853,33 @@ class HessianFree(Unlearner):
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
 
     def report_hyperparameters(self) -> dict:
-        out = {"epochs": self.epochs, "batch_size": self.batch_size, "eta": getattr(self, "eta_", self.eta),
-               "eta_requested": self.eta, "decay": self.decay,
-               "clip": self.clip, "l2": self.l2, "retrain_divisor": self.retrain_divisor,
-               "injection": self.injection, "memory_cap": self.memory_cap, "seed": self.seed,
-               "deletable": self._deletable_report()}
+        out = {
+            "epochs": self.epochs,
+            "batch_size": self.batch_size,
+            "eta": getattr(self, "eta_", self.eta),
+            "eta_requested": self.eta,
+            "decay": self.decay,
+            "clip": self.clip,
+            "l2": self.l2,
+            "retrain_divisor": self.retrain_divisor,
+            "injection": self.injection,
+            "memory_cap": self.memory_cap,
+            "seed": self.seed,
+            "deletable": self._deletable_report(),
+        }
         if hasattr(self, "table_"):
-            out.update(steps=len(self.batches_), table_bytes=self.table_bytes_,
-                       precompute_s=self.precompute_s_, max_gradient_norm=self.max_grad_norm_,
-                       largest_statistic=self.largest_statistic_,
-                       non_expansive_statistic_bound=self.stability_bound_)
+            out.update(
+                steps=len(self.batches_),
+                table_bytes=self.table_bytes_,
+                precompute_s=self.precompute_s_,
+                max_gradient_norm=self.max_grad_norm_,
+                largest_statistic=self.largest_statistic_,
+                non_expansive_statistic_bound=self.stability_bound_,
+            )
         return out
 
     def _deletable_report(self) -> str | int:
-        """"all", or how many records are deletable (the declared forget set or the listed ones)."""
+        """ "all", or how many records are deletable (the declared forget set or the listed ones)."""
         if self.deletable == "all":
             return "all"
         if self.deletable == "forget":
@@ -769,9 +896,15 @@ class HessianFree(Unlearner):
         self._check_fitted()
         rows = self.row_of_[forget]
         if bool((rows < 0).any()):
-            raise InvalidInput(field, "records declared deletable before training (option deletable)",
-                               f"{int((rows < 0).sum())} record(s) without statistics")
+            raise InvalidInput(
+                field,
+                "records declared deletable before training (option deletable)",
+                f"{int((rows < 0).sum())} record(s) without statistics",
+            )
         if bool(self.deleted_[forget].any()):
-            raise InvalidInput(field, "records whose statistics were not erased by an online deletion "
-                               "(delete / serve_requests)", forget[self.deleted_[forget]].tolist())
+            raise InvalidInput(
+                field,
+                "records whose statistics were not erased by an online deletion (delete / serve_requests)",
+                forget[self.deleted_[forget]].tolist(),
+            )
         return rows

@@ -181,9 +181,7 @@ def _output_curvature(objective: Objective, out: Tensor) -> Callable[[Tensor], T
     return lambda u: p * u - p * (p * u).sum(dim=-1, keepdim=True)
 
 
-def gauss_newton_operator(
-    objective: Objective, theta: Tensor, X: Tensor, y: Tensor, *, l2: float = 0.0
-) -> Operator:
+def gauss_newton_operator(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, *, l2: float = 0.0) -> Operator:
     """The generalised Gauss–Newton product ``v ↦ ((1/n) Σ_i J_iᵀ Λ_i J_i + l2·I) v``.
 
     J_i = ∂f(x_i; θ)/∂θ is the Jacobian of the logits and Λ_i = ∇²_f ℓ the Hessian of the loss in
@@ -333,8 +331,9 @@ def explicit_hessian(
 
     H = objective.hessian(theta, X, y)  # closed form for a linear model (one matmul per class pair)
     if H is None:
-        H = explicit_matrix(hvp_operator(objective, theta, X, y), d, dtype=theta.dtype, device=theta.device,
-                            chunk_size=chunk_size)
+        H = explicit_matrix(
+            hvp_operator(objective, theta, X, y), d, dtype=theta.dtype, device=theta.device, chunk_size=chunk_size
+        )
     if lam:
         H = H + lam * torch.eye(d, dtype=H.dtype, device=H.device)
     return H
@@ -436,8 +435,12 @@ def conjugate_gradient(
     k = 0
     negative = False
     if b_norm == 0.0:
-        return torch.zeros_like(b), {"iterations": 0, "residual_norm": 0.0, "converged": True,
-                                     "negative_curvature": False}
+        return torch.zeros_like(b), {
+            "iterations": 0,
+            "residual_norm": 0.0,
+            "converged": True,
+            "negative_curvature": False,
+        }
     while k < iters and math.sqrt(float(rr)) > threshold:
         Ap = matvec(p)
         pAp = torch.dot(p, Ap)
@@ -552,12 +555,15 @@ def lissa(
                 xn = float(torch.linalg.vector_norm(x))
                 if not math.isfinite(xn) or xn > (j + 1) * b_norm * (1 + 1e-6) + 1e-300:
                     diverged = True
-                    msg = (f"LiSSA diverges: ‖x_{j}‖ = {xn:.3g} > (j+1)‖b‖ = {(j + 1) * b_norm:.3g}; "
-                           f"the scale must exceed ‖A + damping·I‖ on every batch and A + damping·I "
-                           f"must be positive definite.")
+                    msg = (
+                        f"LiSSA diverges: ‖x_{j}‖ = {xn:.3g} > (j+1)‖b‖ = {(j + 1) * b_norm:.3g}; "
+                        f"the scale must exceed ‖A + damping·I‖ on every batch and A + damping·I "
+                        f"must be positive definite."
+                    )
                     if on_divergence == "raise" or not math.isfinite(xn):
-                        raise InvalidInput("scale", "> ‖A + damping*I‖ with A + damping*I positive definite",
-                                           s, hint=msg)
+                        raise InvalidInput(
+                            "scale", "> ‖A + damping*I‖ with A + damping*I positive definite", s, hint=msg
+                        )
                     if on_divergence == "warn":
                         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         estimates.append(x / s)
@@ -673,8 +679,7 @@ def smallest_eigenvalue(
     tol = _nonneg("tol", tol)
     device = torch.device("cpu") if device is None else torch.device(device)
     if largest is None:
-        largest, _ = power_iteration(matvec, d, iters=k, generator=generator, dtype=dtype,
-                                     device=device, tol=tol)
+        largest, _ = power_iteration(matvec, d, iters=k, generator=generator, dtype=dtype, device=device, tol=tol)
     c = float(largest)
     if not math.isfinite(c):
         raise InvalidInput("largest", "a finite number (an upper bound on the largest eigenvalue)", largest)
@@ -737,7 +742,13 @@ DENSE_MAX_DIM = 4096
 
 
 def newton_minimize(
-    objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float, tol: float = 1e-10,
+    objective: Objective,
+    X: Tensor,
+    y: Tensor,
+    theta0: Tensor,
+    *,
+    l2: float,
+    tol: float = 1e-10,
     max_iter: int = 100,
 ) -> tuple[Tensor, dict]:
     """Minimise the regularised risk of a convex (linear) model by damped Newton.
@@ -788,7 +799,13 @@ def newton_minimize(
 
 
 def lbfgs_minimize(
-    objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float, tol: float = 1e-10,
+    objective: Objective,
+    X: Tensor,
+    y: Tensor,
+    theta0: Tensor,
+    *,
+    l2: float,
+    tol: float = 1e-10,
     max_iter: int = 100,
 ) -> tuple[Tensor, dict]:
     """Minimise the regularised risk of any model by full-batch L-BFGS (strong Wolfe line search).
@@ -797,9 +814,16 @@ def lbfgs_minimize(
     max |∂L/∂θ_j| ≤ ``tol``. Deterministic for a fixed device and dtype.
     """
     theta = theta0.detach().clone().requires_grad_(True)
-    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=int(max_iter), max_eval=int(max_iter) * 5 // 4 + 1,
-                            tolerance_grad=tol, tolerance_change=1e-15, history_size=20,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [theta],
+        lr=1.0,
+        max_iter=int(max_iter),
+        max_eval=int(max_iter) * 5 // 4 + 1,
+        tolerance_grad=tol,
+        tolerance_change=1e-15,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure():
         opt.zero_grad()
@@ -814,8 +838,9 @@ def lbfgs_minimize(
     return theta, {"iterations": int(state.get("n_iter", 0)), "gradient_norm": gn, "converged": gn <= tol}
 
 
-def fit_regularized(objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float,
-                    tol: float, max_iter: int) -> tuple[Tensor, dict]:
+def fit_regularized(
+    objective: Objective, X: Tensor, y: Tensor, theta0: Tensor, *, l2: float, tol: float, max_iter: int
+) -> tuple[Tensor, dict]:
     """A: Newton for a linear (convex) model, L-BFGS otherwise."""
     if objective.is_linear and l2 > 0:
         return newton_minimize(objective, X, y, theta0, l2=l2, tol=tol, max_iter=max_iter)

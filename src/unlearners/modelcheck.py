@@ -32,14 +32,33 @@ REQUIREMENTS = (SMOOTH, STATELESS)
 
 #: Layers whose gradient is not Lipschitz (a kink) in some input direction.
 NON_SMOOTH: tuple[type[nn.Module], ...] = (
-    nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.PReLU, nn.RReLU, nn.SELU, nn.Hardtanh, nn.Hardswish,
-    nn.Hardsigmoid, nn.Hardshrink, nn.Softshrink, nn.Threshold,
-    nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d, nn.AdaptiveMaxPool1d, nn.AdaptiveMaxPool2d,
-    nn.AdaptiveMaxPool3d, nn.FractionalMaxPool2d, nn.FractionalMaxPool3d, nn.LPPool1d, nn.LPPool2d,
+    nn.ReLU,
+    nn.ReLU6,
+    nn.LeakyReLU,
+    nn.PReLU,
+    nn.RReLU,
+    nn.SELU,
+    nn.Hardtanh,
+    nn.Hardswish,
+    nn.Hardsigmoid,
+    nn.Hardshrink,
+    nn.Softshrink,
+    nn.Threshold,
+    nn.MaxPool1d,
+    nn.MaxPool2d,
+    nn.MaxPool3d,
+    nn.AdaptiveMaxPool1d,
+    nn.AdaptiveMaxPool2d,
+    nn.AdaptiveMaxPool3d,
+    nn.FractionalMaxPool2d,
+    nn.FractionalMaxPool3d,
+    nn.LPPool1d,
+    nn.LPPool2d,
 )
 #: Layers that carry batch statistics or draw randomness in training.
 STATEFUL: tuple[type[nn.Module], ...] = (
-    nn.modules.batchnorm._BatchNorm, nn.modules.dropout._DropoutNd,
+    nn.modules.batchnorm._BatchNorm,
+    nn.modules.dropout._DropoutNd,
 )
 
 _WHY = {
@@ -60,8 +79,9 @@ def _violates(module: nn.Module, requirement: str) -> bool:
 
 def offending_layers(model: nn.Module, requirement: str) -> list[str]:
     """``"name (Type)"`` of every layer that breaks ``requirement``."""
-    return [f"{name or 'the model'} ({type(m).__name__})" for name, m in model.named_modules()
-            if _violates(m, requirement)]
+    return [
+        f"{name or 'the model'} ({type(m).__name__})" for name, m in model.named_modules() if _violates(m, requirement)
+    ]
 
 
 def breach(model: nn.Module, requirement: str) -> str | None:
@@ -69,10 +89,13 @@ def breach(model: nn.Module, requirement: str) -> str | None:
     bad = offending_layers(model, requirement)
     if not bad:
         return None
-    return (f"model layer{'s' if len(bad) > 1 else ''} " + ", ".join(bad[:6])
-            + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
-            + f" {'break' if len(bad) > 1 else 'breaks'} the assumption that the model is {requirement}: "
-            f"{_WHY[requirement]}")
+    return (
+        f"model layer{'s' if len(bad) > 1 else ''} "
+        + ", ".join(bad[:6])
+        + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+        + f" {'break' if len(bad) > 1 else 'breaks'} the assumption that the model is {requirement}: "
+        f"{_WHY[requirement]}"
+    )
 
 
 def exclusion(model: nn.Module, requirements: frozenset[str] | tuple[str, ...]) -> str | None:
@@ -90,8 +113,11 @@ def check_model(model: nn.Module, requirements: frozenset[str] | tuple[str, ...]
         if why:
             detail = f"{why}; {method}'s certificate is not issued (the audit still measures it)"
         else:
-            detail = (f"every layer of the model is {requirement} (checked on the modules; operations written "
-                      "inside forward are not visible)" if requirement == SMOOTH else
-                      "no layer of the model keeps batch statistics or draws randomness")
+            detail = (
+                f"every layer of the model is {requirement} (checked on the modules; operations written "
+                "inside forward are not visible)"
+                if requirement == SMOOTH
+                else "no layer of the model keeps batch statistics or draws randomness"
+            )
         out.append(Condition(f"model is {requirement}", why is None, detail))
     return tuple(out)

@@ -92,17 +92,23 @@ def cnn(
     if len(shape) == 2:
         shape = (1, *shape)
     if len(shape) != 3:
-        raise InvalidInput("model", "'cnn' on image records (C x H x W or H x W), e.g. 'idx:<dir>'",
-                           f"records of shape {record_shape(input_shape)}",
-                           hint="Use 'logreg' or 'mlp' for tabular features.")
+        raise InvalidInput(
+            "model",
+            "'cnn' on image records (C x H x W or H x W), e.g. 'idx:<dir>'",
+            f"records of shape {record_shape(input_shape)}",
+            hint="Use 'logreg' or 'mlp' for tabular features.",
+        )
     c, h, w = shape
     layers: list[nn.Module] = [] if len(record_shape(input_shape)) == 3 else [nn.Unflatten(1, (1, h, w))]
     for out in channels:
         h, w = (h - kernel + 1) // 2, (w - kernel + 1) // 2
         if h < 1 or w < 1:
-            raise InvalidInput("model", f"'cnn' on images of at least {3 * kernel + 1} x {3 * kernel + 1} pixels "
-                               f"(two {kernel} x {kernel} convolutions, each followed by 2 x 2 pooling)",
-                               f"images of {shape[1]} x {shape[2]}")
+            raise InvalidInput(
+                "model",
+                f"'cnn' on images of at least {3 * kernel + 1} x {3 * kernel + 1} pixels "
+                f"(two {kernel} x {kernel} convolutions, each followed by 2 x 2 pooling)",
+                f"images of {shape[1]} x {shape[2]}",
+            )
         layers += [nn.Conv2d(c, out, kernel), ACTIVATIONS[activation](), nn.AvgPool2d(2)]
         c = out
     layers += [nn.Flatten(), nn.Linear(c * h * w, output_units(n_classes))]

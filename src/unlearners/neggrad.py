@@ -58,8 +58,10 @@ class NegativeGradient(GradientDescentBaseline):
 
     name = "neggrad"
     title = "NegGrad+: descent on the retained data, ascent on the forget set (uncertified baseline)"
-    paper = ("Kurmanji et al., 'Towards Unbounded Machine Unlearning' (NeurIPS 2023), NegGrad+; NegGrad as in "
-             "Tarun et al., 'Deep Regression Unlearning' (ICML 2023) and Qiao et al., arXiv:2404.01712, App. 8.2")
+    paper = (
+        "Kurmanji et al., 'Towards Unbounded Machine Unlearning' (NeurIPS 2023), NegGrad+; NegGrad as in "
+        "Tarun et al., 'Deep Regression Unlearning' (ICML 2023) and Qiao et al., arXiv:2404.01712, App. 8.2"
+    )
     deviations = (
         "NegGrad+ (descent on D \\ Z plus alpha-weighted ascent on Z), not Qiao et al.'s pure ascent on Z",
         "full-batch gradient descent at A's constant step size, 10% of A's steps by default "
@@ -84,8 +86,15 @@ class NegativeGradient(GradientDescentBaseline):
             (field ``neggrad_steps``) when θ stops being finite: the ascent diverged.
         """
         X_r, y_r = self.retained(forget)
-        theta, _ = gradient_descent(self._descent_ascent(forget), self.theta_, X_r, y_r, eta=self._eta_u(),
-                                    steps=self.neggrad_steps, callback=self._check_finite)
+        theta, _ = gradient_descent(
+            self._descent_ascent(forget),
+            self.theta_,
+            X_r,
+            y_r,
+            eta=self._eta_u(),
+            steps=self.neggrad_steps,
+            callback=self._check_finite,
+        )
         return theta
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
@@ -94,8 +103,9 @@ class NegativeGradient(GradientDescentBaseline):
 
     def _neggrad_many(self, originals: Tensor, forget: Tensor, chunk: int | None) -> Tensor:
         X_r, y_r = self.retained(forget)
-        thetas = self._descend_many(originals, X_r, y_r, self.neggrad_steps, chunk, eta=self._eta_u(),
-                                    objective=self._descent_ascent(forget))
+        thetas = self._descend_many(
+            originals, X_r, y_r, self.neggrad_steps, chunk, eta=self._eta_u(), objective=self._descent_ascent(forget)
+        )
         self._check_finite(self.neggrad_steps, thetas)
         return thetas
 
@@ -108,11 +118,16 @@ class NegativeGradient(GradientDescentBaseline):
     def _check_finite(self, t: int, theta: Tensor) -> None:
         if not bool(torch.isfinite(theta).all()):
             raise InvalidInput(
-                "neggrad_steps", f"few enough steps for the ascent to stay finite (theta is not finite "
-                f"after step {t})", self.neggrad_steps,
-                hint="Lower neggrad_steps, neggrad_eta or ascent_weight.")
+                "neggrad_steps",
+                f"few enough steps for the ascent to stay finite (theta is not finite after step {t})",
+                self.neggrad_steps,
+                hint="Lower neggrad_steps, neggrad_eta or ascent_weight.",
+            )
 
     def report_hyperparameters(self) -> dict[str, Any]:
-        return {**super().report_hyperparameters(), "neggrad_steps": self.neggrad_steps,
-                "neggrad_eta": self.neggrad_eta if self.neggrad_eta is not None else getattr(self, "eta_", None),
-                "ascent_weight": self.ascent_weight}
+        return {
+            **super().report_hyperparameters(),
+            "neggrad_steps": self.neggrad_steps,
+            "neggrad_eta": self.neggrad_eta if self.neggrad_eta is not None else getattr(self, "eta_", None),
+            "ascent_weight": self.ascent_weight,
+        }

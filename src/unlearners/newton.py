@@ -116,9 +116,12 @@ class NewtonRemoval(Unlearner):
         "Models', ICML 2020 (Newton update removal, Theorem 1, Corollary 1, Theorems 2-3)"
     )
     certified = True
-    precision = Precision(False, "the data-dependent gradient residual beta of the Newton step (Corollary 1) and "
-                                 "the Hessian solve at the trained model, computed in the run's dtype: at float32 "
-                                 "sigma moved by 1e-5 relative on 80 records (tests/test_dtype.py)")
+    precision = Precision(
+        False,
+        "the data-dependent gradient residual beta of the Newton step (Corollary 1) and "
+        "the Hessian solve at the trained model, computed in the run's dtype: at float32 "
+        "sigma moved by 1e-5 relative on 80 records (tests/test_dtype.py)",
+    )
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "binary logistic regression (one linear layer, one logit); every parameter, bias "
@@ -138,16 +141,19 @@ class NewtonRemoval(Unlearner):
         "(R = 1 in the paper); the bias is a regularised coordinate",
         "beta also counts the measured gradient at the trained optimum and each linear solve's "
         "residual (zero in exact arithmetic); ||X'||_2 is exact, not 20 power-iteration steps",
-        "analytic Gaussian calibration by default; classic = Theorem 3's "
-        "c = sqrt(2 ln(1.5/delta)), epsilon <= 1",
+        "analytic Gaussian calibration by default; classic = Theorem 3's c = sqrt(2 ln(1.5/delta)), epsilon <= 1",
         "A is Newton's method with line search to ||grad||/n <= tol (the code: 100 L-BFGS steps); "
         "a forget set is removed by one batch Newton step, sequences by unlearn_sequence",
     )
 
     hyperparameters = (
         Param("l2", 1e-3, Real(gt=0), "lambda, per record: the objective carries (lambda|D|/2)||theta||^2"),
-        Param("loss_noise", None, Optional(Real(ge=0), "for 0 with output noise, else 10 (the reference code)"),
-              "sigma_b, the std of the loss perturbation b"),
+        Param(
+            "loss_noise",
+            None,
+            Optional(Real(ge=0), "for 0 with output noise, else 10 (the reference code)"),
+            "sigma_b, the std of the loss perturbation b",
+        ),
         Param("output_noise", True, Boolean(), "release with Gaussian output noise (false: Theorem 3, sigma = 0)"),
         Param("max_iter", 100, Integer(1), "Newton iterations of A"),
         Param("tol", 1e-12, Real(gt=0), "A's stopping rule ||grad L_b||/|D| <= tol"),
@@ -159,8 +165,11 @@ class NewtonRemoval(Unlearner):
         super().__init__(objective, **options)
         if not objective.is_linear or objective.n_outputs != 1:
             raise InvalidInput(
-                "model", "binary logistic regression (a single linear layer with one output); "
-                "Guo et al.'s certificate needs a strongly convex loss", _describe(objective))
+                "model",
+                "binary logistic regression (a single linear layer with one output); "
+                "Guo et al.'s certificate needs a strongly convex loss",
+                _describe(objective),
+            )
         self.gamma = GUO_GAMMA_LOGISTIC
         self.ledger_: list[dict] = []
 
@@ -180,8 +189,7 @@ class NewtonRemoval(Unlearner):
         gen = torch.Generator().manual_seed(self.seed)
         noise = torch.randn(theta0.shape, generator=gen, dtype=theta0.dtype, device="cpu")
         self.b_ = (self.loss_noise * noise).to(theta0.device)
-        self.theta_, self.fit_info_ = _minimise(self.Phi_, self.yf_, self.l2, self.b_, theta0,
-                                                self.max_iter, self.tol)
+        self.theta_, self.fit_info_ = _minimise(self.Phi_, self.yf_, self.l2, self.b_, theta0, self.max_iter, self.tol)
         self.train_residual_ = self.fit_info_["gradient_norm"]
         self.ledger_ = []
         self._removals: dict[tuple[int, ...], tuple[Tensor, list[dict]]] = {}
@@ -190,8 +198,7 @@ class NewtonRemoval(Unlearner):
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D \\ Z) with the same b, from the same θ_0, to the same tolerance."""
         keep = self._keep(forget)
-        theta, _ = _minimise(self.Phi_[keep], self.yf_[keep], self.l2, self.b_, self.theta0_,
-                             self.max_iter, self.tol)
+        theta, _ = _minimise(self.Phi_[keep], self.yf_[keep], self.l2, self.b_, self.theta0_, self.max_iter, self.tol)
         return theta
 
     # -- unlearning U ----------------------------------------------------------------------
@@ -212,8 +219,9 @@ class NewtonRemoval(Unlearner):
         """
         if isinstance(requests, Tensor) or len(requests) == 0:
             raise InvalidInput("requests", "a non-empty sequence of index tensors", type(requests).__name__)
-        checked = [self.forget_indices(r, f"requests[{k}]" if len(requests) > 1 else "forget")
-                   for k, r in enumerate(requests)]
+        checked = [
+            self.forget_indices(r, f"requests[{k}]" if len(requests) > 1 else "forget") for k, r in enumerate(requests)
+        ]
         theta, self.ledger_ = self._removal(checked)
         return theta.clone()
 
@@ -230,21 +238,29 @@ class NewtonRemoval(Unlearner):
         ledger = []
         for k, idx in enumerate(requests):
             if not bool(keep[idx].all()):
-                raise InvalidInput("requests", "disjoint forget sets (a record can be removed once)",
-                                   f"request {k} repeats an earlier record")
+                raise InvalidInput(
+                    "requests",
+                    "disjoint forget sets (a record can be removed once)",
+                    f"request {k} repeats an earlier record",
+                )
             keep[idx] = False
             if not bool(keep.any()):
                 raise InvalidInput("forget", "a forget set that leaves at least one record", "all records")
             theta, record = self._newton_removal(theta, idx, keep)
             beta = guo_accumulated_residual([beta, record["solve_residual"], record["corollary_1"]])
-            record.update(request=k, beta=beta, removed_total=int(n - int(keep.sum())),
-                          delta_theta=guo_parameter_sensitivity(beta, self.l2, int(keep.sum())))
+            record.update(
+                request=k,
+                beta=beta,
+                removed_total=int(n - int(keep.sum())),
+                delta_theta=guo_parameter_sensitivity(beta, self.l2, int(keep.sum())),
+            )
             ledger.append(record)
         self._removals[key] = (theta, ledger)
         return theta, ledger
 
-    def _serve(self, requests: list[Tensor], epsilon: float, delta: float,
-               mechanism: str) -> list[tuple[Tensor, Certificate]]:
+    def _serve(
+        self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str
+    ) -> list[tuple[Tensor, Certificate]]:
         """Guo et al.'s rule: chain Newton removals from the previous model, β accumulating."""
         out = []
         for k in range(1, len(requests) + 1):
@@ -266,9 +282,12 @@ class NewtonRemoval(Unlearner):
         R = float(torch.linalg.vector_norm(P, dim=1).max())
         step, projected = float(torch.linalg.vector_norm(v)), float(torch.linalg.vector_norm(Pv))
         record = {
-            "m": m, "n_retained": n_r,
-            "step_norm": step, "projected_step_norm": projected,
-            "spectral_norm": spectral, "max_row_norm": R,
+            "m": m,
+            "n_retained": n_r,
+            "step_norm": step,
+            "projected_step_norm": projected,
+            "spectral_norm": spectral,
+            "max_row_norm": R,
             "solve_residual": float(torch.linalg.vector_norm(H @ v - delta)),
             "corollary_1": guo_residual_bound(spectral, step, projected, gamma=self.gamma, max_row_norm=R),
             "measured_residual": float(torch.linalg.vector_norm(_gradient(P, yk, theta_new, lam, self.b_))),
@@ -286,12 +305,23 @@ class NewtonRemoval(Unlearner):
         return [dict(r) for r in self.ledger_]
 
     def report_hyperparameters(self) -> dict:
-        out = {"l2": self.l2, "loss_noise": self.loss_noise, "loss_noise_requested": self.loss_noise_requested,
-               "output_noise": self.output_noise, "max_iter": self.max_iter, "tol": self.tol,
-               "seed": self.seed, "gamma": self.gamma}
+        out = {
+            "l2": self.l2,
+            "loss_noise": self.loss_noise,
+            "loss_noise_requested": self.loss_noise_requested,
+            "output_noise": self.output_noise,
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "seed": self.seed,
+            "gamma": self.gamma,
+        }
         if hasattr(self, "fit_info_"):
-            out.update(fit_iterations=self.fit_info_["iterations"], fit_gradient_norm=self.fit_info_["gradient_norm"],
-                       fit_converged=self.fit_info_["converged"], b_norm=float(torch.linalg.vector_norm(self.b_)))
+            out.update(
+                fit_iterations=self.fit_info_["iterations"],
+                fit_gradient_norm=self.fit_info_["gradient_norm"],
+                fit_converged=self.fit_info_["converged"],
+                b_norm=float(torch.linalg.vector_norm(self.b_)),
+            )
         return out
 
     # -- certificate -------------------------------------------------------------------------
@@ -300,8 +330,9 @@ class NewtonRemoval(Unlearner):
         removal (Corollary 1), whatever ran before."""
         return self._certificate(self._removal([forget])[1], epsilon, delta, mechanism)
 
-    def worst_case_certificate(self, forget_size: int, epsilon: float, delta: float,
-                               mechanism: str = "analytic") -> Certificate:
+    def worst_case_certificate(
+        self, forget_size: int, epsilon: float, delta: float, mechanism: str = "analytic"
+    ) -> Certificate:
         """Theorem 1's data-independent worst case for removing any ``forget_size`` records."""
         if not hasattr(self, "theta_"):
             raise RuntimeError("NewtonRemoval.fit must be called before certify")
@@ -311,8 +342,14 @@ class NewtonRemoval(Unlearner):
         mechanism = require_choice("mechanism", mechanism, MECHANISMS)
         return self._certificate(None, epsilon, delta, mechanism, worst_case_size=m)
 
-    def _certificate(self, ledger: list[dict] | None, epsilon: float, delta: float, mechanism: str,
-                     worst_case_size: int | None = None) -> Certificate:
+    def _certificate(
+        self,
+        ledger: list[dict] | None,
+        epsilon: float,
+        delta: float,
+        mechanism: str,
+        worst_case_size: int | None = None,
+    ) -> Certificate:
         """The certificate from the records of a removal sequence (its last β), or Theorem 1's
         worst case for ``worst_case_size`` records when ``ledger`` is None."""
         n, lam, r0 = int(self.Phi_.shape[0]), self.l2, self.train_residual_
@@ -327,68 +364,146 @@ class NewtonRemoval(Unlearner):
         else:
             m = worst_case_size
             b_norm = float(torch.linalg.vector_norm(self.b_))
-            beta = r0 + guo_worst_case_residual(n, m, lam, G.value, gamma=self.gamma, max_row_norm=row_norm_all,
-                                                perturbation_norm=b_norm + r0)
+            beta = r0 + guo_worst_case_residual(
+                n, m, lam, G.value, gamma=self.gamma, max_row_norm=row_norm_all, perturbation_norm=b_norm + r0
+            )
             source = "worst case (Theorem 1) for any batch of m records"
             R_value, R_what = row_norm_all, "all training rows"
-            warnings.append(f"the residual bound is Theorem 1's worst case for any {m} records, not the "
-                            "data-dependent Corollary 1 of an actual removal")
+            warnings.append(
+                f"the residual bound is Theorem 1's worst case for any {m} records, not the "
+                "data-dependent Corollary 1 of an actual removal"
+            )
         if not self.fit_info_["converged"]:
-            warnings.append(f"A stopped at ||grad L_b||/n = {r0 / n:.3g} > tol = {self.tol:g} "
-                            f"after {self.fit_info_['iterations']} Newton steps: the retrained reference is "
-                            "optimal only to that accuracy (the measured residual is counted in beta)")
+            warnings.append(
+                f"A stopped at ||grad L_b||/n = {r0 / n:.3g} > tol = {self.tol:g} "
+                f"after {self.fit_info_['iterations']} Newton steps: the retrained reference is "
+                "optimal only to that accuracy (the measured residual is counted in beta)"
+            )
         sensitivity = guo_parameter_sensitivity(beta, lam, n - m)
         constants = [
-            Constant("lambda", lam, "enforced", "L2 regularisation per record: the objective carries "
-                     "(lambda|D|/2)||theta||^2, so L_b(.; D') is lambda(n-m)-strongly convex"),
+            Constant(
+                "lambda",
+                lam,
+                "enforced",
+                "L2 regularisation per record: the objective carries "
+                "(lambda|D|/2)||theta||^2, so L_b(.; D') is lambda(n-m)-strongly convex",
+            ),
             Constant("n", float(n), "enforced", "training records |D| (counted)"),
             Constant("m", float(m), "enforced", "removed records |Z| (counted, all requests together)"),
-            Constant("gamma", self.gamma, "analytic", "Lipschitz constant of the logistic loss's second "
-                     "derivative sigmoid(1-sigmoid), the paper's 1/4 (the exact sup|l'''| = 1/(6 sqrt 3) "
-                     "~ 0.096 is smaller, so 1/4 is conservative)"),
-            Constant("C", G.value, "analytic", "per-record gradient bound of Theorem 1 (" + G.description + ")",
-                     G.diagnostics),
+            Constant(
+                "gamma",
+                self.gamma,
+                "analytic",
+                "Lipschitz constant of the logistic loss's second "
+                "derivative sigmoid(1-sigmoid), the paper's 1/4 (the exact sup|l'''| = 1/(6 sqrt 3) "
+                "~ 0.096 is smaller, so 1/4 is conservative)",
+            ),
+            Constant(
+                "C",
+                G.value,
+                "analytic",
+                "per-record gradient bound of Theorem 1 (" + G.description + ")",
+                G.diagnostics,
+            ),
             L,
-            Constant("R", R_value, "analytic", f"max ||(x, 1)|| over {R_what}: bounds |x_i.v| <= R||v|| in "
-                     "Corollary 1 (the paper assumes R = 1)"),
-            Constant("train_residual", r0, "enforced", "||grad L_b(theta*; D)|| measured at the end of A "
-                     f"(stopping rule ||grad||/n <= tol = {self.tol:g}); the paper assumes an exact optimum (0), "
-                     "here it starts beta", {"iterations": self.fit_info_["iterations"],
-                                             "converged": self.fit_info_["converged"]}),
-            Constant("beta", beta, "analytic", "bound on the gradient residual ||grad L_b(theta_U; D')||: "
-                     "train residual + sum over requests of (solve residual + gamma ||X'||_2 ||H^-1 Delta|| "
-                     f"||X' H^-1 Delta|| R); {source}",
-                     {"source": source, "requests": [dict(r) for r in ledger] if ledger is not None else []}),
-            Constant("Delta_theta", sensitivity, "analytic", "parameter-space sensitivity "
-                     "beta / (lambda (n - m)) >= ||theta_U - A(D')|| by strong convexity"),
-            Constant("sigma_b", self.loss_noise, "enforced",
-                     "loss perturbation: b ~ N(0, sigma_b^2 I) drawn by A (seed "
-                     f"{self.seed}) and added as b.theta to the training objective; never released",
-                     {"b_norm": float(torch.linalg.vector_norm(self.b_))}),
+            Constant(
+                "R",
+                R_value,
+                "analytic",
+                f"max ||(x, 1)|| over {R_what}: bounds |x_i.v| <= R||v|| in Corollary 1 (the paper assumes R = 1)",
+            ),
+            Constant(
+                "train_residual",
+                r0,
+                "enforced",
+                "||grad L_b(theta*; D)|| measured at the end of A "
+                f"(stopping rule ||grad||/n <= tol = {self.tol:g}); the paper assumes an exact optimum (0), "
+                "here it starts beta",
+                {"iterations": self.fit_info_["iterations"], "converged": self.fit_info_["converged"]},
+            ),
+            Constant(
+                "beta",
+                beta,
+                "analytic",
+                "bound on the gradient residual ||grad L_b(theta_U; D')||: "
+                "train residual + sum over requests of (solve residual + gamma ||X'||_2 ||H^-1 Delta|| "
+                f"||X' H^-1 Delta|| R); {source}",
+                {"source": source, "requests": [dict(r) for r in ledger] if ledger is not None else []},
+            ),
+            Constant(
+                "Delta_theta",
+                sensitivity,
+                "analytic",
+                "parameter-space sensitivity beta / (lambda (n - m)) >= ||theta_U - A(D')|| by strong convexity",
+            ),
+            Constant(
+                "sigma_b",
+                self.loss_noise,
+                "enforced",
+                "loss perturbation: b ~ N(0, sigma_b^2 I) drawn by A (seed "
+                f"{self.seed}) and added as b.theta to the training objective; never released",
+                {"b_norm": float(torch.linalg.vector_norm(self.b_))},
+            ),
             Constant("tol", self.tol, "enforced", "stopping rule of A: ||grad L_b(theta; D)||/|D| <= tol"),
         ]
         if ledger is not None:
-            constants.insert(7, Constant("||X'||_2", ledger[-1]["spectral_norm"], "analytic",
-                                         "spectral norm of the retained design matrix at the last request, "
-                                         "exact (eigenvalues of X'^T X')"))
+            constants.insert(
+                7,
+                Constant(
+                    "||X'||_2",
+                    ledger[-1]["spectral_norm"],
+                    "analytic",
+                    "spectral norm of the retained design matrix at the last request, exact (eigenvalues of X'^T X')",
+                ),
+            )
         if self.output_noise:
             bound = guo_bound(beta, lam, n, m, source=source)
-            return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                         bound=bound, constants=constants, assumptions=self.assumptions, warnings=warnings)
+            return issue(
+                self.name,
+                "output-noise",
+                epsilon=epsilon,
+                delta=delta,
+                mechanism=mechanism,
+                bound=bound,
+                constants=constants,
+                assumptions=self.assumptions,
+                warnings=warnings,
+            )
         budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
         if mechanism == "classic":
-            constants.append(Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's "
-                                      "delta = 1.5 exp(-c^2/2)"))
-        constants.append(Constant("epsilon_prime", budget, "enforced",
-                                  "residual budget certified by the loss noise: " + (
-                                      "sigma_b * epsilon / c (Theorem 3)" if mechanism == "classic" else
-                                      "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
-                                      "analytic Gaussian mechanism)")))
-        warnings.append("the privacy comes from the objective perturbation b, so a realized or empirical "
-                        "epsilon computed from output noise does not apply to this release")
+            constants.append(
+                Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's delta = 1.5 exp(-c^2/2)")
+            )
+        constants.append(
+            Constant(
+                "epsilon_prime",
+                budget,
+                "enforced",
+                "residual budget certified by the loss noise: "
+                + (
+                    "sigma_b * epsilon / c (Theorem 3)"
+                    if mechanism == "classic"
+                    else "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
+                    "analytic Gaussian mechanism)"
+                ),
+            )
+        )
+        warnings.append(
+            "the privacy comes from the objective perturbation b, so a realized or empirical "
+            "epsilon computed from output noise does not apply to this release"
+        )
         bound = guo_bound(beta, lam, n, m, source=source, budget=budget, sigma_b=self.loss_noise)
-        return issue(self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, constants=constants, assumptions=self.assumptions, warnings=warnings)
+        return issue(
+            self.name,
+            "training-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            constants=constants,
+            assumptions=self.assumptions,
+            warnings=warnings,
+        )
 
     # -- helpers -----------------------------------------------------------------------------
     def _keep(self, forget: Tensor) -> Tensor:
@@ -409,8 +524,11 @@ def _design_matrix(objective: Objective, X: Tensor, theta0: Tensor) -> Tensor:
     Phi = jacfwd(lambda t: objective.logits(t, X))(theta0)
     probe = torch.linspace(-1.0, 1.0, theta0.numel(), dtype=theta0.dtype, device=theta0.device)
     if not torch.allclose(objective.logits(probe, X), Phi @ probe, rtol=1e-5, atol=1e-6):
-        raise InvalidInput("model", "a model whose logit is linear in theta (logistic regression)",
-                           "a model whose output is not linear in its parameters")
+        raise InvalidInput(
+            "model",
+            "a model whose logit is linear in theta (logistic regression)",
+            "a model whose output is not linear in its parameters",
+        )
     return Phi.detach()
 
 
@@ -431,8 +549,9 @@ def _hessian(Phi: Tensor, theta: Tensor, lam: float) -> Tensor:
     return H
 
 
-def _minimise(Phi: Tensor, y: Tensor, lam: float, b: Tensor, theta0: Tensor, max_iter: int,
-              tol: float) -> tuple[Tensor, dict]:
+def _minimise(
+    Phi: Tensor, y: Tensor, lam: float, b: Tensor, theta0: Tensor, max_iter: int, tol: float
+) -> tuple[Tensor, dict]:
     """Newton's method with Armijo backtracking on the strongly convex L_b; stops at
     ||∇L_b||/n ≤ tol, or when the gradient stops decreasing (the rounding floor)."""
     n = Phi.shape[0]

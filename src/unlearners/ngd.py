@@ -156,12 +156,17 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
 
     name = "ngd"
     title = "NGD unlearning (Fisher-preconditioned Newton step)"
-    paper = ("Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
-             "(arXiv 2407.08169; Algorithm 1, eq. 10, Lemma 1, App. E eq. 56)")
+    paper = (
+        "Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
+        "(arXiv 2407.08169; Algorithm 1, eq. 10, Lemma 1, App. E eq. 56)"
+    )
     certified = True
-    precision = Precision(False, "gamma from the trained and retrained models' gradient norms and the solver's "
-                                 "residual (train_tol, solver_tol); the method computes in float64 internally, so"
-                                 " float32 buys nothing")
+    precision = Precision(
+        False,
+        "gamma from the trained and retrained models' gradient norms and the solver's "
+        "residual (train_tol, solver_tol); the method computes in float64 internally, so"
+        " float32 buys nothing",
+    )
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "binary logistic regression with the regulariser (l2/2)||theta||^2, l2 > 0: the loss is an "
@@ -195,29 +200,38 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         Param("lissa_batch", None, Optional(Integer(1), "for full-batch LiSSA"), "records per stochastic LiSSA batch"),
         Param("lissa_repeats", 1, Integer(1), "independent LiSSA runs averaged"),
         Param("cg_max_iter", None, Optional(Integer(1), "for 2d"), "CG iterations allowed"),
-        Param("constants", {}, MappingOf(Real(gt=0), keys=("R", "K", "Q", "M", "mu", "C")),
-              "user overrides of the closed-form constants (provenance assumed)"),
+        Param(
+            "constants",
+            {},
+            MappingOf(Real(gt=0), keys=("R", "K", "Q", "M", "mu", "C")),
+            "user overrides of the closed-form constants (provenance assumed)",
+        ),
         Param("seed", 0, Integer(0), "seed of stochastic LiSSA's batches", audit="seed"),
     )
     capabilities = Capabilities(
-        knob=Knob("l2", "lambda", "a larger regulariser shrinks gamma (like 1/lambda^3) and the noise, and "
-                  "biases the model towards zero", refits=True),
+        knob=Knob(
+            "l2",
+            "lambda",
+            "a larger regulariser shrinks gamma (like 1/lambda^3) and the noise, and biases the model towards zero",
+            refits=True,
+        ),
         data_dependent_certificate=True,
     )
 
     def __init__(self, objective: Objective, **options: Any):
         super().__init__(objective, **options)
         if not (objective.is_linear and objective.n_outputs == 1):
-            raise InvalidInput("model", "'logreg' on a binary task (one linear layer with one output): "
-                               "the ngd certificate covers binary L2-regularised logistic regression only",
-                               f"{'linear' if objective.is_linear else 'non-linear'} model with "
-                               f"{objective.n_outputs} output(s)",
-                               hint="Use ngd-minmax (uncertified) for other models.")
+            raise InvalidInput(
+                "model",
+                "'logreg' on a binary task (one linear layer with one output): "
+                "the ngd certificate covers binary L2-regularised logistic regression only",
+                f"{'linear' if objective.is_linear else 'non-linear'} model with {objective.n_outputs} output(s)",
+                hint="Use ngd-minmax (uncertified) for other models.",
+            )
 
     # -- A -------------------------------------------------------------------------------
     def _train(self, X: Tensor, y: Tensor, theta0: Tensor) -> tuple[Tensor, dict]:
-        return newton_minimize(self.objective, X, y, theta0, l2=self.l2, tol=self.train_tol,
-                               max_iter=self.max_iter)
+        return newton_minimize(self.objective, X, y, theta0, l2=self.l2, tol=self.train_tol, max_iter=self.max_iter)
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """A: Newton to ‖∇L(S, θ, λ)‖ ≤ train_tol; keep F(S, θ_S) (dense solver) and ∇L(S, θ_S, λ)."""
@@ -276,8 +290,13 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
             data = (self._X64, self._y64)
             sign = 1.0
         step, info = self._solve(rhs, data, X_u, y_u, m)
-        info = {**info, "variant": self.variant, "solver": self.solver, "forget_size": m,
-                "rhs_norm": float(torch.linalg.vector_norm(rhs))}
+        info = {
+            **info,
+            "variant": self.variant,
+            "solver": self.solver,
+            "forget_size": m,
+            "rhs_norm": float(torch.linalg.vector_norm(rhs)),
+        }
         self._solves[key] = (theta + sign * step, info)
         return self._solves[key]
 
@@ -297,10 +316,14 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         op = gauss_newton_operator(obj, theta, X_d, y_d, l2=lam)
         if self.solver == "cg":
             bn = float(torch.linalg.vector_norm(rhs))
-            v, info = conjugate_gradient(op, rhs, tol=self.solver_tol / bn if bn > 0 else 0.0,
-                                         max_iter=self.cg_max_iter)
-            return v, {"residual_norm": info["residual_norm"], "iterations": info["iterations"],
-                       "converged": info["converged"]}
+            v, info = conjugate_gradient(
+                op, rhs, tol=self.solver_tol / bn if bn > 0 else 0.0, max_iter=self.cg_max_iter
+            )
+            return v, {
+                "residual_norm": info["residual_norm"],
+                "iterations": info["iterations"],
+                "converged": info["converged"],
+            }
         scale, depth = self._lissa_settings()
         if self.lissa_batch is None:
             base = gauss_newton_operator(obj, theta, X_d, y_d)
@@ -308,11 +331,23 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         else:
             base = stochastic_operator(gauss_newton_operator, obj, theta, X_d, y_d, batch_size=self.lissa_batch)
             gen = torch.Generator(device="cpu").manual_seed(self.seed)
-            v, info = lissa(base, rhs, scale=scale, depth=depth, damping=lam, repeats=self.lissa_repeats,
-                            generator=gen, stochastic=True)
+            v, info = lissa(
+                base,
+                rhs,
+                scale=scale,
+                depth=depth,
+                damping=lam,
+                repeats=self.lissa_repeats,
+                generator=gen,
+                stochastic=True,
+            )
         residual = float(torch.linalg.vector_norm(op(v) - rhs))
-        return v, {"residual_norm": residual, "iterations": depth * self.lissa_repeats,
-                   "lissa_scale": scale, "lissa_depth": depth}
+        return v, {
+            "residual_norm": residual,
+            "iterations": depth * self.lissa_repeats,
+            "lissa_scale": scale,
+            "lissa_depth": depth,
+        }
 
     def _lissa_settings(self) -> tuple[float, int]:
         c = self.constants_
@@ -321,11 +356,21 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         return float(scale), int(depth)
 
     def report_hyperparameters(self) -> dict:
-        out = {"l2": self.l2, "variant": self.variant, "solver": self.solver, "train_tol": self.train_tol,
-               "solver_tol": self.solver_tol, "max_iter": self.max_iter, "lissa_depth": self.lissa_depth,
-               "lissa_scale": self.lissa_scale, "lissa_batch": self.lissa_batch,
-               "lissa_repeats": self.lissa_repeats, "cg_max_iter": self.cg_max_iter,
-               "constant_overrides": dict(self.constants), "seed": self.seed}
+        out = {
+            "l2": self.l2,
+            "variant": self.variant,
+            "solver": self.solver,
+            "train_tol": self.train_tol,
+            "solver_tol": self.solver_tol,
+            "max_iter": self.max_iter,
+            "lissa_depth": self.lissa_depth,
+            "lissa_scale": self.lissa_scale,
+            "lissa_batch": self.lissa_batch,
+            "lissa_repeats": self.lissa_repeats,
+            "cg_max_iter": self.cg_max_iter,
+            "constant_overrides": dict(self.constants),
+            "seed": self.seed,
+        }
         if self.solver == "lissa" and getattr(self, "constants_", None) is not None:
             out["lissa_scale_used"], out["lissa_depth_used"] = self._lissa_settings()
         if getattr(self, "train_info_", None) is not None:
@@ -339,8 +384,9 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         from certify.bounds.ngd import ngd_sensitivity
 
         c = self.constants_
-        return ngd_sensitivity(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value,
-                               self.n_, int(forget_size))
+        return ngd_sensitivity(
+            c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value, self.n_, int(forget_size)
+        )
 
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """Algorithm 1's certificate for this forget set: σ calibrated to γ, with its conditions
@@ -348,12 +394,28 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         m = int(forget.numel())
         if m >= self.n_:
             raise InvalidInput("forget", f"fewer than n = {self.n_} records", m)
-        bound = ngd_bound(self.constants_, self.n_, m, variant=self.variant, l2=self.l2,
-                          train_tol=self.train_tol, solver_tol=self.solver_tol, solver=self.solver,
-                          trained=self.train_info_, retrained=self._retrain_with_info(forget)[1],
-                          solve=self._step(forget)[1])
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, assumptions=self.assumptions)
+        bound = ngd_bound(
+            self.constants_,
+            self.n_,
+            m,
+            variant=self.variant,
+            l2=self.l2,
+            train_tol=self.train_tol,
+            solver_tol=self.solver_tol,
+            solver=self.solver,
+            trained=self.train_info_,
+            retrained=self._retrain_with_info(forget)[1],
+            solve=self._step(forget)[1],
+        )
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            assumptions=self.assumptions,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -407,11 +469,16 @@ class MinMaxNGD(_RetrainsWithTrain):
 
     name = "ngd-minmax"
     title = "Min/Max NGD (alternating natural-gradient ascent/descent)"
-    paper = ("Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
-             "(arXiv 2407.08169; Algorithm 2, eqs. 13-16)")
+    paper = (
+        "Lev & Wilson, 'Faster Machine Unlearning via Natural Gradient Descent' "
+        "(arXiv 2407.08169; Algorithm 2, eqs. 13-16)"
+    )
     certified = False
-    precision = Precision(False, "no theorem (kind none, sigma given); float64 kept because the method computes "
-                                 "in float64 internally (float32 buys nothing)")
+    precision = Precision(
+        False,
+        "no theorem (kind none, sigma given); float64 kept because the method computes "
+        "in float64 internally (float32 buys nothing)",
+    )
     assumptions = ("none: Algorithm 2 is a heuristic without a privacy theorem",)
     deviations = (
         "NGD preconditioner = damped Gauss-Newton (true Fisher) of a retained batch by CG, rescaled "
@@ -513,8 +580,20 @@ class MinMaxNGD(_RetrainsWithTrain):
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         """No theorem: kind none, σ = ``output_noise``."""
         return issue(
-            self.name, "none", epsilon=epsilon, delta=delta, mechanism=mechanism, output_noise=self.output_noise,
+            self.name,
+            "none",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            output_noise=self.output_noise,
             theorem="none: Lev & Wilson's Algorithm 2 (Min/Max NGD) is a heuristic with no privacy theorem",
-            constants=[Constant("output_noise", float(self.output_noise), "enforced",
-                                "standard deviation of the optional Gaussian output noise (no guarantee)")],
-            assumptions=self.assumptions)
+            constants=[
+                Constant(
+                    "output_noise",
+                    float(self.output_noise),
+                    "enforced",
+                    "standard deviation of the optional Gaussian output noise (no guarantee)",
+                )
+            ],
+            assumptions=self.assumptions,
+        )

@@ -54,7 +54,11 @@ from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
 #: The normalisation layers whose scale (weight) and shift (bias) ``restart`` sets to 1 and 0
 #: before the noise-free phase (their values at torch's initialisation; lazy variants included)
 NORMALISATIONS: tuple[type[torch.nn.Module], ...] = (
-    torch.nn.modules.batchnorm._NormBase, torch.nn.LayerNorm, torch.nn.GroupNorm, torch.nn.RMSNorm)
+    torch.nn.modules.batchnorm._NormBase,
+    torch.nn.LayerNorm,
+    torch.nn.GroupNorm,
+    torch.nn.RMSNorm,
+)
 
 #: The starts of the noise-free phase (option ``restart``, :meth:`NoisyFineTune._restarted`)
 RESTARTS = ("init-scale", "normalisation", "none")
@@ -88,18 +92,23 @@ class NoisyFineTune(Retrain):
 
     name = "noisy-ft"
     title = "Certified noisy fine-tuning (gradient clipping or model clipping)"
-    paper = ("Koloskova, Allouah, Jha, Guerraoui & Koyejo, 'Certified Unlearning for Neural Networks', ICML 2025 "
-             "(arXiv:2506.06985), Section 3: gradient clipping (privacy amplification by iteration) and model "
-             "clipping (contraction of the projected Gaussian kernel); accounting as in the authors' code "
-             "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)")
+    paper = (
+        "Koloskova, Allouah, Jha, Guerraoui & Koyejo, 'Certified Unlearning for Neural Networks', ICML 2025 "
+        "(arXiv:2506.06985), Section 3: gradient clipping (privacy amplification by iteration) and model "
+        "clipping (contraction of the projected Gaussian kernel); accounting as in the authors' code "
+        "(Trainer.unlearn_sigma_t, Trainer.dp_accountant)"
+    )
     certified = True
     capabilities = Capabilities(reruns=True, any_training=True)
     # The certificate reads only (epsilon, delta, T, gamma, lam) and the radii, but the run itself enforces
     # the radii: a float32 projection or clip can leave a norm above C2 or C1 by a rounding, which the
     # sensitivity does not cover, so --dtype auto keeps float64.
-    precision = Precision(False, "(epsilon, delta, T, gamma, lam) and the radii C0, C1, C2, which the run enforces "
-                                 "by projection and clipping; kept in float64 so a rounding cannot leave a norm "
-                                 "above its radius")
+    precision = Precision(
+        False,
+        "(epsilon, delta, T, gamma, lam) and the radii C0, C1, C2, which the run enforces "
+        "by projection and clipping; kept in float64 so a rounding cannot leave a norm "
+        "above its radius",
+    )
     assumptions = (
         "none on the loss: no smoothness, convexity or Lipschitz constant; the radii C0, C1, C2 are enforced "
         "by projection and clipping",
@@ -122,8 +131,12 @@ class NoisyFineTune(Retrain):
     )
     hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS + (
         Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
-        Param("C0", 0.01, Real(gt=0), "radius of the ball the start A(D) is projected onto (gradient-clip; "
-              "model-clip with sigma0 > 0)"),
+        Param(
+            "C0",
+            0.01,
+            Real(gt=0),
+            "radius of the ball the start A(D) is projected onto (gradient-clip; model-clip with sigma0 > 0)",
+        ),
         Param("C1", 1.0, Real(gt=0), "gradient clipping norm (gradient-clip)"),
         Param("lam", 0.0, Real(ge=0), "weight of the lambda*x term in each noisy step"),
         Param("C2", 0.01, Real(gt=0), "radius of the ball the model is projected onto after each step (model-clip)"),
@@ -131,16 +144,28 @@ class NoisyFineTune(Retrain):
         Param("gamma", 0.01, Real(gt=0), "step size of the noisy steps"),
         Param("noisy_steps", 1, Integer(1, 1_000_000), "T: noisy steps on the retain set"),
         Param("batch_size", None, Optional(Integer(1), "for the full retain set"), "records per noisy step"),
-        Param("post_steps", None, Optional(Integer(0, 1_000_000), "for A's steps"),
-              "noise-free gradient steps on the retain set afterwards"),
+        Param(
+            "post_steps",
+            None,
+            Optional(Integer(0, 1_000_000), "for A's steps"),
+            "noise-free gradient steps on the retain set afterwards",
+        ),
         Param("post_eta", None, Optional(Real(gt=0), "for A's eta"), "step size of the noise-free steps"),
-        Param("restart", "init-scale", Choice(RESTARTS),
-              "the noise-free phase's start (post-processing): init-scale (every normalisation layer's scale and "
-              "shift at 1 and 0, every other parameter tensor rescaled to its norm at theta0), normalisation (the "
-              "first part only) or none (the noisy model as it is)"),
-        Param("public", (), ListOf(Text(), min_len=0, distinct=True),
-              "names (or name prefixes) of parameters you declare public, never trained on the private data: "
-              "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)"),
+        Param(
+            "restart",
+            "init-scale",
+            Choice(RESTARTS),
+            "the noise-free phase's start (post-processing): init-scale (every normalisation layer's scale and "
+            "shift at 1 and 0, every other parameter tensor rescaled to its norm at theta0), normalisation (the "
+            "first part only) or none (the noisy model as it is)",
+        ),
+        Param(
+            "public",
+            (),
+            ListOf(Text(), min_len=0, distinct=True),
+            "names (or name prefixes) of parameters you declare public, never trained on the private data: "
+            "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)",
+        ),
         Param("target_epsilon", 1.0, Real(gt=0), "epsilon sigma is solved for", audit="epsilon"),
         Param("target_delta", 1e-5, Real(gt=0, lt=1), "delta sigma is solved for", audit="delta"),
         Param("seed", 0, Integer(0), "seed of the noise and the batches (mixed with the start)", audit="seed"),
@@ -152,8 +177,14 @@ class NoisyFineTune(Retrain):
         params = [n for n in self.objective.names if n not in set(self.objective.buffer_names)]
         unknown = [p for p in self.public if not any(n == p or n.startswith(p + ".") for n in params)]
         if unknown or (self.public and all(any(n == p or n.startswith(p + ".") for p in self.public) for n in params)):
-            raise InvalidInput("public", "names or prefixes of some, not all, of the model's parameters (" +
-                               ", ".join(params[:6]) + (", ..." if len(params) > 6 else "") + ")", self.public)
+            raise InvalidInput(
+                "public",
+                "names or prefixes of some, not all, of the model's parameters ("
+                + ", ".join(params[:6])
+                + (", ..." if len(params) > 6 else "")
+                + ")",
+                self.public,
+            )
         self.sigma_ = self._solve_sigma(self.target_epsilon, self.target_delta)
 
     def _solve_sigma(self, epsilon: float, delta: float) -> float:
@@ -162,13 +193,15 @@ class NoisyFineTune(Retrain):
         return model_clip_sigma(epsilon, delta, self.C2, self.noisy_steps, C0=self.C0, sigma0=self.sigma0)
 
     @classmethod
-    def with_training(cls, objective: Objective, *, train: Any, train_seed: int = 0,
-                      **options: Any) -> CallerTrainedNoisyFineTune:
+    def with_training(
+        cls, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any
+    ) -> CallerTrainedNoisyFineTune:
         return cls.from_training(objective, train=train, train_seed=train_seed, **options)
 
     @classmethod
-    def from_training(cls, objective: Objective, *, train: Any, train_seed: int = 0,
-                      **options: Any) -> CallerTrainedNoisyFineTune:
+    def from_training(
+        cls, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any
+    ) -> CallerTrainedNoisyFineTune:
         """noisy-ft whose A is the caller's ``train(model, dataset, generator)`` (seeded from
         ``train_seed`` as :class:`unlearners.caller.CallerMethod` seeds it)."""
         return CallerTrainedNoisyFineTune(objective, train=train, train_seed=train_seed, **options)
@@ -203,8 +236,9 @@ class NoisyFineTune(Retrain):
     def _train_reference(self, forget: Tensor) -> Tensor:
         return Retrain._retrain(self, forget)
 
-    def noisy_finetune(self, start: Tensor, X_r: Tensor, y_r: Tensor, *, role: str,
-                       generator: torch.Generator | None = None) -> Tensor:
+    def noisy_finetune(
+        self, start: Tensor, X_r: Tensor, y_r: Tensor, *, role: str, generator: torch.Generator | None = None
+    ) -> Tensor:
         """The noisy phase from ``start`` on (X_r, y_r), then ``post_steps`` noise-free steps.
 
         Only the parameters are projected, clipped and noised. Buffers (BatchNorm's running
@@ -257,10 +291,10 @@ class NoisyFineTune(Retrain):
             if name in set(self.objective.buffer_names):
                 continue
             if name not in public and not bool(normalisation[at]):
-                piece = x[..., at:at + k]
+                piece = x[..., at : at + k]
                 norm = torch.linalg.vector_norm(piece, dim=-1, keepdim=True)
-                scale = torch.linalg.vector_norm(self.theta0_[at:at + k]).to(x) / norm
-                out[..., at:at + k] = torch.where(norm > 0, piece * scale, piece)
+                scale = torch.linalg.vector_norm(self.theta0_[at : at + k]).to(x) / norm
+                out[..., at : at + k] = torch.where(norm > 0, piece * scale, piece)
             at += k
         return out
 
@@ -273,14 +307,18 @@ class NoisyFineTune(Retrain):
             if name in set(self.objective.buffer_names):
                 continue
             owner, _, kind = name.rpartition(".")
-            hit = (name not in public and kind in ("weight", "bias")
-                   and isinstance(self.objective.model.get_submodule(owner), NORMALISATIONS))
+            hit = (
+                name not in public
+                and kind in ("weight", "bias")
+                and isinstance(self.objective.model.get_submodule(owner), NORMALISATIONS)
+            )
             where.append(torch.full((k,), hit, dtype=torch.bool))
             values.append(torch.full((k,), 1.0 if kind == "weight" else 0.0))
         return torch.cat(where).to(like.device), torch.cat(values).to(like)
 
-    def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
-                    gen: torch.Generator) -> Tensor:
+    def _noise_free(
+        self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor, gen: torch.Generator
+    ) -> Tensor:
         """The noise-free phase (post-processing): ``post_steps`` SGD steps on D \\ Z at ``post_eta``
         (in train mode, and the statistics recomputed, when θ holds buffers)."""
         eta = self.eta_ if self.post_eta is None else self.post_eta
@@ -289,8 +327,9 @@ class NoisyFineTune(Retrain):
             for batch in batches:
                 x = x - eta * self.objective.grad(x, X_r[batch], y_r[batch]) * private
             return x
-        return retain_statistics(self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen,
-                                 frozen=self._public_names())
+        return retain_statistics(
+            self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen, frozen=self._public_names()
+        )
 
     def _public_names(self) -> set[str]:
         return {n for n in self.objective.names if any(n == p or n.startswith(p + ".") for p in self.public)}
@@ -298,23 +337,34 @@ class NoisyFineTune(Retrain):
     def _private(self, P: int, device) -> Tensor:
         """The coordinates of θ's parameter part the noisy phase moves (not the declared public ones)."""
         public = self._public_names()
-        params = [(n, k) for n, k in zip(self.objective.names, self.objective.numels)
-                  if n not in set(self.objective.buffer_names)]
+        params = [
+            (n, k)
+            for n, k in zip(self.objective.names, self.objective.numels)
+            if n not in set(self.objective.buffer_names)
+        ]
         return torch.cat([torch.full((k,), n not in public, dtype=torch.bool, device=device) for n, k in params])
 
     def rerun_starts(self, forget: Tensor | Sequence[int]) -> tuple[Tensor, Tensor]:
         return self.theta_, self.start_reference(forget)
 
-    def rerun(self, start: Tensor, forget: Tensor | Sequence[int], generators: list[torch.Generator], *,
-              batched: bool | None = None) -> tuple[Tensor, str]:
+    def rerun(
+        self,
+        start: Tensor,
+        forget: Tensor | Sequence[int],
+        generators: list[torch.Generator],
+        *,
+        batched: bool | None = None,
+    ) -> tuple[Tensor, str]:
         if batched and not self.can_rerun_many():
-            raise InvalidInput("batched", "False or None: these runs cannot be batched (mini-batches or buffers)",
-                               batched)
+            raise InvalidInput(
+                "batched", "False or None: these runs cannot be batched (mini-batches or buffers)", batched
+            )
         X_r, y_r = self.retained(self.forget_indices(forget))
         if self.can_rerun_many() and batched is not False:
             return self.rerun_many(start, X_r, y_r, generators), "vmap"
-        return torch.stack([self.noisy_finetune(start, X_r, y_r, role="rerun", generator=g)
-                            for g in generators]), "loop"
+        return torch.stack(
+            [self.noisy_finetune(start, X_r, y_r, role="rerun", generator=g) for g in generators]
+        ), "loop"
 
     def can_rerun_many(self) -> bool:
         """Whether :meth:`rerun_many` can batch the runs: full-batch steps (every run reads the
@@ -329,8 +379,11 @@ class NoisyFineTune(Retrain):
         from torch.func import vmap
 
         if not self.can_rerun_many():
-            raise InvalidInput("batch_size", "None (full-batch noisy steps) and a model without buffers for batched "
-                               "re-runs", self.batch_size)
+            raise InvalidInput(
+                "batch_size",
+                "None (full-batch noisy steps) and a model without buffers for batched re-runs",
+                self.batch_size,
+            )
         grads = vmap(self.objective.grad, in_dims=(0, None, None))
         sigma, gamma, lam = self.sigma_, self.gamma, self.lam
         x = torch.stack([self._initial(start, gen) for gen in generators])
@@ -353,15 +406,25 @@ class NoisyFineTune(Retrain):
         if reset.numel() == 0:
             return self.objective.grad(x, X, y)
         obj = self.objective
-        buffers = dict(zip(obj.buffer_names, torch.split(reset, [n for name, n in zip(obj.names, obj.numels)
-                                                                 if name in obj.buffer_names])))
+        buffers = dict(
+            zip(
+                obj.buffer_names,
+                torch.split(reset, [n for name, n in zip(obj.names, obj.numels) if name in obj.buffer_names]),
+            )
+        )
         buffers = {name: value.view(obj.shapes[obj.names.index(name)]) for name, value in buffers.items()}
         names = [name for name in obj.names if name not in buffers]
 
         def loss(params: Tensor) -> Tensor:
-            held = dict(zip(names, (c.view(obj.shapes[obj.names.index(n)])
-                                    for n, c in zip(names, torch.split(params, [obj.numels[obj.names.index(n)]
-                                                                               for n in names])))))
+            held = dict(
+                zip(
+                    names,
+                    (
+                        c.view(obj.shapes[obj.names.index(n)])
+                        for n, c in zip(names, torch.split(params, [obj.numels[obj.names.index(n)] for n in names]))
+                    ),
+                )
+            )
             return obj.loss_of_outputs(functional_call(obj.model, {**held, **buffers}, (X,)), y).mean()
 
         with torch.enable_grad():  # plain autograd: torch.func's first use imports torch._dynamo (seconds)
@@ -408,20 +471,40 @@ class NoisyFineTune(Retrain):
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
         """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``; no knob is
         declared: ``knob`` is always empty)."""
-        acc = account(self.variant, delta=delta, sigma=self.sigma_, steps=self.noisy_steps, gamma=self.gamma,
-                      lam=self.lam, C0=self.C0, C1=self.C1, C2=self.C2, sigma0=self.sigma0)
+        acc = account(
+            self.variant,
+            delta=delta,
+            sigma=self.sigma_,
+            steps=self.noisy_steps,
+            gamma=self.gamma,
+            lam=self.lam,
+            C0=self.C0,
+            C1=self.C1,
+            C2=self.C2,
+            sigma0=self.sigma0,
+        )
         warnings = []
         if acc.epsilon > epsilon * (1 + 1e-9):
-            warnings.append(f"the run's sigma = {self.sigma_:.6g} was solved for (target_epsilon, target_delta) = "
-                            f"({self.target_epsilon:g}, {self.target_delta:g}); at delta = {delta:g} it certifies "
-                            f"epsilon = {acc.epsilon:.6g} > the requested {epsilon:g}")
+            warnings.append(
+                f"the run's sigma = {self.sigma_:.6g} was solved for (target_epsilon, target_delta) = "
+                f"({self.target_epsilon:g}, {self.target_delta:g}); at delta = {delta:g} it certifies "
+                f"epsilon = {acc.epsilon:.6g} > the requested {epsilon:g}"
+            )
         return issue(
-            self.name, "training-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            self.name,
+            "training-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
             certified_epsilon=acc.epsilon,
-            theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): " + acc.formula
-                    + self._post_processing(),
-            constants=self._constants(acc), conditions=self._conditions(),
-            assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()), warnings=warnings)
+            theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): "
+            + acc.formula
+            + self._post_processing(),
+            constants=self._constants(acc),
+            conditions=self._conditions(),
+            assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()),
+            warnings=warnings,
+        )
 
     def _post_processing(self) -> str:
         """What the release does after the noisy phase, for the certificate's theorem line."""
@@ -443,29 +526,55 @@ class NoisyFineTune(Retrain):
         return "recomputed on D \\ Z"
 
     def _public_assumption(self) -> str:
-        return (f"the parameters declared public ({', '.join(self.public)}) were never trained on the private data "
-                "(D): the caller's word, not checked; they are not noised, and the guarantee covers the rest")
+        return (
+            f"the parameters declared public ({', '.join(self.public)}) were never trained on the private data "
+            "(D): the caller's word, not checked; they are not noised, and the guarantee covers the rest"
+        )
 
     def _constants(self, acc) -> list[Constant]:
         gc = self.variant == "gradient-clip"
         out = [
-            Constant("sigma", self.sigma_, "enforced", f"noise std of every noisy step, solved for (target_epsilon, "
-                     f"target_delta) = ({self.target_epsilon:g}, {self.target_delta:g})"),
+            Constant(
+                "sigma",
+                self.sigma_,
+                "enforced",
+                f"noise std of every noisy step, solved for (target_epsilon, "
+                f"target_delta) = ({self.target_epsilon:g}, {self.target_delta:g})",
+            ),
             Constant("T", float(self.noisy_steps), "enforced", "noisy steps on the retain set"),
             Constant("gamma", self.gamma, "enforced", "constant step size of the noisy steps"),
             Constant("lambda", self.lam, "enforced", "weight of the lambda*x term"),
-            Constant("C0", self.C0, "enforced", "radius the start is projected onto" if gc or self.sigma0 > 0
-                     else "unused: model clipping without initial noise starts from A(D) itself"),
+            Constant(
+                "C0",
+                self.C0,
+                "enforced",
+                "radius the start is projected onto"
+                if gc or self.sigma0 > 0
+                else "unused: model clipping without initial noise starts from A(D) itself",
+            ),
         ]
         if gc:
-            out += [Constant("C1", self.C1, "enforced", "gradient clipping norm"),
-                    Constant("rho", acc.rho, "analytic", "Renyi divergence per unit order (alpha*rho at order alpha)",
-                             {"best_order": acc.best_order})]
+            out += [
+                Constant("C1", self.C1, "enforced", "gradient clipping norm"),
+                Constant(
+                    "rho",
+                    acc.rho,
+                    "analytic",
+                    "Renyi divergence per unit order (alpha*rho at order alpha)",
+                    {"best_order": acc.best_order},
+                ),
+            ]
         else:
-            out += [Constant("C2", self.C2, "enforced", "radius the model is projected onto after each step"),
-                    Constant("sigma0", self.sigma0, "enforced", "noise on the projected start"),
-                    Constant("delta_T", acc.deltas[-1] if acc.deltas else math.inf, "analytic",
-                             "delta after the T contractions at the certified epsilon")]
+            out += [
+                Constant("C2", self.C2, "enforced", "radius the model is projected onto after each step"),
+                Constant("sigma0", self.sigma0, "enforced", "noise on the projected start"),
+                Constant(
+                    "delta_T",
+                    acc.deltas[-1] if acc.deltas else math.inf,
+                    "analytic",
+                    "delta after the T contractions at the certified epsilon",
+                ),
+            ]
         if self.public:
             frozen = sum(k for n, k in zip(self.objective.names, self.objective.numels) if n in self._public_names())
             out.append(Constant("public_parameters", float(frozen), "assumed", self._public_assumption()))
@@ -474,20 +583,37 @@ class NoisyFineTune(Retrain):
 
     def _conditions(self) -> list[Condition]:
         gc = self.variant == "gradient-clip"
-        public = [Condition("public parameters", True, "frozen backbone: " + self._public_assumption())] \
-            if self.public else []
+        public = (
+            [Condition("public parameters", True, "frozen backbone: " + self._public_assumption())]
+            if self.public
+            else []
+        )
         return public + [
-            Condition("start in the C0-ball", True, f"the start is projected onto the ball of radius C0 = {self.C0:g}"
-                      if gc else "model clipping needs no bound on the start"),
-            Condition("bounded step" if gc else "projection after each step", True,
-                      f"gradients clipped to C1 = {self.C1:g} before the step" if gc
-                      else f"the model is projected onto the ball of radius C2 = {self.C2:g} after each step"),
+            Condition(
+                "start in the C0-ball",
+                True,
+                f"the start is projected onto the ball of radius C0 = {self.C0:g}"
+                if gc
+                else "model clipping needs no bound on the start",
+            ),
+            Condition(
+                "bounded step" if gc else "projection after each step",
+                True,
+                f"gradients clipped to C1 = {self.C1:g} before the step"
+                if gc
+                else f"the model is projected onto the ball of radius C2 = {self.C2:g} after each step",
+            ),
             Condition("gamma*lambda < 1", self.gamma * self.lam < 1.0, f"gamma*lambda = {self.gamma * self.lam:g}"),
             Condition("retain set only", True, "the noisy and the noise-free steps read D \\ Z only"),
             Condition("assumption on the loss", True, "none: no smoothness or convexity constant is used"),
-            Condition("buffers", True, "BatchNorm running statistics: the start's are discarded, the noisy steps use "
-                      f"the reset statistics and the released ones are {self._released_statistics()} (post-processing)"
-                      if self.objective.buffer_names else "the model's parameter vector holds no buffers"),
+            Condition(
+                "buffers",
+                True,
+                "BatchNorm running statistics: the start's are discarded, the noisy steps use "
+                f"the reset statistics and the released ones are {self._released_statistics()} (post-processing)"
+                if self.objective.buffer_names
+                else "the model's parameter vector holds no buffers",
+            ),
         ]
 
     def report_hyperparameters(self) -> dict[str, Any]:
@@ -507,8 +633,13 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
 
     trials_one_per_task = True
     hyperparameters: ClassVar[tuple[Param, ...]] = NoisyFineTune.hyperparameters + (
-        Param("post_train", False, Boolean(), "the noise-free phase is your own train function on D \\ Z, started "
-              "from the noisy model (post_steps and post_eta then unused)"),
+        Param(
+            "post_train",
+            False,
+            Boolean(),
+            "the noise-free phase is your own train function on D \\ Z, started "
+            "from the noisy model (post_steps and post_eta then unused)",
+        ),
     )
 
     def __init__(self, objective: Objective, *, train: Any, train_seed: int = 0, **options: Any):
@@ -518,8 +649,9 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         self.trainer_ = CallerMethod(objective, train=train, unlearn=_never, seed=train_seed)
 
     def replica(self, **overrides: Any) -> CallerTrainedNoisyFineTune:
-        return type(self)(self.objective, train=self.trainer_.train_fn, train_seed=self.trainer_.seed,
-                          **{**self.options, **overrides})
+        return type(self)(
+            self.objective, train=self.trainer_.train_fn, train_seed=self.trainer_.seed, **{**self.options, **overrides}
+        )
 
     def seed_trial(self, seed: int, trial: int) -> None:
         self.trainer_.seed_trial(seed, trial)
@@ -539,8 +671,9 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
     def _train_reference(self, forget: Tensor) -> Tensor:
         return self.trainer_.retrain(forget)
 
-    def _noise_free(self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor,
-                    gen: torch.Generator) -> Tensor:
+    def _noise_free(
+        self, x: Tensor, reset: Tensor, private: Tensor, X_r: Tensor, y_r: Tensor, gen: torch.Generator
+    ) -> Tensor:
         """With ``post_train``: the caller's own training on D \\ Z from the noisy model (seeded from
         the run's generator), the statistics those it leaves; post-processing either way."""
         if not self.post_train:
@@ -550,7 +683,7 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         from unlearners.caller import seeded
 
         model = _holding(self.objective, torch.cat([x, reset]))
-        with seeded(int(torch.randint(2 ** 62, (1,), generator=gen))) as generator:
+        with seeded(int(torch.randint(2**62, (1,), generator=gen))) as generator:
             trained = self.trainer_.train_fn(model.train(), TensorDataset(X_r, y_r), generator)
         # the statistics are what your training leaves: it started them at the reset values and read
         # D \\ Z only (as a retraining leaves them), so no second pass over D \\ Z is needed
@@ -560,8 +693,11 @@ class CallerTrainedNoisyFineTune(NoisyFineTune):
         return "your own training on D \\ Z" if self.post_train else super()._noise_free_phase()
 
     def _released_statistics(self) -> str:
-        return ("those your training computes on D \\ Z from the reset values" if self.post_train
-                else super()._released_statistics())
+        return (
+            "those your training computes on D \\ Z from the reset values"
+            if self.post_train
+            else super()._released_statistics()
+        )
 
     def _caller_eta(self) -> float:
         """The noise-free steps' default step size: ``eta``, else gamma (the caller's A has no
@@ -579,8 +715,16 @@ def _never(*_: Any) -> NoReturn:  # pragma: no cover - the caller's training onl
     raise RuntimeError("noisy-ft runs its own unlearning")
 
 
-def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Tensor, batches: Sequence[Batch],
-                      eta: float, gen: torch.Generator, frozen: Collection[str] = frozenset()) -> Tensor:
+def retain_statistics(
+    objective: Objective,
+    theta: Tensor,
+    X_r: Tensor,
+    y_r: Tensor,
+    batches: Sequence[Batch],
+    eta: float,
+    gen: torch.Generator,
+    frozen: Collection[str] = frozenset(),
+) -> Tensor:
     """The noise-free phase of a model with buffers, then its buffers recomputed on the retain set.
 
     The steps run in train mode (BatchNorm on batch statistics, dropout drawing from a seed taken
@@ -590,7 +734,7 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
     model = _holding(objective, theta).train()
     params = [p for name, p in model.named_parameters() if p.requires_grad and name not in frozen]
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(2 ** 62, (1,), generator=gen)))
+        torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
         for batch in batches:
             model.zero_grad()
             objective.loss_of_outputs(model(X_r[batch]), y_r[batch]).mean().backward()
@@ -604,7 +748,7 @@ def retain_statistics(objective: Objective, theta: Tensor, X_r: Tensor, y_r: Ten
             m.momentum = None  # cumulative average: the statistics of the whole pass
         with torch.no_grad():
             for i in range(0, int(X_r.shape[0]), STATISTICS_CHUNK):
-                model(X_r[i:i + STATISTICS_CHUNK])
+                model(X_r[i : i + STATISTICS_CHUNK])
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     return torch.cat([state[name].detach().reshape(-1) for name in objective.names]).to(theta)
 

@@ -81,8 +81,7 @@ class Objective:
         self.model = model.eval()
         state = list(model.named_parameters())
         #: The buffers θ holds after the parameters (empty unless ``with_buffers``).
-        self.buffer_names = [name for name, b in model.named_buffers() if b.is_floating_point()] \
-            if with_buffers else []
+        self.buffer_names = [name for name, b in model.named_buffers() if b.is_floating_point()] if with_buffers else []
         buffers = dict(model.named_buffers())
         state += [(name, buffers[name]) for name in self.buffer_names]
         self.names = [name for name, _ in state]
@@ -165,7 +164,7 @@ class Objective:
         if self.is_linear or n <= GRAD_CHUNK:
             return grad(self.loss)(theta, X, y)
         total = grad(self._summed_loss)
-        return sum(total(theta, X[i:i + GRAD_CHUNK], y[i:i + GRAD_CHUNK]) for i in range(0, n, GRAD_CHUNK)) / n
+        return sum(total(theta, X[i : i + GRAD_CHUNK], y[i : i + GRAD_CHUNK]) for i in range(0, n, GRAD_CHUNK)) / n
 
     def loss_and_grad(self, theta: Tensor, X: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
         """(f_D(θ), ∇f_D(θ)), equal to :meth:`loss` and :meth:`grad`: one forward pass serves both
@@ -232,8 +231,11 @@ class Objective:
         lay = self.linear_layout
         n, p = feats.shape
         C = self.n_outputs
-        aug = torch.cat([feats, torch.ones(n, 1, dtype=feats.dtype, device=feats.device)], 1) \
-            if lay.bias is not None else feats
+        aug = (
+            torch.cat([feats, torch.ones(n, 1, dtype=feats.dtype, device=feats.device)], 1)
+            if lay.bias is not None
+            else feats
+        )
         q = aug.shape[1]
         z = self.logits(theta, X)
         H = torch.empty(C, q, C, q, dtype=feats.dtype, device=feats.device)
@@ -389,8 +391,9 @@ def _closed_form_layout(model: nn.Module, names: list[str], n_outputs: int) -> L
 def _output_units(model: nn.Module) -> int:
     last = [m for m in model.modules() if isinstance(m, nn.Linear)]
     if not last:
-        raise InvalidInput("model", "a model whose last nn.Linear layer gives its outputs, or n_outputs",
-                           type(model).__name__)
+        raise InvalidInput(
+            "model", "a model whose last nn.Linear layer gives its outputs, or n_outputs", type(model).__name__
+        )
     return last[-1].out_features
 
 
@@ -435,9 +438,12 @@ def init_parameters(objective: Objective, generator: torch.Generator, dtype=torc
         return default_init(objective, generator, dtype)
     for name, m in objective.model.named_modules():
         if any(True for _ in m.parameters(recurse=False)) and not callable(getattr(m, "reset_parameters", None)):
-            raise InvalidInput("model", "modules that can re-initialise their parameters (reset_parameters), "
-                               "or a factory that builds the model", f"{name or 'the model'} "
-                               f"({type(m).__name__}) has parameters but no reset_parameters")
+            raise InvalidInput(
+                "model",
+                "modules that can re-initialise their parameters (reset_parameters), "
+                "or a factory that builds the model",
+                f"{name or 'the model'} ({type(m).__name__}) has parameters but no reset_parameters",
+            )
     seed = int(torch.randint(0, 2**62, (1,), generator=generator))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -66,9 +66,12 @@ class RewindToDelete(Unlearner):
         "Functions' (Algorithms 1-3, Theorem 3.1, Eq. 3, Corollary 3.2)"
     )
     certified = True
-    precision = Precision(False, "Theorem 3.1's bound from L and G (estimated on the trained trajectory for non-"
-                                 "linear models) and eta; the theorem bounds exact gradient descent, and float32 "
-                                 "rounding (unit roundoff 6e-8 per operation, accumulated over T steps) is not in it")
+    precision = Precision(
+        False,
+        "Theorem 3.1's bound from L and G (estimated on the trained trajectory for non-"
+        "linear models) and eta; the theorem bounds exact gradient descent, and float32 "
+        "rounding (unit roundoff 6e-8 per operation, accumulated over T steps) is not in it",
+    )
     model_requirements = frozenset({SMOOTH, STATELESS})
     assumptions = (
         "every per-sample loss f_z is L-smooth and ||grad f_z(theta)|| < G for every theta",
@@ -83,22 +86,36 @@ class RewindToDelete(Unlearner):
         "analytic Gaussian mechanism by default (valid for every epsilon); classic Eq. (3) on request",
     )
     hyperparameters = (
-        Param("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A and of the retrain",
-              audit="steps"),
-        Param("rewind", 95, Integer(0), "K: steps U rewinds and replays on the retained data (K <= T)",
-              audit="rewind"),
+        Param(
+            "steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A and of the retrain", audit="steps"
+        ),
+        Param("rewind", 95, Integer(0), "K: steps U rewinds and replays on the retained data (K <= T)", audit="rewind"),
         Param("eta", None, Optional(Real(gt=0), "for eta = horizon/(L*T)"), "constant step size", audit="eta"),
         Param("horizon", 6.0, Real(gt=0), "eta*L*T when eta is None", audit="horizon"),
-        Param("constants", {}, MappingOf(Real(gt=0), keys=("L", "G")),
-              "user overrides of the smoothness L and gradient bound G (provenance assumed)", audit="constants"),
-        Param("seed", 0, Integer(0, 2**63 - 1), "seed of the constant estimators (and of the mini-batches)",
-              audit="seed"),
-        Param("batch_size", None, Optional(Integer(1), "for full batch, the certified path"),
-              "mini-batch size of A, U and the retrain: an uncertified variant (Theorem 3.1 is full-batch)"),
+        Param(
+            "constants",
+            {},
+            MappingOf(Real(gt=0), keys=("L", "G")),
+            "user overrides of the smoothness L and gradient bound G (provenance assumed)",
+            audit="constants",
+        ),
+        Param(
+            "seed", 0, Integer(0, 2**63 - 1), "seed of the constant estimators (and of the mini-batches)", audit="seed"
+        ),
+        Param(
+            "batch_size",
+            None,
+            Optional(Integer(1), "for full batch, the certified path"),
+            "mini-batch size of A, U and the retrain: an uncertified variant (Theorem 3.1 is full-batch)",
+        ),
     )
     capabilities = Capabilities(
-        knob=Knob("rewind", "K", "a longer replay (larger K) needs less noise and costs more compute; "
-                  "K = T is retraining", sigma_budget=True),
+        knob=Knob(
+            "rewind",
+            "K",
+            "a longer replay (larger K) needs less noise and costs more compute; K = T is retraining",
+            sigma_budget=True,
+        ),
         checkpoint_recovery=True,
         batched_training=True,
     )
@@ -114,19 +131,36 @@ class RewindToDelete(Unlearner):
         self.theta0_ = theta0.clone()
         gen = torch.Generator().manual_seed(self.seed)
         sampler = ConstantSampler(self.objective, X, y, generator=gen)  # θ_0's samples serve η and the certificate
-        self.eta_ = step_size(self.objective, X, y, theta0, eta=self.eta, horizon=self.horizon,
-                              steps=self.steps, generator=gen, overrides=self.constants, sampler=sampler)
+        self.eta_ = step_size(
+            self.objective,
+            X,
+            y,
+            theta0,
+            eta=self.eta,
+            horizon=self.horizon,
+            steps=self.steps,
+            generator=gen,
+            overrides=self.constants,
+            sampler=sampler,
+        )
         T = self.steps
         bytes_needed = (T + 1) * theta0.numel() * theta0.element_size()
         self.full_trajectory_ = bytes_needed <= TRAJECTORY_BYTES
         keep = range(T + 1) if self.full_trajectory_ else {0, T - self.rewind, T}
         theta_T, self.checkpoints_ = gradient_descent(
-            self.objective, theta0, X, y, eta=self.eta_, steps=T, keep=keep,
+            self.objective,
+            theta0,
+            X,
+            y,
+            eta=self.eta_,
+            steps=T,
+            keep=keep,
             batches=minibatches(int(X.shape[0]), self.batch_size, T, self.seed, X.device),
         )
         sample_at = sorted({round(i * T / 7) for i in range(8)} & set(self.checkpoints_))
         self.constants_ = sampler.constants(
-            {t: self.checkpoints_[t] for t in sample_at}, overrides=self.constants,
+            {t: self.checkpoints_[t] for t in sample_at},
+            overrides=self.constants,
             pinned=self.pinned_.get("constants_"),  # a replica reuses the constants of the fit it came from
         )
         return theta_T
@@ -135,10 +169,15 @@ class RewindToDelete(Unlearner):
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
 
     def report_hyperparameters(self) -> dict:
-        return {"steps": self.steps, "rewind": self.rewind, "batch_size": self.batch_size,
-                "eta": getattr(self, "eta_", self.eta),
-                "eta_requested": self.eta, "horizon": self.horizon,
-                "constant_overrides": dict(self.constants)}
+        return {
+            "steps": self.steps,
+            "rewind": self.rewind,
+            "batch_size": self.batch_size,
+            "eta": getattr(self, "eta_", self.eta),
+            "eta_requested": self.eta,
+            "horizon": self.horizon,
+            "constant_overrides": dict(self.constants),
+        }
 
     # -- Algorithm 2 -------------------------------------------------------------------
     def _unlearn(self, forget: Tensor, rewind: int | None = None) -> Tensor:
@@ -148,8 +187,15 @@ class RewindToDelete(Unlearner):
         start = self.checkpoint(self.steps - K)
         X_r, y_r = self.retained(forget)
         schedule = minibatches(int(X_r.shape[0]), self.batch_size, self.steps, self.seed, X_r.device)
-        theta, _ = gradient_descent(self.objective, start, X_r, y_r, eta=self.eta_, steps=K,
-                                    batches=None if schedule is None else schedule[self.steps - K:])
+        theta, _ = gradient_descent(
+            self.objective,
+            start,
+            X_r,
+            y_r,
+            eta=self.eta_,
+            steps=K,
+            batches=None if schedule is None else schedule[self.steps - K :],
+        )
         return theta
 
     def unlearn_sweep(self, forget: Tensor | Sequence[int], values: Sequence[Any]) -> Tensor:
@@ -184,9 +230,15 @@ class RewindToDelete(Unlearner):
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D'): the same T steps from the same θ_0 on the retained data."""
         X_r, y_r = self.retained(forget)
-        theta, _ = gradient_descent(self.objective, self.theta0_, X_r, y_r, eta=self.eta_, steps=self.steps,
-                                    batches=minibatches(int(X_r.shape[0]), self.batch_size, self.steps,
-                                                        self.seed, X_r.device))
+        theta, _ = gradient_descent(
+            self.objective,
+            self.theta0_,
+            X_r,
+            y_r,
+            eta=self.eta_,
+            steps=self.steps,
+            batches=minibatches(int(X_r.shape[0]), self.batch_size, self.steps, self.seed, X_r.device),
+        )
         return theta
 
     def train_many(self, thetas0: Tensor, forget: Tensor, *, chunk: int | None = None) -> Worlds:
@@ -203,8 +255,9 @@ class RewindToDelete(Unlearner):
         obj, eta, T, K = self.objective, float(self.eta_), self.steps, self.rewind
         X_r, y_r = self.retained(forget)
         retrained, _ = batched_gradient_descent(obj, thetas0, X_r, y_r, eta=eta, steps=T, chunk=chunk)
-        original, kept = batched_gradient_descent(obj, thetas0, self.X_, self.y_, eta=eta, steps=T,
-                                                  keep={T - K}, chunk=chunk)
+        original, kept = batched_gradient_descent(
+            obj, thetas0, self.X_, self.y_, eta=eta, steps=T, keep={T - K}, chunk=chunk
+        )
         unlearned, _ = batched_gradient_descent(obj, kept[T - K], X_r, y_r, eta=eta, steps=K, chunk=chunk)
         return Worlds(original, unlearned, retrained)
 
@@ -212,8 +265,10 @@ class RewindToDelete(Unlearner):
         """The stored iterate θ_t of the training run."""
         if t not in self.checkpoints_:
             raise InvalidInput(
-                "rewind", "a rewind whose checkpoint was kept (the trajectory was too large to "
-                f"keep whole; kept steps {sorted(self.checkpoints_)})", self.steps - t,
+                "rewind",
+                "a rewind whose checkpoint was kept (the trajectory was too large to "
+                f"keep whole; kept steps {sorted(self.checkpoints_)})",
+                self.steps - t,
             )
         return self.checkpoints_[t]
 
@@ -225,7 +280,12 @@ class RewindToDelete(Unlearner):
 
     # -- Algorithm 3 -------------------------------------------------------------------
     def recover_checkpoint(
-        self, theta_T: Tensor, rewind: int | None = None, *, tol: float = 1e-12, max_iter: int = 500,
+        self,
+        theta_T: Tensor,
+        rewind: int | None = None,
+        *,
+        tol: float = 1e-12,
+        max_iter: int = 500,
         max_gradients: int | None = None,
     ) -> tuple[Tensor, dict]:
         """Algorithm 3: recover θ_{T−K} from θ_T by K proximal-point steps on −f_D.
@@ -248,8 +308,9 @@ class RewindToDelete(Unlearner):
         iterations, worst, converged, spent = [], 0.0, True, 0
         for _ in range(K):
             guess = current + (2 * moves[-1] - moves[-2] if len(moves) > 1 else moves[-1] if moves else 0)
-            x, it, residual = self._proximal_step(current, guess, X, y, tol, max_iter,
-                                                  None if max_gradients is None else max_gradients - spent)
+            x, it, residual = self._proximal_step(
+                current, guess, X, y, tol, max_iter, None if max_gradients is None else max_gradients - spent
+            )
             spent += it
             if x is None:  # the budget ran out inside this step: it is not recovered
                 break
@@ -258,12 +319,19 @@ class RewindToDelete(Unlearner):
             worst = max(worst, residual)
             moves.append(x - current)
             current = x
-        return current, {"steps": len(iterations), "max_iterations": max(iterations, default=0),
-                         "max_residual": worst, "converged": converged, "tolerance": tol, "rewind": K,
-                         "gradients": spent}
+        return current, {
+            "steps": len(iterations),
+            "max_iterations": max(iterations, default=0),
+            "max_residual": worst,
+            "converged": converged,
+            "tolerance": tol,
+            "rewind": K,
+            "gradients": spent,
+        }
 
-    def _proximal_step(self, y0: Tensor, x: Tensor, X: Tensor, y: Tensor, tol: float, max_iter: int,
-                       allowed: int | None) -> tuple[Tensor | None, int, float]:
+    def _proximal_step(
+        self, y0: Tensor, x: Tensor, X: Tensor, y: Tensor, tol: float, max_iter: int, allowed: int | None
+    ) -> tuple[Tensor | None, int, float]:
         """x = y0 + η∇f_D(x) by fixed-point iteration from ``x``: the point (None when ``allowed``
         gradients ran out first), the gradients used and the last residual."""
         residual = float("inf")
@@ -292,19 +360,34 @@ class RewindToDelete(Unlearner):
         except InvalidInput as exc:  # η ≥ 1/L: Algorithm 3 does not apply
             return {"applicable": False, "reason": str(exc)}
         if self.steps - diag["steps"] not in self.checkpoints_:
-            return {"applicable": False, "reason": (
-                f"the diagnostic budget ({limit} gradients) recovered {diag['steps']} of K = {diag['rewind']} steps "
-                "and the trajectory was too large to keep whole: no stored iterate to compare with")}
+            return {
+                "applicable": False,
+                "reason": (
+                    f"the diagnostic budget ({limit} gradients) recovered {diag['steps']} of K = {diag['rewind']} steps "
+                    "and the trajectory was too large to keep whole: no stored iterate to compare with"
+                ),
+            }
         true = self.checkpoint(self.steps - diag["steps"])
-        return {"applicable": True, "distance_to_checkpoint": float(torch.linalg.vector_norm(recovered - true)),
-                "checkpoint_norm": float(torch.linalg.vector_norm(true)), **diag}
+        return {
+            "applicable": True,
+            "distance_to_checkpoint": float(torch.linalg.vector_norm(recovered - true)),
+            "checkpoint_norm": float(torch.linalg.vector_norm(true)),
+            **diag,
+        }
 
     # -- Theorem 3.1 -------------------------------------------------------------------
     def sensitivity(self, forget_size: int, rewind: int | None = None) -> float:
         """Δ(K) = 2mG·h(K)/(Ln) of Theorem 3.1 for the fitted constants."""
         n = int(self.X_.shape[0])
-        return r2d_sensitivity(self._rewind(rewind), self.steps, self.eta_, self.constants_["L"].value,
-                               self.constants_["G"].value, n, int(forget_size))
+        return r2d_sensitivity(
+            self._rewind(rewind),
+            self.steps,
+            self.eta_,
+            self.constants_["L"].value,
+            self.constants_["G"].value,
+            n,
+            int(forget_size),
+        )
 
     def knob_grid(self, points: int) -> list[int]:
         """Rewinds spread evenly over [0, T], with the configured K."""
@@ -320,21 +403,45 @@ class RewindToDelete(Unlearner):
         mini-batch variant, to rounding in the batched full-batch sweep)."""
         return self._rewind(int(value)) == self.steps
 
-    def knob_for_sigma(self, sigma: float, forget: Tensor, epsilon: float, delta: float,
-                       mechanism: str = "analytic") -> int:
+    def knob_for_sigma(
+        self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str = "analytic"
+    ) -> int:
         """Smallest K whose calibrated σ(K) is at most the budget ``sigma`` (exact search)."""
         n, m = int(self.X_.shape[0]), int(self.forget_indices(forget).numel())
-        return r2d_rewind_for_sigma(sigma, epsilon, delta, self.steps, self.eta_,
-                                    self.constants_["L"].value, self.constants_["G"].value,
-                                    n, m, mechanism)
+        return r2d_rewind_for_sigma(
+            sigma,
+            epsilon,
+            delta,
+            self.steps,
+            self.eta_,
+            self.constants_["L"].value,
+            self.constants_["G"].value,
+            n,
+            m,
+            mechanism,
+        )
 
-    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str,
-                 rewind: int | None = None) -> Certificate:
+    def _certify(
+        self, forget: Tensor, epsilon: float, delta: float, mechanism: str, rewind: int | None = None
+    ) -> Certificate:
         """The (ε, δ) certificate of Theorem 3.1 for deleting the records ``forget``."""
-        bound = r2d_bound(self._rewind(rewind), self.steps, self.eta_, self.constants_["L"],
-                          self.constants_["G"], int(self.X_.shape[0]), int(forget.numel()),
-                          eta_note=(f" (chosen as horizon/(L*T) with horizon = {self.horizon})"
-                                    if self.eta is None else ""))
-        return issue(self.name, "output-noise", epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, assumptions=self.assumptions,
-                     conditions=[full_batch_condition(self.batch_size, int(self.X_.shape[0]), "Theorem 3.1")])
+        bound = r2d_bound(
+            self._rewind(rewind),
+            self.steps,
+            self.eta_,
+            self.constants_["L"],
+            self.constants_["G"],
+            int(self.X_.shape[0]),
+            int(forget.numel()),
+            eta_note=(f" (chosen as horizon/(L*T) with horizon = {self.horizon})" if self.eta is None else ""),
+        )
+        return issue(
+            self.name,
+            "output-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            assumptions=self.assumptions,
+            conditions=[full_batch_condition(self.batch_size, int(self.X_.shape[0]), "Theorem 3.1")],
+        )

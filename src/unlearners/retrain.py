@@ -16,8 +16,7 @@ from unlearners.training import batched_gradient_descent, gradient_descent
 
 #: A's options, shared by every method whose learning algorithm is Retrain's gradient descent.
 GRADIENT_DESCENT_OPTIONS = (
-    Param("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A (and of the retrain)",
-          audit="steps"),
+    Param("steps", 100, Integer(1, 1_000_000), "T: full-batch gradient steps of A (and of the retrain)", audit="steps"),
     Param("eta", None, Optional(Real(gt=0), "for eta = horizon/(L*T)"), "constant step size of A", audit="eta"),
     Param("horizon", 6.0, Real(gt=0), "eta*L*T when eta is None", audit="horizon"),
 )
@@ -34,19 +33,32 @@ class Retrain(Unlearner):
     title = "Retrain from scratch"
     paper = "exact unlearning baseline (e.g. Bourtoule et al. 2021, 'Machine Unlearning', S&P)"
     certified = True
-    precision = Precision(True, "nothing numerical: exact unlearning (epsilon = 0) holds because the unlearned "
-                                "and retrained models are the same computation at either precision; T and eta are"
-                                " reported")
+    precision = Precision(
+        True,
+        "nothing numerical: exact unlearning (epsilon = 0) holds because the unlearned "
+        "and retrained models are the same computation at either precision; T and eta are"
+        " reported",
+    )
     # the base's declared types: a subclass (noisy-ft) declares tables of other lengths
-    assumptions: ClassVar[tuple[str, ...]] = ("the released model is exactly A(D \\ Z): nothing to certify beyond that",)
+    assumptions: ClassVar[tuple[str, ...]] = (
+        "the released model is exactly A(D \\ Z): nothing to certify beyond that",
+    )
     deviations: ClassVar[tuple[str, ...]] = ()
     hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS
     capabilities = Capabilities(batched_training=True)
 
     def _fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         self.theta0_ = theta0.clone()
-        self.eta_ = step_size(self.objective, X, y, theta0, eta=self.eta, horizon=self.horizon,
-                              steps=self.steps, generator=torch.Generator().manual_seed(0))
+        self.eta_ = step_size(
+            self.objective,
+            X,
+            y,
+            theta0,
+            eta=self.eta,
+            horizon=self.horizon,
+            steps=self.steps,
+            generator=torch.Generator().manual_seed(0),
+        )
         theta, _ = gradient_descent(self.objective, theta0, X, y, eta=self.eta_, steps=self.steps)
         return theta
 
@@ -66,11 +78,26 @@ class Retrain(Unlearner):
         retrained = self._descend_many(thetas0, X_r, y_r, self.steps, chunk)
         return Worlds(original, retrained.clone(), retrained)
 
-    def _descend_many(self, thetas0: Tensor, X: Tensor, y: Tensor, steps: int, chunk: int | None,
-                      eta: float | None = None, objective=None) -> Tensor:
+    def _descend_many(
+        self,
+        thetas0: Tensor,
+        X: Tensor,
+        y: Tensor,
+        steps: int,
+        chunk: int | None,
+        eta: float | None = None,
+        objective=None,
+    ) -> Tensor:
         """``steps`` batched full-batch gradient steps of A's kind from every row of ``thetas0``."""
-        theta, _ = batched_gradient_descent(objective or self.objective, thetas0, X, y,
-                                            eta=float(self.eta_ if eta is None else eta), steps=steps, chunk=chunk)
+        theta, _ = batched_gradient_descent(
+            objective or self.objective,
+            thetas0,
+            X,
+            y,
+            eta=float(self.eta_ if eta is None else eta),
+            steps=steps,
+            chunk=chunk,
+        )
         return theta
 
     def pinned_options(self) -> dict[str, Any]:
@@ -81,9 +108,15 @@ class Retrain(Unlearner):
 
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
         return issue(
-            self.name, "exact", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            self.name,
+            "exact",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
             theorem="exact unlearning: U(A(D), D, Z) = A(D \\ Z), so the two releases are identical",
-            constants=[Constant("T", float(self.steps), "enforced", "gradient steps"),
-                       Constant("eta", self.eta_, "enforced", "constant step size")],
+            constants=[
+                Constant("T", float(self.steps), "enforced", "gradient steps"),
+                Constant("eta", self.eta_, "enforced", "constant step size"),
+            ],
             assumptions=self.assumptions,
         )

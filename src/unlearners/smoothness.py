@@ -79,8 +79,16 @@ def model_constants(
         The constants to compute (G alone is a pass over every record per iterate; L alone is
         power iteration on a subset): a caller that needs one asks for one.
     """
-    sampler = ConstantSampler(objective, X, y, generator=generator, records_for_smoothness=records_for_smoothness,
-                              power_iterations=power_iterations, safety_factor=safety_factor, chunk=chunk)
+    sampler = ConstantSampler(
+        objective,
+        X,
+        y,
+        generator=generator,
+        records_for_smoothness=records_for_smoothness,
+        power_iterations=power_iterations,
+        safety_factor=safety_factor,
+        chunk=chunk,
+    )
     return sampler.constants(dict(enumerate(iterates)), which=which, overrides=overrides)
 
 
@@ -98,20 +106,40 @@ class ConstantSampler:
     MLP; False forces the generic ``vmap`` path (for comparisons).
     """
 
-    def __init__(self, objective: Objective, X: Tensor, y: Tensor, *, generator: torch.Generator,
-                 records_for_smoothness: int = RECORDS_FOR_SMOOTHNESS, power_iterations: int = POWER_ITERATIONS,
-                 safety_factor: float = SAFETY_FACTOR, chunk: int = CHUNK, structured: bool | None = None):
+    def __init__(
+        self,
+        objective: Objective,
+        X: Tensor,
+        y: Tensor,
+        *,
+        generator: torch.Generator,
+        records_for_smoothness: int = RECORDS_FOR_SMOOTHNESS,
+        power_iterations: int = POWER_ITERATIONS,
+        safety_factor: float = SAFETY_FACTOR,
+        chunk: int = CHUNK,
+        structured: bool | None = None,
+    ):
         self.objective, self.X, self.y, self.generator = objective, X, y, generator
-        self.records, self.iters, self.safety, self.chunk = records_for_smoothness, power_iterations, safety_factor, chunk
+        self.records, self.iters, self.safety, self.chunk = (
+            records_for_smoothness,
+            power_iterations,
+            safety_factor,
+            chunk,
+        )
         self.mlp = _MLP.of(objective) if structured is not False else None
         self._idx: Tensor | None = None
         self._samples: dict[str, dict[Hashable, np.ndarray]] = {"G": {}, "L": {}}
         #: Per-iterate samples actually computed (G and L counted apart): what the cache saved.
         self.computed = {"G": 0, "L": 0}
 
-    def constants(self, points: Mapping[Hashable, Tensor], *, which: Iterable[str] = ("G", "L"),
-                  overrides: Mapping[str, float] | None = None,
-                  pinned: Mapping[str, Constant] | None = None) -> dict[str, Constant]:
+    def constants(
+        self,
+        points: Mapping[Hashable, Tensor],
+        *,
+        which: Iterable[str] = ("G", "L"),
+        overrides: Mapping[str, float] | None = None,
+        pinned: Mapping[str, Constant] | None = None,
+    ) -> dict[str, Constant]:
         """The constants named in ``which`` at the iterates ``points`` (key -> θ).
 
         ``overrides`` (user values, provenance ``assumed``) and ``pinned`` (constants a replica
@@ -148,17 +176,21 @@ class ConstantSampler:
     def _constant(self, name: str, samples: np.ndarray, n_points: int) -> Constant:
         if name == "G":
             return estimated_constant(
-                "G", samples, safety_factor=self.safety,
+                "G",
+                samples,
+                safety_factor=self.safety,
                 description="per-sample gradient bound, estimated: max ||grad f_z(theta)|| over all "
                 "training records at sampled iterates, times a safety factor",
                 estimator=f"exhaustive over {self.X.shape[0]} records at {n_points} iterates",
             )
         return estimated_constant(
-            "L", samples, safety_factor=self.safety,
+            "L",
+            samples,
+            safety_factor=self.safety,
             description="per-sample smoothness, estimated: max Hessian spectral norm of f_z by power "
             "iteration over a random subset of records at sampled iterates, times a safety factor",
             estimator=f"power iteration ({self.iters} steps) on {int(self._idx.numel())} records at "
-                      f"{n_points} iterates",
+            f"{n_points} iterates",
         )
 
     # -- the two estimators at one iterate ---------------------------------------------------
@@ -166,7 +198,7 @@ class ConstantSampler:
         """||∇f_z(θ)|| for every record z of D."""
         norms = []
         for start in range(0, self.X.shape[0], self.chunk):
-            Xc, yc = self.X[start:start + self.chunk], self.y[start:start + self.chunk]
+            Xc, yc = self.X[start : start + self.chunk], self.y[start : start + self.chunk]
             if self.mlp is not None:
                 norms.append(self.mlp.grad_norms(theta, Xc, yc))
             else:
@@ -179,7 +211,7 @@ class ConstantSampler:
         Gaussian start v_0, ``iters`` normalised products, then ||H v||, which never decreases
         with the steps (||H v_{k+1}|| ≥ ||H v_k|| by Cauchy-Schwarz) and never exceeds ||H||."""
         if self._idx is None:
-            self._idx = torch.randperm(self.X.shape[0], generator=self.generator)[:self.records].to(self.X.device)
+            self._idx = torch.randperm(self.X.shape[0], generator=self.generator)[: self.records].to(self.X.device)
         Xs, ys = self.X[self._idx], self.y[self._idx]
         if theta.is_meta:  # a memory simulation (unlearners.footprint): shapes only, no draw
             v0 = torch.empty((len(self._idx), theta.numel()), dtype=theta.dtype, device="meta")
@@ -410,8 +442,9 @@ class _MLP:
                 Rg[l - 1] = R_back
             else:
                 Rg[l - 1] = p["d2"][l - 1] * Ru[l - 1] * p["back"][l] + p["d1"][l - 1] * R_back
-        return [("factored", Rg[l], Ra[l], None if layer.bias is None else Rg[l])
-                for l, layer in enumerate(self.layers)]
+        return [
+            ("factored", Rg[l], Ra[l], None if layer.bias is None else Rg[l]) for l, layer in enumerate(self.layers)
+        ]
 
     @staticmethod
     def _norm(p: dict, v: list[tuple]) -> Tensor:
@@ -430,5 +463,4 @@ class _MLP:
     @staticmethod
     def _scaled(v: list[tuple], s: Tensor) -> list[tuple]:
         c = s.unsqueeze(1)
-        return [(kind, P * c, None if Q is None else Q * c, None if db is None else db * c)
-                for kind, P, Q, db in v]
+        return [(kind, P * c, None if Q is None else Q * c, None if db is None else db * c) for kind, P, Q, db in v]

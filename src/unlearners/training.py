@@ -135,6 +135,9 @@ def full_batch_condition(batch_size: int | None, n: int, theorem: str) -> Condit
     a mini-batch run is measured, never certified."""
     if batch_size is None or batch_size >= n:
         return Condition("full-batch gradient descent", True, f"A and U take full-batch steps, as {theorem} assumes")
-    return Condition("full-batch gradient descent", False,
-                     f"batch_size = {batch_size} < n = {n}: A and U are mini-batch SGD, which {theorem} does not "
-                     "cover; this variant is measured, not certified (leave batch_size unset for the certified path)")
+    return Condition(
+        "full-batch gradient descent",
+        False,
+        f"batch_size = {batch_size} < n = {n}: A and U are mini-batch SGD, which {theorem} does not "
+        "cover; this variant is measured, not certified (leave batch_size unset for the certified path)",
+    )

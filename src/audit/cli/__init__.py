@@ -62,8 +62,11 @@ def _exit_now(code: int) -> NoReturn:
 
 def _fast_exit_allowed(code: object) -> bool:
     """An integer exit code (or None: 0), the main thread alone, and not debugging."""
-    return ((code is None or (isinstance(code, int) and not isinstance(code, bool)))
-            and threading.active_count() == 1 and not os.environ.get("AUDIT_DEBUG"))
+    return (
+        (code is None or (isinstance(code, int) and not isinstance(code, bool)))
+        and threading.active_count() == 1
+        and not os.environ.get("AUDIT_DEBUG")
+    )
 
 
 def main() -> None:

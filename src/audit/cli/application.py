@@ -48,11 +48,18 @@ class AuditCommand(_Flagless, TyperCommand):
 
 
 class AuditGroup(_Flagless, TyperGroup):
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,  # type: ignore[override]
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: Any = None,
+        complete_var: Any = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            code = super().main(args=args, prog_name=prog_name or "audit", complete_var=complete_var,
-                                standalone_mode=False, **extra)
+            code = super().main(
+                args=args, prog_name=prog_name or "audit", complete_var=complete_var, standalone_mode=False, **extra
+            )
         except NoArgsIsHelpError as exc:  # `audit` alone: the help, as Click would show it
             typer.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc), err=True)
             code = int(ExitCode.USAGE)
@@ -90,7 +97,9 @@ def guarded(renames: dict[str, str] | None = None) -> Callable:
             except Terminated:
                 typer.echo("terminated; nothing was written", err=True)
                 raise typer.Exit(int(ExitCode.TERMINATED)) from None
+
         return inner
+
     return wrap
 
 
@@ -122,13 +131,18 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                 help="Print the version and exit.")] = False) -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """Audit certified machine unlearning: certified epsilon next to measured leakage."""
 
 
 def command(*names: str, renames: dict[str, str] | None = None, parent: typer.Typer = app) -> Callable:
     """Register a command body on ``parent`` behind :func:`guarded`."""
+
     def register(fn: Callable) -> Callable:
         return parent.command(*names, cls=AuditCommand)(guarded(renames)(fn))
+
     return register

@@ -21,12 +21,22 @@ from certify.errors import InvalidInput
 JSON_FLAG = typer.Option("--json", help="Print JSON on stdout.")
 
 
-@command("calibrate", renames={"epsilon": "--epsilon", "sigma": "--sigma", "delta": "--delta",
-                               "sensitivity": "--sensitivity", "mechanism": "--mechanism"})
+@command(
+    "calibrate",
+    renames={
+        "epsilon": "--epsilon",
+        "sigma": "--sigma",
+        "delta": "--delta",
+        "sensitivity": "--sensitivity",
+        "mechanism": "--mechanism",
+    },
+)
 def calibrate(
     delta: Annotated[float, typer.Option(help="delta in (0, 1).")],
     sensitivity: Annotated[float, typer.Option(help="L2 sensitivity Delta >= 0.")] = 1.0,
-    epsilon: Annotated[Optional[float], typer.Option(help=escape("Target epsilon: prints sigma. [default: none]"))] = None,
+    epsilon: Annotated[
+        Optional[float], typer.Option(help=escape("Target epsilon: prints sigma. [default: none]"))
+    ] = None,
     sigma: Annotated[Optional[float], typer.Option(help=escape("Noise sigma: prints epsilon. [default: none]"))] = None,
     mechanism: Annotated[Literal["analytic", "classic"], typer.Option(help="Gaussian calibration.")] = "analytic",
     as_json: Annotated[bool, JSON_FLAG] = False,
@@ -57,8 +67,9 @@ def methods(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
     found = listing()  # the built-ins from their declared metadata: torch is imported only for a plug-in
     rows, attacks, unavailable = found["methods"], found["attacks"], found["unavailable"]
     if as_json:
-        sys.stdout.write(json.dumps({"methods": rows, "attacks": attacks, "unavailable": unavailable},
-                                    indent=2, default=str) + "\n")
+        sys.stdout.write(
+            json.dumps({"methods": rows, "attacks": attacks, "unavailable": unavailable}, indent=2, default=str) + "\n"
+        )
         return
     table = Table(show_header=True, header_style="bold")
     for col in ("name", "certified", "paper"):
@@ -107,10 +118,17 @@ def verify(
     report_dir: Annotated[Path, typer.Argument(help="Directory holding report.dsse.json and the signed files.")],
     key: Annotated[Path, typer.Option(help="The signer's Ed25519 public key (PEM).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was verified as JSON.")] = False,
-    print_script: Annotated[bool, typer.Option(
-        "--print-script", callback=_print_script, is_eager=True, expose_value=False,
-        help="Print a bash script that verifies the same without this toolkit (bash, base64, sha256sum, "
-             "OpenSSL >= 3) and exit: DIR=<report dir> PUB=<public.pem> bash verify-report.sh.")] = False,
+    print_script: Annotated[
+        bool,
+        typer.Option(
+            "--print-script",
+            callback=_print_script,
+            is_eager=True,
+            expose_value=False,
+            help="Print a bash script that verifies the same without this toolkit (bash, base64, sha256sum, "
+            "OpenSSL >= 3) and exit: DIR=<report dir> PUB=<public.pem> bash verify-report.sh.",
+        ),
+    ] = False,
 ) -> None:
     """Check the signature, every signed file's SHA-256 and that nothing unsigned sits in the
     directory (the commitment salt aside); exit 3 on any failure."""
@@ -121,9 +139,19 @@ def verify(
     except VerificationError as exc:
         fail(f"verification failed: {exc}", ExitCode.VERIFY_FAILED)
     if as_json:
-        sys.stdout.write(json.dumps({"verified": True, "keyid": result.keyid,
-                                     "subjects": [{"name": n, "sha256": h} for n, h in result.subjects],
-                                     "predicate": result.predicate}, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "verified": True,
+                    "keyid": result.keyid,
+                    "subjects": [{"name": n, "sha256": h} for n, h in result.subjects],
+                    "predicate": result.predicate,
+                },
+                indent=2,
+                sort_keys=True,
+            )
+            + "\n"
+        )
     else:
         typer.echo(result.describe())
 
@@ -141,8 +169,9 @@ def read_report(report_json: Path) -> dict[str, Any]:
     except PermissionError:
         raise InvalidInput("REPORT_JSON", "a report.json this user can read", str(report_json)) from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise InvalidInput("REPORT_JSON", "a JSON document written by `audit run`",
-                           f"{report_json}: {type(exc).__name__}") from None
+        raise InvalidInput(
+            "REPORT_JSON", "a JSON document written by `audit run`", f"{report_json}: {type(exc).__name__}"
+        ) from None
     if not isinstance(data, dict):
         raise InvalidInput("REPORT_JSON", "a JSON object written by `audit run`", type(data).__name__)
     if data.get("kind") == "comparison":  # written by `audit compare`
@@ -167,15 +196,22 @@ def report(
     from audit.report.signing import ENVELOPE_NAME
 
     data = read_report(report_json)
-    page = (render_comparison_html(data) if data.get("kind") == "comparison" else
-            render_html(data, page="rerendered", envelope_beside=(report_json.parent / ENVELOPE_NAME).is_file()))
+    page = (
+        render_comparison_html(data)
+        if data.get("kind") == "comparison"
+        else render_html(data, page="rerendered", envelope_beside=(report_json.parent / ENVELOPE_NAME).is_file())
+    )
     if html.is_dir():
         raise InvalidInput("--html", "a file path (this path is a directory)", str(html))
     try:
         path = write_atomic(html, page)
     except OSError as exc:
-        raise InvalidInput("--html", "a file path this user can write", str(html),
-                           hint=f"The system said: {exc.strerror or type(exc).__name__}.") from None
+        raise InvalidInput(
+            "--html",
+            "a file path this user can write",
+            str(html),
+            hint=f"The system said: {exc.strerror or type(exc).__name__}.",
+        ) from None
     typer.echo(f"written: {path}")
 
 
@@ -193,8 +229,12 @@ def datasets(as_json: Annotated[bool, JSON_FLAG] = False) -> None:
     for col in ("name", "shape", "licence", "source"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(escape(r["name"]), _shape(r.get("shape")), escape(str(r.get("licence", ""))),
-                      escape(str(r.get("source", ""))))
+        table.add_row(
+            escape(r["name"]),
+            _shape(r.get("shape")),
+            escape(str(r.get("licence", ""))),
+            escape(str(r.get("source", ""))),
+        )
     console(stderr=False).print(table)
 
 
@@ -230,6 +270,8 @@ def commitment_verify(
     ok = opens(data, read_salt(salt, field="--salt"), read_ids(str(ids), field="--ids"))
     block = data["deletion_request"]
     if not ok:
-        fail(f"the commitment does not open: these ids and this salt do not give {block['commitment']}",
-             ExitCode.VERIFY_FAILED)
+        fail(
+            f"the commitment does not open: these ids and this salt do not give {block['commitment']}",
+            ExitCode.VERIFY_FAILED,
+        )
     typer.echo(f"the commitment opens: the {block['n_records']} ids are the deleted records ({block['identifier']})")

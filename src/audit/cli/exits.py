@@ -16,17 +16,17 @@ from typing import Any
 class ExitCode(IntEnum):
     """``audit`` exit codes (docs/cli.md's table is checked against this enum)."""
 
-    CONSISTENT = 0      #: certified, and nothing measured contradicts the certificate
-    VIOLATED = 1        #: a bound, the realized epsilon or an attack refuted the certificate
-    USAGE = 2           #: bad input: one sentence naming the field, nothing written
-    VERIFY_FAILED = 3   #: a signature or a commitment did not verify
-    NOT_CERTIFIED = 4   #: no certificate: the method has no theorem, or a condition failed
-    UNUSABLE = 5        #: the unlearned model failed (departs from retraining, or at chance)
-    WORKER_FAILED = 6   #: a worker failed on one shard on every attempt (the shard is named)
-    VACUOUS = 7         #: with --strict: consistent, but a finding says the pass proves little
-    INTERNAL = 70       #: a bug: one line (AUDIT_DEBUG=1 shows the traceback)
-    INTERRUPTED = 130   #: SIGINT (Ctrl-C): 128 + 2, nothing half-written
-    TERMINATED = 143    #: SIGTERM: 128 + 15, nothing half-written
+    CONSISTENT = 0  #: certified, and nothing measured contradicts the certificate
+    VIOLATED = 1  #: a bound, the realized epsilon or an attack refuted the certificate
+    USAGE = 2  #: bad input: one sentence naming the field, nothing written
+    VERIFY_FAILED = 3  #: a signature or a commitment did not verify
+    NOT_CERTIFIED = 4  #: no certificate: the method has no theorem, or a condition failed
+    UNUSABLE = 5  #: the unlearned model failed (departs from retraining, or at chance)
+    WORKER_FAILED = 6  #: a worker failed on one shard on every attempt (the shard is named)
+    VACUOUS = 7  #: with --strict: consistent, but a finding says the pass proves little
+    INTERNAL = 70  #: a bug: one line (AUDIT_DEBUG=1 shows the traceback)
+    INTERRUPTED = 130  #: SIGINT (Ctrl-C): 128 + 2, nothing half-written
+    TERMINATED = 143  #: SIGTERM: 128 + 15, nothing half-written
 
 
 VERDICT_EXIT = {
@@ -44,13 +44,13 @@ EXIT_MEANING = {
     ExitCode.NOT_CERTIFIED: "not certified: the method has no theorem, or a condition of its theorem failed",
     ExitCode.UNUSABLE: "unusable: the unlearned model departs from retraining, or is at chance",
     ExitCode.WORKER_FAILED: "a worker failed on the same shard twice (one sentence naming the shard; with --resume "
-                            "the finished shards are kept and a rerun skips them)",
+    "the finished shards are kept and a rerun skips them)",
     ExitCode.VACUOUS: "with --strict only: consistent, but a finding makes the pass vacuous (no-power, "
-                      "released-at-chance, attacks-skipped, ...: the measurements could not have refuted the "
-                      "certificate, or the release is of no use); without --strict such a run exits 0",
+    "released-at-chance, attacks-skipped, ...: the measurements could not have refuted the "
+    "certificate, or the release is of no use); without --strict such a run exits 0",
     ExitCode.INTERNAL: "internal error (one line; AUDIT_DEBUG=1 shows the traceback)",
     ExitCode.INTERRUPTED: "SIGINT (Ctrl-C): one line, clean-up, then the process ends by the signal (a shell shows "
-                          "130); nothing half-written",
+    "130); nothing half-written",
     ExitCode.TERMINATED: "SIGTERM: the same (a shell shows 143)",
 }
 
@@ -96,10 +96,12 @@ def check_signals() -> None:
 def _quiet_about_signals(hook: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``sys.unraisablehook``: a signal's exception that Python ignored (raised inside a finalizer)
     prints no traceback; it is raised again at the next :func:`check_signals`."""
+
     def unraisable(args: Any) -> None:
         if args.exc_type is not None and issubclass(args.exc_type, (KeyboardInterrupt, Terminated)):
             return
         hook(args)
+
     return unraisable
 
 

@@ -25,9 +25,14 @@ from certify.errors import InvalidInput
 
 #: --help panels: each configuration section belongs to one.
 PANELS = {
-    "method": "Method and certificate", "certificate": "Method and certificate",
-    "data": "Data", "forget": "Forget set", "training": "Training",
-    "trials": "Trials and attacks", "attacks": "Trials and attacks", "run": "Run",
+    "method": "Method and certificate",
+    "certificate": "Method and certificate",
+    "data": "Data",
+    "forget": "Forget set",
+    "training": "Training",
+    "trials": "Trials and attacks",
+    "attacks": "Trials and attacks",
+    "run": "Run",
 }
 OUTPUT_PANEL = "Output"
 
@@ -53,8 +58,12 @@ def _shown_default(f: Any) -> str | None:
 
 
 def _option(name: str, annotation: Any, default: Any, *flags: str, **kwargs: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[annotation, typer.Option(*flags, **kwargs)])
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[annotation, typer.Option(*flags, **kwargs)],
+    )
 
 
 def _field_parameters() -> list[inspect.Parameter]:
@@ -68,46 +77,109 @@ def _field_parameters() -> list[inspect.Parameter]:
         text = escape(f.help + (f" [default: {shown}]" if shown is not None else ""))
         if f.spelling == "keys":
             for key in f.constraint.keys:  # type: ignore[attr-defined]  # spelling "keys": a MappingOf
-                params.append(_option(f"{f.name}__{key}", Optional[float], None, f"--{key}", rich_help_panel=panel,
-                                      help=escape(f"{f.help} ({key}; a finite number > 0) [default: computed]")))
+                params.append(
+                    _option(
+                        f"{f.name}__{key}",
+                        Optional[float],
+                        None,
+                        f"--{key}",
+                        rich_help_panel=panel,
+                        help=escape(f"{f.help} ({key}; a finite number > 0) [default: computed]"),
+                    )
+                )
         elif f.spelling == "pairs":
-            params.append(_option(f.name, Optional[list[str]], None, *(f.flags or (f.flag,)), help=text,
-                                  rich_help_panel=panel))
+            params.append(
+                _option(f.name, Optional[list[str]], None, *(f.flags or (f.flag,)), help=text, rich_help_panel=panel)
+            )
         else:
             kind = str if f.spelling == "csv" else _python_type(f.constraint)
-            params.append(_option(f.name, Optional[kind], None, f.flag, help=text, rich_help_panel=panel,
-                                  show_default=False))
+            params.append(
+                _option(f.name, Optional[kind], None, f.flag, help=text, rich_help_panel=panel, show_default=False)
+            )
     return params
 
 
 _OUTPUT_OPTIONS = [
-    _option("config", Optional[Path], None, "--config", rich_help_panel="Input",
-            help=escape("TOML file with any of the fields above (top level or under [audit]); flags typed on the "
-                        "command line win.")),
-    _option("out", Optional[Path], None, "--out", rich_help_panel=OUTPUT_PANEL,
-            help=escape("Directory for report.json, report.html, the salt and the signature, written as one set (a "
-                        "new path, an empty directory or an earlier report's directory, which is replaced). [default: "
-                        "none: nothing is saved]")),
-    _option("report_mode", Literal["644", "640", "600"], "644", "--report-mode", rich_help_panel=OUTPUT_PANEL,
-            help=escape("Mode of the report files: 644 (anyone may read), 640 (group), 600 (owner); the salt is "
-                        "0600 always. [default: 644]"), show_default=False),
-    _option("sign_key", Optional[Path], None, "--sign-key", rich_help_panel=OUTPUT_PANEL,
-            help=escape("Ed25519 private key (PEM, mode 0600): sign the report (needs --out). [default: none]")),
-    _option("commitment_salt", Optional[Path], None, "--commitment-salt", rich_help_panel=OUTPUT_PANEL,
-            help=escape(f"File with the secret salt (hex) of the deletion commitment. [default: a new random salt "
-                        f"saved as OUT/{SALT_FILE}, mode 0600]")),
+    _option(
+        "config",
+        Optional[Path],
+        None,
+        "--config",
+        rich_help_panel="Input",
+        help=escape(
+            "TOML file with any of the fields above (top level or under [audit]); flags typed on the command line win."
+        ),
+    ),
+    _option(
+        "out",
+        Optional[Path],
+        None,
+        "--out",
+        rich_help_panel=OUTPUT_PANEL,
+        help=escape(
+            "Directory for report.json, report.html, the salt and the signature, written as one set (a "
+            "new path, an empty directory or an earlier report's directory, which is replaced). [default: "
+            "none: nothing is saved]"
+        ),
+    ),
+    _option(
+        "report_mode",
+        Literal["644", "640", "600"],
+        "644",
+        "--report-mode",
+        rich_help_panel=OUTPUT_PANEL,
+        help=escape(
+            "Mode of the report files: 644 (anyone may read), 640 (group), 600 (owner); the salt is "
+            "0600 always. [default: 644]"
+        ),
+        show_default=False,
+    ),
+    _option(
+        "sign_key",
+        Optional[Path],
+        None,
+        "--sign-key",
+        rich_help_panel=OUTPUT_PANEL,
+        help=escape("Ed25519 private key (PEM, mode 0600): sign the report (needs --out). [default: none]"),
+    ),
+    _option(
+        "commitment_salt",
+        Optional[Path],
+        None,
+        "--commitment-salt",
+        rich_help_panel=OUTPUT_PANEL,
+        help=escape(
+            f"File with the secret salt (hex) of the deletion commitment. [default: a new random salt "
+            f"saved as OUT/{SALT_FILE}, mode 0600]"
+        ),
+    ),
     _option("as_json", bool, False, "--json", rich_help_panel=OUTPUT_PANEL, help="Print the report as JSON on stdout."),
-    _option("quiet", bool, False, "--quiet", "-q", rich_help_panel=OUTPUT_PANEL,
-            help="No progress, no summary (errors only)."),
+    _option(
+        "quiet",
+        bool,
+        False,
+        "--quiet",
+        "-q",
+        rich_help_panel=OUTPUT_PANEL,
+        help="No progress, no summary (errors only).",
+    ),
 ]
 
 #: `audit run` only: what a pass must show to exit 0 (the report is the same either way, so this is
 #: no configuration field: it is not recorded, and a comparison has no single verdict to refuse).
 _EXIT_OPTIONS = [
-    _option("strict", bool, False, "--strict", rich_help_panel=OUTPUT_PANEL,
-            help=escape("Exit 7 instead of 0 when the verdict is consistent but a finding makes the pass vacuous "
-                        "(no-power, released-at-chance, attacks-skipped, ...): a gate on exit 0 then refuses a pass "
-                        "that could not have failed.")),
+    _option(
+        "strict",
+        bool,
+        False,
+        "--strict",
+        rich_help_panel=OUTPUT_PANEL,
+        help=escape(
+            "Exit 7 instead of 0 when the verdict is consistent but a finding makes the pass vacuous "
+            "(no-power, released-at-chance, attacks-skipped, ...): a gate on exit 0 then refuses a pass "
+            "that could not have failed."
+        ),
+    ),
 ]
 
 #: internal parameter names, as the user typed them (the signing code names its key parameter)
@@ -163,8 +235,12 @@ def run(**params: Any) -> None:
         if target is None:
             nothing_saved(err)
         else:
-            err.print(("replaced the earlier report: " if target.replaced else "written: ")
-                      + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
+            err.print(
+                ("replaced the earlier report: " if target.replaced else "written: ")
+                + ", ".join(str(p) for p in written),
+                highlight=False,
+                soft_wrap=True,
+            )
     code = exit_code(report.verdict, report.findings, strict=strict)
     if code == ExitCode.VACUOUS:  # said even with -q: it is why the run failed
         refused_as_vacuous(err, report)
@@ -173,14 +249,17 @@ def run(**params: Any) -> None:
 
 def checked(progress: Callable[[str, int, int], None]) -> Callable[[str, int, int], None]:
     """The progress callback, raising again at each step a Ctrl-C or SIGTERM that was swallowed."""
+
     def progress_checked(stage: str, done: int, total: int) -> None:
         check_signals()
         progress(stage, done, total)
+
     return progress_checked
 
 
-def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path | None,
-                  resume: str | None = None) -> bytes | None:
+def check_outputs(
+    out: Path | None, sign_key: Path | None, commitment_salt: Path | None, resume: str | None = None
+) -> bytes | None:
     """Refuse unusable output options before any work or any file is written; the salt, if given.
 
     ``--resume`` must be writable with room to spare (as ``--out`` is, when it is locked), and
@@ -193,12 +272,17 @@ def check_outputs(out: Path | None, sign_key: Path | None, commitment_salt: Path
         if out is not None:
             a, b = Path(resume).resolve(), out.resolve()
             if a == b or a.is_relative_to(b) or b.is_relative_to(a):
-                raise InvalidInput("--resume", "a directory apart from --out (neither one inside the other): the "
-                                   "report's directory is replaced whole when it is written", str(resume))
+                raise InvalidInput(
+                    "--resume",
+                    "a directory apart from --out (neither one inside the other): the "
+                    "report's directory is replaced whole when it is written",
+                    str(resume),
+                )
     if sign_key is not None:
         if out is None:
-            raise InvalidInput("--sign-key", "used together with --out (the signature covers the written files)",
-                               str(sign_key))
+            raise InvalidInput(
+                "--sign-key", "used together with --out (the signature covers the written files)", str(sign_key)
+            )
         from audit.report.signing import load_private_key
 
         load_private_key(sign_key)
@@ -230,8 +314,9 @@ def _named(exc: InvalidInput, typed: set[str], config_path: Path | None) -> Inva
         # a rule tying fields (not a bad list given to a field of the same name): name their flags
         quantity = exc.allowed.partition(" of ")[0]
         allowed = f"{quantity} of " + ", ".join(FIELD[n].flag for n in CHOSEN_ONE[head])
-        return InvalidInput("the " + head.replace("_", " ") + " flags", allowed, [FIELD[n].flag for n in exc.got],
-                            exc.hint)
+        return InvalidInput(
+            "the " + head.replace("_", " ") + " flags", allowed, [FIELD[n].flag for n in exc.got], exc.hint
+        )
     if head not in FIELD:
         return exc
     f = FIELD[head]
@@ -298,8 +383,11 @@ def parse_numbers(flag: str, text: str, constraint: Any) -> tuple[float | int, .
     try:
         return tuple((int if integers else float)(w) for w in text.split(",") if w.strip())
     except ValueError:
-        example = "comma-separated positive integers such as 64,64" if integers else \
-            "comma-separated numbers such as 0.1,1,10 (or none)"
+        example = (
+            "comma-separated positive integers such as 64,64"
+            if integers
+            else "comma-separated numbers such as 0.1,1,10 (or none)"
+        )
         raise InvalidInput(flag, example, text) from None
 
 
@@ -318,8 +406,11 @@ def read_config(path: Path) -> dict[str, Any]:
         raise InvalidInput("--config", "valid TOML", f"{path}: {exc}") from None
     if "audit" in data:
         if not isinstance(data["audit"], dict):
-            raise InvalidInput("--config", "a file whose [audit] is a table of configuration fields",
-                               f"{path}: audit = {data['audit']!r}")
+            raise InvalidInput(
+                "--config",
+                "a file whose [audit] is a table of configuration fields",
+                f"{path}: audit = {data['audit']!r}",
+            )
         data = data["audit"]
     return dict(data)
 
@@ -338,5 +429,6 @@ def read_salt(path: Path, field: str = "--commitment-salt") -> bytes:
 
 
 run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [*_field_parameters(), *_OUTPUT_OPTIONS, *_EXIT_OPTIONS])
+    [*_field_parameters(), *_OUTPUT_OPTIONS, *_EXIT_OPTIONS]
+)
 run = command("run", renames=RENAMES)(run)

@@ -49,9 +49,17 @@ class Stages:
 
     def __enter__(self) -> Stages:
         if not self.quiet and self.err.is_terminal:
-            self.bar = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                                TextColumn("{task.fields[rate]}"), console=self.err, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description:<10}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[rate]}"),
+                console=self.err,
+                transient=True,
+            )
             self.bar.__enter__()
             self.tasks = {s: self.bar.add_task(s, total=1, visible=False, rate="") for s in self.stages}
         return self
@@ -74,8 +82,11 @@ class Stages:
         elif not self.quiet and done >= total and stage not in self.finished:
             self.finished.add(stage)
             count = f" ({done}/{total})" if total > 1 else ""
-            self.err.print(f"[{now - self.t0:7.1f}s] {stage}{count} done in {now - self.started[stage]:.1f}s",
-                           highlight=False, soft_wrap=True)
+            self.err.print(
+                f"[{now - self.t0:7.1f}s] {stage}{count} done in {now - self.started[stage]:.1f}s",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _fmt(v: Any) -> str:
@@ -90,8 +101,13 @@ def headline_line(err: Console, report: Any) -> None:
     from audit.findings import headline
 
     line = headline(report.verdict, report.findings)
-    colour = ("red" if report.verdict == "violated" or line.count("error") else
-              "green" if report.verdict == "consistent" and not line.named else "yellow")
+    colour = (
+        "red"
+        if report.verdict == "violated" or line.count("error")
+        else "green"
+        if report.verdict == "consistent" and not line.named
+        else "yellow"
+    )
     err.print(f"[bold {colour}]{escape(line.text())}[/]", highlight=False, soft_wrap=True)
 
 
@@ -101,10 +117,17 @@ def refused_as_vacuous(err: Console, report: Any) -> None:
     from audit.findings import headline
 
     codes = ", ".join(headline(report.verdict, report.findings).vacuous)
-    err.print(f"refused by --strict: the verdict is consistent, but the pass proves little ({codes}): exit "
-              f"{int(ExitCode.VACUOUS)}", highlight=False, soft_wrap=True)
-def _bound(value: float, ceiling: float, can_test: bool | None, size: int | None, target: float | None,
-           unit: str) -> str:
+    err.print(
+        f"refused by --strict: the verdict is consistent, but the pass proves little ({codes}): exit "
+        f"{int(ExitCode.VACUOUS)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _bound(
+    value: float, ceiling: float, can_test: bool | None, size: int | None, target: float | None, unit: str
+) -> str:
     """A lower bound with its ceiling, or, below its own resolution, what it cannot test and the size that could."""
     if can_test is not False:
         return f"{_fmt(value)} (ceiling {_fmt(ceiling)})"
@@ -118,10 +141,18 @@ def _one_run_bound(one_run: dict) -> str:
     that it cannot see a deletion that did nothing, with the control's count."""
     control = one_run.get("control")
     if not one_run_blind(one_run):
-        return _bound(one_run["epsilon_lower"], one_run["ceiling"], one_run.get("can_test"),
-                      one_run.get("size_to_test"), one_run["certified_epsilon"], "pairs")
-    return (f"{cannot_catch_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
-            f"epsilon >= {_fmt(control['epsilon_lower'])}; ceiling {_fmt(one_run['ceiling'])})")
+        return _bound(
+            one_run["epsilon_lower"],
+            one_run["ceiling"],
+            one_run.get("can_test"),
+            one_run.get("size_to_test"),
+            one_run["certified_epsilon"],
+            "pairs",
+        )
+    return (
+        f"{cannot_catch_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
+        f"epsilon >= {_fmt(control['epsilon_lower'])}; ceiling {_fmt(one_run['ceiling'])})"
+    )
 
 
 def summary(err: Console, report: Any) -> None:
@@ -129,16 +160,21 @@ def summary(err: Console, report: Any) -> None:
     ledger of a sequence, measured epsilons, utility and timings; then every finding."""
     headline_line(err, report)
     cert, real, util = report.certificate, report.realized, report.utility
-    table = Table(title=f"{report.method.title} audit: verdict {report.verdict.upper()}",
-                  show_header=True, header_style="bold")
+    table = Table(
+        title=f"{report.method.title} audit: verdict {report.verdict.upper()}", show_header=True, header_style="bold"
+    )
     table.add_column("quantity")
     table.add_column("value", justify="right")
     if cert.kind == "none":
-        rows = [("certificate", "none: the method has no theorem (nothing is certified)"),
-                ("output noise sigma (uncalibrated)", _fmt(cert.sigma))]
+        rows = [
+            ("certificate", "none: the method has no theorem (nothing is certified)"),
+            ("output noise sigma (uncalibrated)", _fmt(cert.sigma)),
+        ]
     elif not cert.valid:
-        rows = [("certificate", f"{cert.kind}: NOT ISSUED (a condition failed; see the findings)"),
-                ("sensitivity bound Delta", _fmt(cert.sensitivity))]
+        rows = [
+            ("certificate", f"{cert.kind}: NOT ISSUED (a condition failed; see the findings)"),
+            ("sensitivity bound Delta", _fmt(cert.sensitivity)),
+        ]
     else:
         rows = [
             ("certified epsilon (delta)", f"{_fmt(cert.epsilon)} ({_fmt(cert.delta)})"),
@@ -148,51 +184,82 @@ def summary(err: Console, report: Any) -> None:
         ]
     ledger = report.ledger
     if ledger is not None:
-        rows.append((f"cumulative epsilon over {len(ledger.releases)} releases (delta)",
-                     f"{_fmt(ledger.cumulative_epsilon)} ({_fmt(ledger.delta)})"))
+        rows.append(
+            (
+                f"cumulative epsilon over {len(ledger.releases)} releases (delta)",
+                f"{_fmt(ledger.cumulative_epsilon)} ({_fmt(ledger.delta)})",
+            )
+        )
         budget = "none set" if ledger.budget_epsilon is None else _fmt(ledger.budget_epsilon)
         rows.append(("budget epsilon", budget))
         due = ("YES, since release " + str(ledger.first_release_over_budget)) if ledger.retrain_due else "no"
         rows.append(("retrain due", due))
-    rows += [("||theta_U - theta_R|| (before noise)", _fmt(real.distance_unlearned_retrained)),
-             ("realized epsilon", _fmt(real.epsilon))]
+    rows += [
+        ("||theta_U - theta_R|| (before noise)", _fmt(real.distance_unlearned_retrained)),
+        ("realized epsilon", _fmt(real.epsilon)),
+    ]
     if real.no_op_epsilon is not None:
         rows.append(("no-op epsilon (the original model at this sigma)", _fmt(real.no_op_epsilon)))
     for name in ("original", "unlearned", "retrained"):
         t = getattr(util, name).test
         noisy = t.noisy_accuracy_mean
-        rows.append((f"test accuracy {name} (noiseless / released)",
-                     f"{t.accuracy:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a")))
+        rows.append(
+            (
+                f"test accuracy {name} (noiseless / released)",
+                f"{t.accuracy:.4f} / " + (f"{noisy:.4f}" if noisy is not None else "n/a"),
+            )
+        )
     if report.attacks:
         cmp = report.attacks.comparison
         for name, result in report.attacks.attacks.items():
             b = result.bound
-            rows.append((f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
-                         _bound(b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon,
-                                "trials/world")))
+            rows.append(
+                (
+                    f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
+                    _bound(
+                        b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon, "trials/world"
+                    ),
+                )
+            )
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
         placed = report.attacks.production
         if placed is not None:
-            rows.append(("production model: loss on D (trials' range, z of log loss)",
-                         f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], "
-                         f"z = {placed.z:+.2f})"))
+            rows.append(
+                (
+                    "production model: loss on D (trials' range, z of log loss)",
+                    f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})",
+                )
+            )
     one_run = report.one_run or {}
     if "ceiling" in one_run:
         rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
     check = report.reproducibility
     if check is not None:
-        rows.append((f"train twice with one seed ({check.records} records)", "identical" if check.equal
-                     else f"DIFFERENT (by up to {check.max_abs_difference:.3g})"))
+        rows.append(
+            (
+                f"train twice with one seed ({check.records} records)",
+                "identical" if check.equal else f"DIFFERENT (by up to {check.max_abs_difference:.3g})",
+            )
+        )
     tm = report.timings
-    rows.append(("learn / unlearn / retrain seconds", f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
-                 + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else "")))
+    rows.append(
+        (
+            "learn / unlearn / retrain seconds",
+            f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
+            + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else ""),
+        )
+    )
     cost = report.attacks.execution.cost if report.attacks and report.attacks.execution else None
     if cost is not None:  # the estimate made before the trials, next to what they took
-        rows.append(("trials' cost, estimated / measured seconds",
-                     f"{cost.trainings:,} trainings x {cost.seconds_per_training:.3g} + {cost.unlearnings:,} "
-                     f"unlearnings x {cost.seconds_per_unlearning:.3g} over {cost.workers} worker(s) = "
-                     f"{_fmt(cost.estimated_s)} / {_fmt(tm.attacks_s)}"))
+        rows.append(
+            (
+                "trials' cost, estimated / measured seconds",
+                f"{cost.trainings:,} trainings x {cost.seconds_per_training:.3g} + {cost.unlearnings:,} "
+                f"unlearnings x {cost.seconds_per_unlearning:.3g} over {cost.workers} worker(s) = "
+                f"{_fmt(cost.estimated_s)} / {_fmt(tm.attacks_s)}",
+            )
+        )
     for r in rows:
         table.add_row(*r)
     err.print(table)
@@ -202,8 +269,12 @@ def summary(err: Console, report: Any) -> None:
 
 
 def nothing_saved(err: Console) -> None:
-    err.print("nothing was saved (no --out): rerun with --out DIR to keep report.json, report.html and the "
-              "commitment salt, or --json to print the report", highlight=False, soft_wrap=True)
+    err.print(
+        "nothing was saved (no --out): rerun with --out DIR to keep report.json, report.html and the "
+        "commitment salt, or --json to print the report",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 class NotesHandler(logging.Handler):
@@ -215,8 +286,7 @@ class NotesHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         kind = "note" if record.levelno <= logging.INFO else record.levelname.lower()
-        self.err.print(f"{kind}: {escape(record.getMessage())}", highlight=False,
-                       soft_wrap=True)
+        self.err.print(f"{kind}: {escape(record.getMessage())}", highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -59,8 +59,9 @@ def read_maybe_gzip(path: Path) -> bytes:
 _MAX_STRAY_SHOWN = 5
 
 
-def refuse_stray_text(column: str, values: Sequence[Any], is_number: Callable[[Any], bool],
-                      where: Callable[[int], str]) -> None:
+def refuse_stray_text(
+    column: str, values: Sequence[Any], is_number: Callable[[Any], bool], where: Callable[[int], str]
+) -> None:
     """Refuse a column that holds mostly numbers and some text (``values``: None where missing).
 
     Such a column is dirty numeric data (a typo, a unit, a note), not categories: one-hot encoding
@@ -73,10 +74,14 @@ def refuse_stray_text(column: str, values: Sequence[Any], is_number: Callable[[A
         return
     shown = ", ".join(f"{values[i]!r} {where(i)}" for i in text[:_MAX_STRAY_SHOWN])
     more = f" and {len(text) - _MAX_STRAY_SHOWN} more" if len(text) > _MAX_STRAY_SHOWN else ""
-    raise InvalidInput(column, f"a number in every row (the column is numeric: {len(present) - len(text)} of "
-                       f"{len(present)} values are numbers)", values[text[0]],
-                       hint=f"Text {shown}{more}; fix or drop those rows (text in a mostly numeric column is "
-                       "taken for a data error, not for categories).")
+    raise InvalidInput(
+        column,
+        f"a number in every row (the column is numeric: {len(present) - len(text)} of "
+        f"{len(present)} values are numbers)",
+        values[text[0]],
+        hint=f"Text {shown}{more}; fix or drop those rows (text in a mostly numeric column is "
+        "taken for a data error, not for categories).",
+    )
 
 
 def one_hot(values: np.ndarray, column: str, max_categories: int = 1000) -> tuple[np.ndarray, list[str], list[str]]:
@@ -84,9 +89,12 @@ def one_hot(values: np.ndarray, column: str, max_categories: int = 1000) -> tupl
     vocabulary. More than ``max_categories`` values is an error (an identifier-like column)."""
     vocab = sorted(set(values.tolist()))
     if len(vocab) > max_categories:
-        raise InvalidInput(column, f"a categorical column with at most {max_categories} distinct values",
-                           f"{len(vocab)} distinct values", hint="Drop identifier-like columns (or name them "
-                           "as the id column) before loading.")
+        raise InvalidInput(
+            column,
+            f"a categorical column with at most {max_categories} distinct values",
+            f"{len(vocab)} distinct values",
+            hint="Drop identifier-like columns (or name them as the id column) before loading.",
+        )
     index = {v: i for i, v in enumerate(vocab)}
     codes = np.fromiter((index[v] for v in values.tolist()), dtype=np.int64, count=len(values))
     block = np.zeros((len(values), len(vocab)), dtype=np.float64)

@@ -34,9 +34,7 @@ def _as_labels(name: str, y: Any, n: int, x_name: str) -> np.ndarray:
     if a.ndim != 1:
         raise InvalidInput(name, "a 1-D array of labels", a.shape)
     if a.shape[0] != n:
-        raise InvalidInput(
-            name, f"as long as {x_name} ({n} records)", f"{a.shape[0]} labels"
-        )
+        raise InvalidInput(name, f"as long as {x_name} ({n} records)", f"{a.shape[0]} labels")
     if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
         raise InvalidInput(name, "finite labels (no NaN or inf)", "non-finite labels")
     if a.dtype.kind not in "biufUSO":
@@ -81,9 +79,7 @@ def from_arrays(
     if X_test is not None:
         Xt = _as_2d_finite("X_test", X_test)
         if Xt.shape[1] != Xa.shape[1]:
-            raise InvalidInput(
-                "X_test", f"an array with {Xa.shape[1]} columns like X", f"{Xt.shape[1]} columns"
-            )
+            raise InvalidInput("X_test", f"an array with {Xa.shape[1]} columns like X", f"{Xt.shape[1]} columns")
         yt = _as_labels("y_test", y_test, Xt.shape[0], "X_test")
     all_y = ya if yt is None else np.concatenate([ya, yt])
     codes, classes = encode_labels(all_y, "y")
@@ -108,15 +104,9 @@ def from_arrays(
             "encoding": "group id k is values[k] (sorted unique values of groups)",
         }
 
-    names = (
-        [str(s) for s in feature_names]
-        if feature_names is not None
-        else [f"x{i}" for i in range(Xa.shape[1])]
-    )
+    names = [str(s) for s in feature_names] if feature_names is not None else [f"x{i}" for i in range(Xa.shape[1])]
     if len(names) != Xa.shape[1]:
-        raise InvalidInput(
-            "feature_names", f"{Xa.shape[1]} names (one per column of X)", len(names)
-        )
+        raise InvalidInput("feature_names", f"{Xa.shape[1]} names (one per column of X)", len(names))
     shas = {"X": sha256_array(Xa), "y": sha256_array(ya)}
     if Xt is not None and yt is not None:
         shas.update(X_test=sha256_array(Xt), y_test=sha256_array(yt))
@@ -145,9 +135,7 @@ def from_arrays(
         seed=seed,
         max_train=max_train,
         feature_map=feature_map,
-        default_feature_map={
-            "standardize": True, "pca_components": None, "whiten": True, "row_norm": "clip"
-        },
+        default_feature_map={"standardize": True, "pca_components": None, "whiten": True, "row_norm": "clip"},
         reference_fraction=reference_fraction,
         test_fraction=test_fraction,
         unseen_fraction=unseen_fraction,

@@ -56,12 +56,11 @@ class AuditData:
             X = np.ascontiguousarray(getattr(self, f"X_{split}"), dtype=np.float32)
             y = np.ascontiguousarray(getattr(self, f"y_{split}"), dtype=np.int64)
             if X.ndim < 2:
-                raise InvalidInput(f"X_{split}", "an array of records (n, features) or (n, C, H, W)",
-                                   f"shape {X.shape}")
-            if y.ndim != 1 or y.shape[0] != X.shape[0]:
                 raise InvalidInput(
-                    f"y_{split}", f"a 1-D array of length {X.shape[0]}", f"shape {y.shape}"
+                    f"X_{split}", "an array of records (n, features) or (n, C, H, W)", f"shape {X.shape}"
                 )
+            if y.ndim != 1 or y.shape[0] != X.shape[0]:
+                raise InvalidInput(f"y_{split}", f"a 1-D array of length {X.shape[0]}", f"shape {y.shape}")
             if shape is None:
                 shape = tuple(int(s) for s in X.shape[1:])
             elif X.shape[1:] != shape:
@@ -73,15 +72,11 @@ class AuditData:
         for split in ("train", "test", "unseen"):
             y = getattr(self, f"y_{split}")
             if y.size and (y.min() < 0 or y.max() >= n_classes):
-                raise InvalidInput(
-                    f"y_{split}", f"labels in 0..{n_classes - 1}", (int(y.min()), int(y.max()))
-                )
+                raise InvalidInput(f"y_{split}", f"labels in 0..{n_classes - 1}", (int(y.min()), int(y.max())))
         if self.groups_train is not None:
             g = np.ascontiguousarray(self.groups_train, dtype=np.int64)
             if g.shape != self.y_train.shape:
-                raise InvalidInput(
-                    "groups_train", f"a 1-D array of length {self.y_train.shape[0]}", g.shape
-                )
+                raise InvalidInput("groups_train", f"a 1-D array of length {self.y_train.shape[0]}", g.shape)
             object.__setattr__(self, "groups_train", g)
         assert shape is not None
         d = int(np.prod(shape))
@@ -145,8 +140,7 @@ class AuditData:
             return [float(c) / max(1, y.size) for c in counts]
 
         max_norm = max(
-            (float(np.max(np.linalg.norm(X.reshape(X.shape[0], -1).astype(np.float64), axis=1)))
-             if X.size else 0.0)
+            (float(np.max(np.linalg.norm(X.reshape(X.shape[0], -1).astype(np.float64), axis=1))) if X.size else 0.0)
             for X in (self.X_train, self.X_test, self.X_unseen)
         )
         return {
@@ -162,10 +156,7 @@ class AuditData:
                 "test": balance(self.y_test),
                 "unseen": balance(self.y_unseen),
             },
-            "n_groups": None
-            if self.groups_train is None
-            else int(np.unique(self.groups_train).size),
+            "n_groups": None if self.groups_train is None else int(np.unique(self.groups_train).size),
             "max_row_norm": max_norm,
             "content_hash": self.content_hash(),
         }
-

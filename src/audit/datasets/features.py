@@ -63,8 +63,11 @@ class FeatureMap:
     ) -> None:
         if normalize is not None:
             pair = list(normalize) if isinstance(normalize, (list, tuple)) else []
-            if (len(pair) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                          and math.isfinite(v) for v in pair) or pair[1] <= 0):
+            if (
+                len(pair) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair)
+                or pair[1] <= 0
+            ):
                 raise InvalidInput("normalize", "None or [mean, std] with finite mean and std > 0", normalize)
             normalize = (float(pair[0]), float(pair[1]))
         self.normalize = normalize
@@ -73,9 +76,7 @@ class FeatureMap:
         if not isinstance(whiten, (bool, np.bool_)):
             raise InvalidInput("whiten", "True or False", whiten)
         if pca_components is not None:
-            pca_components = require(
-                Integer(lo=1), "pca_components", pca_components, "None or an integer >= 1"
-            )
+            pca_components = require(Integer(lo=1), "pca_components", pca_components, "None or an integer >= 1")
         row_norm = Choice(ROW_NORMS).check("row_norm", row_norm)
         self.standardize = bool(standardize)
         self.pca_components = pca_components
@@ -152,7 +153,8 @@ class FeatureMap:
             raise InvalidInput("X_reference", "finite values (no NaN or inf)", "non-finite values")
         if self.pca_components is not None and self.pca_components > d:
             raise InvalidInput(
-                "pca_components", f"at most the number of input features ({d})",
+                "pca_components",
+                f"at most the number of input features ({d})",
                 self.pca_components,
             )
         self.n_features_in_ = d
@@ -199,16 +201,12 @@ class FeatureMap:
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Apply the fitted map; returns a float32 array whose rows respect ``row_norm``."""
         if not self.fitted and (self.standardize or self.pca_components is not None):
-            raise InvalidInput(
-                "feature_map", "fitted on the reference split before transform", "unfitted"
-            )
+            raise InvalidInput("feature_map", "fitted on the reference split before transform", "unfitted")
         Z = self._normalized(X)
         if Z.ndim != 2:
             raise InvalidInput("X", "a 2-D array", f"array of shape {Z.shape}")
         if self.n_features_in_ is not None and Z.shape[1] != self.n_features_in_:
-            raise InvalidInput(
-                "X", f"an array with {self.n_features_in_} columns", f"{Z.shape[1]} columns"
-            )
+            raise InvalidInput("X", f"an array with {self.n_features_in_} columns", f"{Z.shape[1]} columns")
         if self.standardize:
             assert self.mean_ is not None and self.scale_ is not None
             Z = (Z - self.mean_) / self.scale_
@@ -240,8 +238,7 @@ class FeatureMap:
         steps: list[str] = []
         out: dict[str, Any] = {
             "fitted_on": (
-                f"reference split ({self.n_reference_} records), disjoint from train, test "
-                "and unseen"
+                f"reference split ({self.n_reference_} records), disjoint from train, test and unseen"
                 if self.n_reference_ is not None
                 else "nothing (no data-dependent step)"
             ),
@@ -261,8 +258,7 @@ class FeatureMap:
         if self.pca_components is not None:
             steps.append(
                 f"pca: project onto the top {self.pca_components} principal directions of the "
-                "reference split"
-                + (", whitened (reference covariance = identity, ddof=1)" if self.whiten else "")
+                "reference split" + (", whitened (reference covariance = identity, ddof=1)" if self.whiten else "")
             )
             pca: dict[str, Any] = {"components": self.pca_components, "whiten": self.whiten}
             if self.components_ is not None:
@@ -270,9 +266,7 @@ class FeatureMap:
                 assert self.explained_variance_ratio_ is not None
                 assert self.pca_mean_ is not None
                 pca["explained_variance"] = [float(v) for v in self.explained_variance_]
-                pca["explained_variance_ratio_total"] = float(
-                    np.sum(self.explained_variance_ratio_)
-                )
+                pca["explained_variance_ratio_total"] = float(np.sum(self.explained_variance_ratio_))
                 pca["components_sha256"] = sha256_array(self.components_)
                 pca["mean_sha256"] = sha256_array(self.pca_mean_)
                 pca["sign_convention"] = "largest-magnitude loading of each component positive"
@@ -304,9 +298,7 @@ def bound_rows(Z: np.ndarray) -> np.ndarray:
     return X32
 
 
-def resolve_feature_map(
-    feature_map: FeatureMap | Mapping[str, Any] | None, default: Mapping[str, Any]
-) -> FeatureMap:
+def resolve_feature_map(feature_map: FeatureMap | Mapping[str, Any] | None, default: Mapping[str, Any]) -> FeatureMap:
     """A fresh, unfitted map: ``default`` (a dataset's options), overridden by ``feature_map``."""
     if feature_map is None:
         return FeatureMap.from_config(default)
@@ -317,12 +309,8 @@ def resolve_feature_map(
         if unknown:
             raise InvalidInput(
                 "feature_map",
-                "a FeatureMap or a mapping with keys among "
-                + ", ".join(repr(k) for k in FEATURE_MAP_KEYS),
+                "a FeatureMap or a mapping with keys among " + ", ".join(repr(k) for k in FEATURE_MAP_KEYS),
                 unknown,
             )
         return FeatureMap.from_config({**default, **feature_map})
-    raise InvalidInput(
-        "feature_map", "None, a FeatureMap, or a mapping of FeatureMap options", feature_map
-    )
-
+    raise InvalidInput("feature_map", "None, a FeatureMap, or a mapping of FeatureMap options", feature_map)

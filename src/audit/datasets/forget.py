@@ -163,8 +163,7 @@ def _pick(data: AuditData, m: int, strategy: str, rng: np.random.Generator) -> n
     return order[:m]
 
 
-def mislabel_records(y: np.ndarray, idx: np.ndarray, n_classes: int,
-                     seed: int | np.random.Generator) -> np.ndarray:
+def mislabel_records(y: np.ndarray, idx: np.ndarray, n_classes: int, seed: int | np.random.Generator) -> np.ndarray:
     """A copy of the labels ``y`` in which every record of ``idx`` has another class: its label
     shifted by a random non-zero offset mod ``n_classes`` (from ``seed``, or a generator the
     caller derived for its own role). Canaries that a model can only fit by memorising them."""
@@ -220,27 +219,44 @@ def indices_of_ids(data: AuditData, ids: Any, field: str = "forget_ids") -> np.n
     position = {v: i for i, v in enumerate(train.tolist())}
     missing = [v for v in wanted.tolist() if v not in position]
     if missing:
-        raise InvalidInput(field, "ids of training records", missing[:5],
-                           hint=_where(data, missing[0])
-                           + (f" ({len(missing)} ids are not training records.)" if len(missing) > 1 else ""))
+        raise InvalidInput(
+            field,
+            "ids of training records",
+            missing[:5],
+            hint=_where(data, missing[0])
+            + (f" ({len(missing)} ids are not training records.)" if len(missing) > 1 else ""),
+        )
     n = data.n_train
     if wanted.size > n // 2:
-        raise InvalidInput(field, f"at most n//2 records ({n // 2} of the {n} training records)",
-                           f"{wanted.size} ids",
-                           hint="Beyond half of the training set a retrain from scratch is the honest answer.")
+        raise InvalidInput(
+            field,
+            f"at most n//2 records ({n // 2} of the {n} training records)",
+            f"{wanted.size} ids",
+            hint="Beyond half of the training set a retrain from scratch is the honest answer.",
+        )
     return np.sort(np.asarray([position[v] for v in wanted.tolist()], dtype=np.int64))
 
 
 def _where(data: AuditData, missing: Any) -> str:
     """Why an id is not a training record: which split holds it, if any."""
     if data.record_ids is None:
-        return (f"{missing!r} is not the position of a training record; without ids a record's id is its "
-                "position in the source, and the split drew the training records at random.")
-    split = next((s for s in ("reference", "test", "unseen")
-                  if s in data.record_ids and missing in set(data.record_ids[s].tolist())), None)
+        return (
+            f"{missing!r} is not the position of a training record; without ids a record's id is its "
+            "position in the source, and the split drew the training records at random."
+        )
+    split = next(
+        (
+            s
+            for s in ("reference", "test", "unseen")
+            if s in data.record_ids and missing in set(data.record_ids[s].tolist())
+        ),
+        None,
+    )
     if split is not None:
-        return (f"{missing!r} is in the {split} split, not in training; pass your own split "
-                "({'train': ..., 'test': ...}) to choose which records are trained on.")
+        return (
+            f"{missing!r} is in the {split} split, not in training; pass your own split "
+            "({'train': ..., 'test': ...}) to choose which records are trained on."
+        )
     cut = data.preprocessing.get("split", {}).get("max_train")
     if cut is not None:
         return f"{missing!r} is not among the {data.n_train} training records kept by max_train={cut}."

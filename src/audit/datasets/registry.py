@@ -101,9 +101,7 @@ class Loader:
         if not isinstance(self.name, str) or not self.name:
             raise InvalidInput("Loader.name", "a non-empty string", self.name)
         if self.prefix is not None and (
-            not isinstance(self.prefix, str)
-            or not self.prefix
-            or not self.name.startswith(self.prefix)
+            not isinstance(self.prefix, str) or not self.prefix or not self.name.startswith(self.prefix)
         ):
             raise InvalidInput(
                 "Loader.prefix",
@@ -148,9 +146,7 @@ def _as_loader(obj: Any, target: str) -> Loader:
 def _clash(loader: Loader, table: Mapping[str, tuple[Loader, str]]) -> str | None:
     """Where an already registered loader takes ``loader``'s name or prefix, say which."""
     for other, origin in table.values():
-        if other.name == loader.name or (
-            loader.prefix is not None and loader.prefix == other.prefix
-        ):
+        if other.name == loader.name or (loader.prefix is not None and loader.prefix == other.prefix):
             return f"the name {loader.name!r} is already taken by {origin}"
     return None
 
@@ -164,9 +160,7 @@ def _scan() -> tuple[dict[str, Loader], dict[str, str]]:
         if info.name.startswith("_"):
             continue  # private helpers of the loaders
         module = f"{package.__name__}.{info.name}"
-        candidates.append(
-            (info.name, f"{module}:LOADER", lambda module=module: import_module(module).LOADER)
-        )
+        candidates.append((info.name, f"{module}:LOADER", lambda module=module: import_module(module).LOADER))
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         candidates.append((ep.name, ep.value, ep.load))
 
@@ -235,19 +229,21 @@ def catalogue() -> list[dict[str, Any]]:
     """
     out = []
     for name, loader in available_datasets().items():
-        out.append({
-            "name": name,
-            "title": loader.title or name,
-            "bundled": loader.prefix is None,
-            "needs": _needs(loader),
-            "source": loader.url or loader.source,
-            "copy": loader.source,
-            "licence": loader.licence,
-            "citation": loader.citation,
-            "description": loader.description,
-            "shape": _plain(loader.shape) if loader.shape is not None else None,
-            "known": [_plain(r) for r in loader.known],
-        })
+        out.append(
+            {
+                "name": name,
+                "title": loader.title or name,
+                "bundled": loader.prefix is None,
+                "needs": _needs(loader),
+                "source": loader.url or loader.source,
+                "copy": loader.source,
+                "licence": loader.licence,
+                "citation": loader.citation,
+                "description": loader.description,
+                "shape": _plain(loader.shape) if loader.shape is not None else None,
+                "known": [_plain(r) for r in loader.known],
+            }
+        )
     return out
 
 
@@ -339,7 +335,9 @@ def load_dataset(
         error = broken.get(name) or broken.get(name.partition(":")[0])
         if error is not None:
             raise InvalidInput(
-                "dataset", "a dataset whose loader imports", name,
+                "dataset",
+                "a dataset whose loader imports",
+                name,
                 hint=f"Loading its loader failed: {error}",
             )
     options = {"label_column": label_column, "group_column": group_column, "id_column": id_column}

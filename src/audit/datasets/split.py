@@ -42,10 +42,16 @@ def _check_feature_names(names: object, X: np.ndarray) -> None:
     names (CIFAR-10's images); a plug-in author's mistake here would otherwise surface as a TypeError
     deep in the split."""
     width = int(np.prod(X.shape[1:])) if X.ndim > 1 else 1
-    if (isinstance(names, (str, bytes)) or not isinstance(names, Sequence)
-            or not all(isinstance(x, str) for x in names) or len(names) not in (0, width)):
+    if (
+        isinstance(names, (str, bytes))
+        or not isinstance(names, Sequence)
+        or not all(isinstance(x, str) for x in names)
+        or len(names) not in (0, width)
+    ):
         got = f"{len(names)} names" if isinstance(names, (list, tuple)) else names
-        raise InvalidInput("feature_names_in", f"a sequence of {width} column names (one str per feature) or empty", got)
+        raise InvalidInput(
+            "feature_names_in", f"a sequence of {width} column names (one str per feature) or empty", got
+        )
 
 
 def build(
@@ -108,8 +114,9 @@ def build(
         if test_fraction is not None:
             raise InvalidInput(
                 "test_fraction",
-                "left unset when the source has its own test set" if explicit_test else
-                "left unset with the user's own split (the test split is the rest of the held-out records)",
+                "left unset when the source has its own test set"
+                if explicit_test
+                else "left unset with the user's own split (the test split is the rest of the held-out records)",
                 test_fraction,
                 hint=f"The test split comes from {test_source}.",
             )
@@ -122,8 +129,9 @@ def build(
     if f_ref + f_uns + (0.0 if user_split else f_test) >= 1.0:
         raise InvalidInput(
             "fractions",
-            "reference_fraction + unseen_fraction < 1" if user_split else
-            "reference_fraction + test_fraction + unseen_fraction < 1",
+            "reference_fraction + unseen_fraction < 1"
+            if user_split
+            else "reference_fraction + test_fraction + unseen_fraction < 1",
             {"reference": f_ref, "test": f_test, "unseen": f_uns},
         )
     rng = np.random.default_rng(seed_i)
@@ -148,17 +156,14 @@ def build(
             hint="Raise reference_fraction, or use a feature map without standardize/PCA.",
         )
     if not explicit_test and n_test < 1:
-        raise InvalidInput(
-            "test_fraction", f"large enough for at least 1 test record of {n_held}", f_test
-        )
+        raise InvalidInput("test_fraction", f"large enough for at least 1 test record of {n_held}", f_test)
     if n_uns < 1:
-        raise InvalidInput(
-            "unseen_fraction", f"large enough for at least 1 unseen record of {n_held}", f_uns
-        )
+        raise InvalidInput("unseen_fraction", f"large enough for at least 1 unseen record of {n_held}", f_uns)
     n_train_full = n - n_ref - n_test - n_uns
     if n_train_full < 2:
         raise InvalidInput(
-            "fractions", f"small enough to leave at least 2 training records of {n}",
+            "fractions",
+            f"small enough to leave at least 2 training records of {n}",
             {"reference": f_ref, "test": f_test, "unseen": f_uns},
         )
 
@@ -213,20 +218,21 @@ def build(
     }
     data_pre["split"] = {
         "seed": seed_i,
-        "method": ("the user's training records are the training split; the other records, permuted by "
-                   "numpy.random.default_rng(seed), give reference | test | unseen in that order"
-                   if user_split else
-                   "numpy.random.default_rng(seed).permutation of all records, then reference | "
-                   + ("" if explicit_test else "test | ")
-                   + "unseen | train in that order"),
+        "method": (
+            "the user's training records are the training split; the other records, permuted by "
+            "numpy.random.default_rng(seed), give reference | test | unseen in that order"
+            if user_split
+            else "numpy.random.default_rng(seed).permutation of all records, then reference | "
+            + ("" if explicit_test else "test | ")
+            + "unseen | train in that order"
+        ),
         "user_split": user_split,
         "fractions": {
             "reference": f_ref,
             **({} if explicit_test else {"test": f_test}),
             "unseen": f_uns,
         },
-        "fractions_of": "the held-out records (all but the user's training records)" if user_split
-        else "all records",
+        "fractions_of": "the held-out records (all but the user's training records)" if user_split else "all records",
         "test_source": test_source,
         "n_records": n,
         "sizes": {
@@ -248,13 +254,20 @@ def build(
         data_pre["feature_names_in"] = list(feature_names_in)
     else:
         data_pre["record_shape"] = list(record_shape)
-        data_pre["layout"] = ("records keep their shape; the feature map acts on them flattened row-major"
-                              if keep_shape else "records flattened row-major, then projected by PCA")
+        data_pre["layout"] = (
+            "records keep their shape; the feature map acts on them flattened row-major"
+            if keep_shape
+            else "records flattened row-major, then projected by PCA"
+        )
     data_pre["dtypes"] = {"X": "float32", "y": "int64", "groups": "int64"}
     record_ids = None
     if ids is not None:
-        record_ids = {"train": ids[train_idx], "unseen": ids[uns_idx], "reference": ids[ref_idx],
-                      "test": ids_test if explicit_test else ids[test_idx]}
+        record_ids = {
+            "train": ids[train_idx],
+            "unseen": ids[uns_idx],
+            "reference": ids[ref_idx],
+            "test": ids_test if explicit_test else ids[test_idx],
+        }
         data_pre["ids"] = "every record carries the user's id (AuditData.record_ids)"
 
     return AuditData(
@@ -275,10 +288,7 @@ def build(
         source_rows={
             "reference": np.asarray(ref_idx, dtype=np.int64),
             "train": np.asarray(train_idx, dtype=np.int64),
-            "test": np.arange(len(yte), dtype=np.int64)
-            if explicit_test
-            else np.asarray(test_idx, dtype=np.int64),
+            "test": np.arange(len(yte), dtype=np.int64) if explicit_test else np.asarray(test_idx, dtype=np.int64),
             "unseen": np.asarray(uns_idx, dtype=np.int64),
         },
     )
-

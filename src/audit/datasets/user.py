@@ -54,8 +54,15 @@ _MISSING_TEXT = frozenset({"", "nan", "none", "null", "na", "n/a", "<na>"})
 class _Part:
     """One part of the caller's data, in a common form: float64 records, raw labels, ids."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, ids: np.ndarray | None, groups: np.ndarray | None,
-                 kind: str, columns: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        ids: np.ndarray | None,
+        groups: np.ndarray | None,
+        kind: str,
+        columns: dict[str, Any] | None = None,
+    ):
         self.X, self.y, self.ids, self.groups, self.kind, self.columns = X, y, ids, groups, kind, columns
 
 
@@ -74,13 +81,19 @@ def from_user_data(
     if isinstance(data, Mapping):
         unknown = sorted(set(data) - {"train", "test"})
         if unknown or "train" not in data or "test" not in data:
-            raise InvalidInput("data", "one part of data, or {'train': part, 'test': part} (the caller's own split)",
-                               sorted(map(str, data)))
-        parts = {split: _part(data[split], f"data['{split}']", label_column, id_column, group_column)
-                 for split in ("train", "test")}
+            raise InvalidInput(
+                "data",
+                "one part of data, or {'train': part, 'test': part} (the caller's own split)",
+                sorted(map(str, data)),
+            )
+        parts = {
+            split: _part(data[split], f"data['{split}']", label_column, id_column, group_column)
+            for split in ("train", "test")
+        }
         if parts["train"].kind != parts["test"].kind:
-            raise InvalidInput("data['test']", f"the same kind of data as data['train'] ({parts['train'].kind})",
-                               parts["test"].kind)
+            raise InvalidInput(
+                "data['test']", f"the same kind of data as data['train'] ({parts['train'].kind})", parts["test"].kind
+            )
         ordered = [parts["train"], parts["test"]]
     else:
         ordered = [_part(data, "data", label_column, id_column, group_column)]
@@ -90,8 +103,11 @@ def from_user_data(
     else:
         shapes = {p.X.shape[1:] for p in ordered}
         if len(shapes) > 1:
-            raise InvalidInput("data['test']", f"records of the training records' shape {ordered[0].X.shape[1:]}",
-                               ordered[1].X.shape[1:])
+            raise InvalidInput(
+                "data['test']",
+                f"records of the training records' shape {ordered[0].X.shape[1:]}",
+                ordered[1].X.shape[1:],
+            )
         X = np.concatenate([p.X for p in ordered])
         feature_names = [f"x{i}" for i in range(int(np.prod(X.shape[1:])))]
         columns = None
@@ -106,8 +122,11 @@ def from_user_data(
     groups = None
     if any(p.groups is not None for p in ordered):
         if len(ordered) > 1:
-            raise InvalidInput("group_column", "None with the caller's own split (groups select records to "
-                               "forget from a single table)", group_column)
+            raise InvalidInput(
+                "group_column",
+                "None with the caller's own split (groups select records to forget from a single table)",
+                group_column,
+            )
         groups, _ = encode_labels(ordered[0].groups, "groups")
 
     shaped = X.ndim > 2
@@ -122,12 +141,17 @@ def from_user_data(
         "sha256_of": "the records as float64 (X) and the labels as given (y): dtype, shape, bytes",
         "verified": False,
     }
-    preprocessing: dict[str, Any] = {"parse": {
-        "input": kind, "records": int(X.shape[0]), "record_shape": [int(s) for s in X.shape[1:]],
-        "ids": (f"column {id_column!r}" if id_column else "given with the records") if ids is not None
-        else "none given: a record's id is its position (training records first for a split)",
-        **({"columns": columns} if columns is not None else {}),
-    }}
+    preprocessing: dict[str, Any] = {
+        "parse": {
+            "input": kind,
+            "records": int(X.shape[0]),
+            "record_shape": [int(s) for s in X.shape[1:]],
+            "ids": (f"column {id_column!r}" if id_column else "given with the records")
+            if ids is not None
+            else "none given: a record's id is its position (training records first for a split)",
+            **({"columns": columns} if columns is not None else {}),
+        }
+    }
     if label_column is not None:
         preprocessing["label"] = {"column": label_column}
     return build(
@@ -171,8 +195,11 @@ def _part(obj: Any, field: str, label_column: str | None, id_column: str | None,
         return _Part(X, y, ids, None, "arrays")
     if hasattr(obj, "__getitem__") and hasattr(obj, "__len__"):
         return _dataset_part(obj, field)
-    raise InvalidInput(field, "(X, y[, ids]) arrays or tensors, a DataFrame, a map-style torch Dataset, or "
-                       "{'train': ..., 'test': ...}", type(obj).__name__)
+    raise InvalidInput(
+        field,
+        "(X, y[, ids]) arrays or tensors, a DataFrame, a map-style torch Dataset, or {'train': ..., 'test': ...}",
+        type(obj).__name__,
+    )
 
 
 def _numpy(value: Any) -> np.ndarray:
@@ -187,12 +214,15 @@ def _records(value: Any, field: str) -> np.ndarray:
     try:
         X = _numpy(value).astype(np.float64)
     except (TypeError, ValueError):
-        raise InvalidInput(field, "numeric records (an array or tensor of shape n x ...)", type(value).__name__) from None
+        raise InvalidInput(
+            field, "numeric records (an array or tensor of shape n x ...)", type(value).__name__
+        ) from None
     if X.ndim < 2 or X.shape[0] == 0 or 0 in X.shape[1:]:
         raise InvalidInput(field, "a non-empty array of records, shape (n, features) or (n, C, H, W)", X.shape)
     if not np.all(np.isfinite(X)):
-        raise InvalidInput(field, "finite values (no NaN or inf)", f"{int(np.count_nonzero(~np.isfinite(X)))} "
-                           "non-finite values")
+        raise InvalidInput(
+            field, "finite values (no NaN or inf)", f"{int(np.count_nonzero(~np.isfinite(X)))} non-finite values"
+        )
     return X
 
 
@@ -221,9 +251,11 @@ def _dataset_part(dataset: Any, field: str) -> _Part:
     for i in range(n):
         item = dataset[i]
         if not isinstance(item, (tuple, list)) or len(item) not in (2, 3) or len(item) != (width or len(item)):
-            raise InvalidInput(field, "a Dataset whose items are all (x, y) or all (x, y, id)",
-                               f"item {i}: {type(item).__name__}" + (f" of {len(item)}" if isinstance(item, (tuple, list))
-                                                                     else ""))
+            raise InvalidInput(
+                field,
+                "a Dataset whose items are all (x, y) or all (x, y, id)",
+                f"item {i}: {type(item).__name__}" + (f" of {len(item)}" if isinstance(item, (tuple, list)) else ""),
+            )
         width = len(item)
         xs.append(_numpy(item[0]))
         ys.append(_scalar(item[1], f"{field} item {i} label"))
@@ -244,8 +276,9 @@ def _scalar(value: Any, field: str) -> Any:
     return jsonable(a.reshape(-1)[0]) if not isinstance(value, str) else value
 
 
-def _frame_part(frame: Any, field: str, label_column: str | None, id_column: str | None,
-                group_column: str | None) -> _Part:
+def _frame_part(
+    frame: Any, field: str, label_column: str | None, id_column: str | None, group_column: str | None
+) -> _Part:
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
         raise InvalidInput(field, "a DataFrame with distinct column names", names)
@@ -253,16 +286,24 @@ def _frame_part(frame: Any, field: str, label_column: str | None, id_column: str
         raise InvalidInput("label_column", "a column of the DataFrame: " + ", ".join(map(repr, names)), label_column)
     for option, value in (("id_column", id_column), ("group_column", group_column)):
         if value is not None and (value not in names or value == label_column):
-            raise InvalidInput(option, "None or a column of the DataFrame other than the label: "
-                               + ", ".join(repr(c) for c in names if c != label_column), value)
+            raise InvalidInput(
+                option,
+                "None or a column of the DataFrame other than the label: "
+                + ", ".join(repr(c) for c in names if c != label_column),
+                value,
+            )
     columns = {name: np.asarray(frame[column]) for name, column in zip(names, frame.columns)}
     n = len(columns[label_column])
     if n == 0:
         raise InvalidInput(field, "a DataFrame with at least one row", "0 rows")
-    return _Part(np.empty((n, 0)), columns[label_column],
-                 columns[id_column] if id_column else None,
-                 columns[group_column] if group_column else None, "DataFrame",
-                 {c: v for c, v in columns.items() if c not in (label_column, id_column, group_column)})
+    return _Part(
+        np.empty((n, 0)),
+        columns[label_column],
+        columns[id_column] if id_column else None,
+        columns[group_column] if group_column else None,
+        "DataFrame",
+        {c: v for c, v in columns.items() if c not in (label_column, id_column, group_column)},
+    )
 
 
 def _encode_frames(parts: list[_Part], label_column, id_column, group_column) -> tuple[np.ndarray, list[str], dict]:
@@ -270,11 +311,15 @@ def _encode_frames(parts: list[_Part], label_column, id_column, group_column) ->
     names = list(parts[0].columns)
     for p in parts[1:]:
         if list(p.columns) != names:
-            raise InvalidInput("data['test']", "the training DataFrame's feature columns: " + ", ".join(names),
-                               list(p.columns))
+            raise InvalidInput(
+                "data['test']", "the training DataFrame's feature columns: " + ", ".join(names), list(p.columns)
+            )
     if not names:
-        raise InvalidInput("data", "a DataFrame with at least one feature column besides label, id and group",
-                           [label_column, id_column, group_column])
+        raise InvalidInput(
+            "data",
+            "a DataFrame with at least one feature column besides label, id and group",
+            [label_column, id_column, group_column],
+        )
     blocks, feature_names, kinds = [], [], {}
     for name in names:
         values = np.concatenate([p.columns[name] for p in parts])
@@ -282,14 +327,17 @@ def _encode_frames(parts: list[_Part], label_column, id_column, group_column) ->
             col = values.astype(np.float64)
             if not np.all(np.isfinite(col)):
                 bad = int(np.flatnonzero(~np.isfinite(col))[0])
-                raise InvalidInput(name, "a finite number in every row (the column is numeric)", "missing or "
-                                   f"non-finite value in row {bad}", hint="Fill or drop missing values first.")
+                raise InvalidInput(
+                    name,
+                    "a finite number in every row (the column is numeric)",
+                    f"missing or non-finite value in row {bad}",
+                    hint="Fill or drop missing values first.",
+                )
             blocks.append(col[:, None])
             feature_names.append(name)
             kinds[name] = "numeric"
         else:
-            refuse_stray_text(name, [None if _missing(v) else v for v in values], _is_number,
-                              lambda i: f"in row {i}")
+            refuse_stray_text(name, [None if _missing(v) else v for v in values], _is_number, lambda i: f"in row {i}")
             text = np.array(["" if _missing(v) else str(v) for v in values], dtype=object)
             block, labels, vocab = one_hot(text, name)
             blocks.append(block)
@@ -344,8 +392,9 @@ def read_ids(path_text: str, field: str = "forget_ids") -> list:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(field, "a readable UTF-8 file of record ids, one per line", str(path),
-                           hint=str(exc)) from None
+        raise InvalidInput(
+            field, "a readable UTF-8 file of record ids, one per line", str(path), hint=str(exc)
+        ) from None
     ids = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not ids:
         raise InvalidInput(field, "a file with at least one record id", str(path))

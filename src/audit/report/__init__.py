@@ -54,8 +54,7 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def environment(device, threads: tuple[int, str] | None = None,
-                dtype: tuple[str, str] | None = None) -> dict[str, Any]:
+def environment(device, threads: tuple[int, str] | None = None, dtype: tuple[str, str] | None = None) -> dict[str, Any]:
     """Versions of Python and every numerical dependency, the device used, the CPU threads
     (the count torch used, why, and the OpenMP wait policy: :mod:`audit.threads`) and, for an
     audit, the dtype it trained and attacked in and why (:func:`audit.methods.run_dtype`)."""
@@ -69,10 +68,15 @@ def environment(device, threads: tuple[int, str] | None = None,
             packages[name] = version(name)
         except PackageNotFoundError:
             packages[name] = None
-    env = {"python": platform.python_version(), "platform": platform.platform(),
-           "packages": packages, "device": str(device), "threads": torch.get_num_threads(),
-           "threads_reason": threads[1] if threads else "torch's setting in this process (not chosen by the audit)",
-           "omp_wait_policy": wait_policy()}
+    env = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": packages,
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "threads_reason": threads[1] if threads else "torch's setting in this process (not chosen by the audit)",
+        "omp_wait_policy": wait_policy(),
+    }
     if dtype is not None:
         env["dtype"], env["dtype_reason"] = dtype
     if str(device).startswith("cuda"):

@@ -26,9 +26,13 @@ def canonical_json(obj: Any) -> bytes:
     try:
         return rfc8785.dumps(obj)
     except rfc8785.CanonicalizationError as exc:
-        raise InvalidInput("predicate", "JSON with finite numbers and integers within ±(2**53 - 1)",
-                           str(exc), 'Encode ∞ and NaN as strings ("inf", "nan") and large integers '
-                           "(seeds, counters) as strings.") from None
+        raise InvalidInput(
+            "predicate",
+            "JSON with finite numbers and integers within ±(2**53 - 1)",
+            str(exc),
+            'Encode ∞ and NaN as strings ("inf", "nan") and large integers (seeds, counters) as strings.',
+        ) from None
     except RecursionError:  # rfc8785 recurses once per level of nesting
-        raise InvalidInput("predicate", "JSON nested less deeply than Python's recursion limit",
-                           "a deeper structure") from None
+        raise InvalidInput(
+            "predicate", "JSON nested less deeply than Python's recursion limit", "a deeper structure"
+        ) from None

@@ -244,15 +244,18 @@ class ComparisonModel(_Section):
     def _consistent(self) -> ComparisonModel:
         ran = [m.name for m in self.methods]
         if not (self.methods_requested or self.candidates):
-            raise PydanticCustomError("inconsistent", "at least one method or candidate",
-                                      {"field": "methods_requested"})
+            raise PydanticCustomError(
+                "inconsistent", "at least one method or candidate", {"field": "methods_requested"}
+            )
         skipped = [m.name for m in self.not_applicable]
         if sorted(ran + skipped) != sorted(self.methods_requested + (self.candidates or [])):
-            raise PydanticCustomError("inconsistent", "every requested method and candidate once, run or not "
-                                      "applicable", {"field": "methods"})
+            raise PydanticCustomError(
+                "inconsistent", "every requested method and candidate once, run or not applicable", {"field": "methods"}
+            )
         if self.recommendation.method is not None and self.recommendation.method not in ran:
-            raise PydanticCustomError("inconsistent", "a method that ran ({ran})",
-                                      {"ran": ", ".join(ran), "field": "recommendation.method"})
+            raise PydanticCustomError(
+                "inconsistent", "a method that ran ({ran})", {"ran": ", ".join(ran), "field": "recommendation.method"}
+            )
         if _utc(self.started_at) > _utc(self.created_at):
             raise PydanticCustomError("inconsistent", "not after created_at", {"field": "started_at"})
         return self
@@ -278,12 +281,18 @@ def validate_comparison(d: Any) -> ComparisonModel:
 def json_schema() -> dict[str, Any]:
     """The comparison's JSON Schema (draft 2020-12), generated from :class:`ComparisonModel`."""
     body = ComparisonModel.model_json_schema(mode="validation")
-    return {"$schema": JSON_SCHEMA_DIALECT, "$id": COMPARISON_SCHEMA_ID, "title": "unlearn-audit comparison",
-            "version": COMPARISON_SCHEMA_VERSION,
-            "description": ("report.json written by `audit compare` (schema 1.1). Generated from "
-                            "audit.report.comparison.ComparisonModel; do not edit. Each method's own report "
-                            "(methods/<name>/report.json) follows the report schema."),
-            **{k: v for k, v in body.items() if k not in ("title", "description")}}
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "$id": COMPARISON_SCHEMA_ID,
+        "title": "unlearn-audit comparison",
+        "version": COMPARISON_SCHEMA_VERSION,
+        "description": (
+            "report.json written by `audit compare` (schema 1.1). Generated from "
+            "audit.report.comparison.ComparisonModel; do not edit. Each method's own report "
+            "(methods/<name>/report.json) follows the report schema."
+        ),
+        **{k: v for k, v in body.items() if k not in ("title", "description")},
+    }
 
 
 def schema_text() -> str:
@@ -296,8 +305,9 @@ def schema_path() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m audit.report.comparison [--check]``: write or check the comparison's schema file."""
-    return schema_file(schema_path(), schema_text(), sys.argv[1:] if argv is None else argv,
-                       "python -m audit.report.comparison")
+    return schema_file(
+        schema_path(), schema_text(), sys.argv[1:] if argv is None else argv, "python -m audit.report.comparison"
+    )
 
 
 if __name__ == "__main__":

@@ -23,20 +23,37 @@ def render_comparison_html(document: Mapping[str, Any]) -> str:
     doc = json_safe(dict(document), safe_integers=False)
     rows = doc.get("methods") or []
     reference = next((r for r in rows if r.get("name") == doc.get("reference")), None)
-    attack_columns = [a for a in ("ulira", "rmia") if any(a in ((r.get("leakage") or {}).get("auroc") or {})
-                                                         for r in rows)]
+    attack_columns = [
+        a for a in ("ulira", "rmia") if any(a in ((r.get("leakage") or {}).get("auroc") or {}) for r in rows)
+    ]
     retrained = (reference or (rows[0] if rows else {})).get("test_accuracy_retrained")
     chance = None
     balance = ((doc.get("dataset") or {}).get("class_balance") or {}).get("test")
     if isinstance(balance, list) and balance:
         chance = max(balance)
-    frontier = plots.frontier_chart({r["name"]: r.get("frontier") or {} for r in rows},
-                                    epsilon=doc.get("epsilon"), retrained=retrained, chance=chance)
+    frontier = plots.frontier_chart(
+        {r["name"]: r.get("frontier") or {} for r in rows},
+        epsilon=doc.get("epsilon"),
+        retrained=retrained,
+        chance=chance,
+    )
     by_name = {r.get("name"): r for r in rows if isinstance(r, dict)}
     order = (doc.get("measured_ranking") or {}).get("order") if isinstance(doc.get("measured_ranking"), dict) else None
     ranked = [by_name.get(n) or {"name": n} for n in order if isinstance(n, str)] if isinstance(order, list) else []
-    return templates().get_template("comparison.html.j2").render(
-        d=doc, rows=rows, reference=reference, ranked=ranked, attack_columns=attack_columns, frontier_svg=frontier,
-        recommendation=doc.get("recommendation") or {}, csp=CSP, report_json=embedded_json(doc),
-        knobs=[r for r in rows if r.get("knob")],
-        no_frontier=[r for r in rows if (r.get("frontier") or {}).get("applicable") is False])
+    return (
+        templates()
+        .get_template("comparison.html.j2")
+        .render(
+            d=doc,
+            rows=rows,
+            reference=reference,
+            ranked=ranked,
+            attack_columns=attack_columns,
+            frontier_svg=frontier,
+            recommendation=doc.get("recommendation") or {},
+            csp=CSP,
+            report_json=embedded_json(doc),
+            knobs=[r for r in rows if r.get("knob")],
+            no_frontier=[r for r in rows if (r.get("frontier") or {}).get("applicable") is False],
+        )
+    )

@@ -64,8 +64,12 @@ def _unwritable(target: Path, exc: OSError, field: str) -> InvalidInput:
             if not ancestor.is_dir():
                 reason = f"{ancestor} is a file, not a directory"
             break
-    return InvalidInput(field, "a directory path this user can create and write (its parent must be a "
-                        "writable directory)", str(target), hint=f"The system said: {reason}.")
+    return InvalidInput(
+        field,
+        "a directory path this user can create and write (its parent must be a writable directory)",
+        str(target),
+        hint=f"The system said: {reason}.",
+    )
 
 
 def check_room(path: str | os.PathLike, field: str, *, beside: bool = False) -> None:
@@ -78,16 +82,23 @@ def check_room(path: str | os.PathLike, field: str, *, beside: bool = False) -> 
     if existing is None or not existing.is_dir():
         return  # a file in the way: the path checks of the caller name it
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise InvalidInput(field, "a directory path this user can create and write", str(target),
-                           hint=f"{existing} is not writable (permissions or a read-only file system).")
+        raise InvalidInput(
+            field,
+            "a directory path this user can create and write",
+            str(target),
+            hint=f"{existing} is not writable (permissions or a read-only file system).",
+        )
     try:
         free = shutil.disk_usage(existing).free
     except OSError:
         return  # no figure to judge by: a full disk is then named by the first write that fails
     if free < MIN_FREE_BYTES:
-        raise InvalidInput(field, f"a directory on a file system with at least {MIN_FREE_BYTES // 2**20} MiB free",
-                           str(target), hint=f"Only {free / 2**20:.1f} MiB are free there; free some space or "
-                           "choose another path.")
+        raise InvalidInput(
+            field,
+            f"a directory on a file system with at least {MIN_FREE_BYTES // 2**20} MiB free",
+            str(target),
+            hint=f"Only {free / 2**20:.1f} MiB are free there; free some space or choose another path.",
+        )
 
 
 def check_target(target: Path, field: str = "out", entries: tuple[str, ...] = REPORT_FILES) -> bool:
@@ -100,9 +111,12 @@ def check_target(target: Path, field: str = "out", entries: tuple[str, ...] = RE
     foreign = sorted(p.name for p in target.iterdir() if p.name not in entries)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise InvalidInput(field, "a new path, an empty directory or a directory holding only an earlier "
-                           "report (" + ", ".join(entries) + ")", str(target),
-                           hint=f"It also holds {shown}; choose another directory.")
+        raise InvalidInput(
+            field,
+            "a new path, an empty directory or a directory holding only an earlier report (" + ", ".join(entries) + ")",
+            str(target),
+            hint=f"It also holds {shown}; choose another directory.",
+        )
     return any(target.iterdir())
 
 
@@ -115,8 +129,14 @@ class ReportDirectory:
     leaves the target as it was.
     """
 
-    def __init__(self, target: str | os.PathLike, *, file_mode: int = FILE_MODES[DEFAULT_FILE_MODE],
-                 field: str = "out", entries: tuple[str, ...] = REPORT_FILES):
+    def __init__(
+        self,
+        target: str | os.PathLike,
+        *,
+        file_mode: int = FILE_MODES[DEFAULT_FILE_MODE],
+        field: str = "out",
+        entries: tuple[str, ...] = REPORT_FILES,
+    ):
         self.target = Path(target).absolute()
         self.file_mode = file_mode
         self.field = field
@@ -160,9 +180,12 @@ class ReportDirectory:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise InvalidInput(self.field, "a directory no other audit is writing at the same time",
-                                   str(self.target), hint="Another run holds its lock; wait for it or "
-                                   "choose another --out.") from None
+                raise InvalidInput(
+                    self.field,
+                    "a directory no other audit is writing at the same time",
+                    str(self.target),
+                    hint="Another run holds its lock; wait for it or choose another --out.",
+                ) from None
             # The holder before us may have unlinked the file after we opened it: then our lock is
             # on an orphan inode and a third run could lock a new file. Retry until they agree.
             try:
@@ -201,8 +224,12 @@ class ReportDirectory:
         if self.staging is None:
             raise RuntimeError("ReportDirectory.write outside its context")
         head, _, rest = name.partition("/")
-        nested = (head == METHODS_DIR and head in self.entries and rest.count("/") == 1
-                  and rest.split("/")[0] not in ("", ".", ".."))
+        nested = (
+            head == METHODS_DIR
+            and head in self.entries
+            and rest.count("/") == 1
+            and rest.split("/")[0] not in ("", ".", "..")
+        )
         if not (name in self.entries and name in REPORT_FILES or nested and rest.split("/")[1] in REPORT_FILES):
             raise ValueError(f"not a report file: {name}")
         path = self.staging / name
@@ -278,8 +305,14 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | None = None,
-         save_salt: bool = True, under: str = "") -> None:
+def fill(
+    rd: ReportDirectory,
+    report: object,
+    *,
+    sign_key: str | os.PathLike | None = None,
+    save_salt: bool = True,
+    under: str = "",
+) -> None:
     """Stage one audit's files: report.json, the page rendered from exactly those bytes, the
     salt (0600) unless the caller keeps it, and with a key the signature over the staged files;
     ``under`` (``methods/<name>/``) stages them in a comparison's subdirectory."""
@@ -300,8 +333,9 @@ def fill(rd: ReportDirectory, report: object, *, sign_key: str | os.PathLike | N
         _sign(rd, rd.staging / under, sign_key)
 
 
-def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | os.PathLike | None = None,
-                    save_salt: bool = True) -> None:
+def fill_comparison(
+    rd: ReportDirectory, comparison: object, *, sign_key: str | os.PathLike | None = None, save_salt: bool = True
+) -> None:
     """Stage a comparison (:mod:`audit.report.comparison`): each method's report directory under
     ``methods/<name>/`` (signed on its own with a key; the salt once, at the top), then the
     comparison's document and page, and one signature over the comparison and every method's files."""
@@ -324,8 +358,14 @@ def fill_comparison(rd: ReportDirectory, comparison: object, *, sign_key: str | 
         from audit.report.dsse import COMPARISON_PREDICATE_TYPE
         from audit.report.signing import comparison_claims
 
-        _sign(rd, rd.staging, sign_key, subjects=subjects,  # type: ignore[arg-type]
-              predicate=comparison_claims(json.loads(text)), predicate_type=COMPARISON_PREDICATE_TYPE)
+        _sign(
+            rd,
+            rd.staging,  # type: ignore[arg-type]
+            sign_key,
+            subjects=subjects,
+            predicate=comparison_claims(json.loads(text)),
+            predicate_type=COMPARISON_PREDICATE_TYPE,
+        )
 
 
 def _signer(sign_key: str | os.PathLike | None) -> str | None:
@@ -347,16 +387,28 @@ def _sign(rd: ReportDirectory, directory: Path, sign_key: str | os.PathLike, **o
         raise _unwritable(rd.target, exc, rd.field) from None
 
 
-def write_comparison(comparison: object, out: str | os.PathLike, *, sign_key: str | os.PathLike | None = None,
-                     save_salt: bool = True, file_mode: int = FILE_MODES[DEFAULT_FILE_MODE]) -> list[Path]:
+def write_comparison(
+    comparison: object,
+    out: str | os.PathLike,
+    *,
+    sign_key: str | os.PathLike | None = None,
+    save_salt: bool = True,
+    file_mode: int = FILE_MODES[DEFAULT_FILE_MODE],
+) -> list[Path]:
     """Write a comparison's directory as one set; returns its top-level files."""
     with ReportDirectory(out, file_mode=file_mode, entries=COMPARISON_ENTRIES) as rd:
         fill_comparison(rd, comparison, sign_key=sign_key, save_salt=save_salt)
         return rd.commit()
 
 
-def write_report(report: object, out: str | os.PathLike, *, sign_key: str | os.PathLike | None = None,
-                 save_salt: bool = True, file_mode: int = FILE_MODES[DEFAULT_FILE_MODE]) -> list[Path]:
+def write_report(
+    report: object,
+    out: str | os.PathLike,
+    *,
+    sign_key: str | os.PathLike | None = None,
+    save_salt: bool = True,
+    file_mode: int = FILE_MODES[DEFAULT_FILE_MODE],
+) -> list[Path]:
     """Write one audit's report directory as one set (see the module docstring); returns its files."""
     with ReportDirectory(out, file_mode=file_mode) as rd:
         fill(rd, report, sign_key=sign_key, save_salt=save_salt)

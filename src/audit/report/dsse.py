@@ -122,8 +122,9 @@ def parse_envelope(data: bytes, what: str = "envelope") -> Envelope:
     Unknown fields are kept (signature fields as ``unrecognized_fields``) or ignored.
     """
     if len(data) > MAX_ENVELOPE_BYTES:
-        raise VerificationError(f"The {what} is larger than {MAX_ENVELOPE_BYTES // (1024 * 1024)} MiB, "
-                                f"far beyond any report's.")
+        raise VerificationError(
+            f"The {what} is larger than {MAX_ENVELOPE_BYTES // (1024 * 1024)} MiB, far beyond any report's."
+        )
     env = _strict_loads(data, what)
     if not isinstance(env, dict):
         raise VerificationError(f"The {what} is not a JSON object.")
@@ -141,8 +142,10 @@ def parse_envelope(data: bytes, what: str = "envelope") -> Envelope:
         if not isinstance(kid, str):
             raise VerificationError("The envelope has a signature entry whose 'keyid' is not a string.")
         if kid in signatures:
-            raise VerificationError(f"The envelope has two signatures with the keyid {short(kid)}, "
-                                    f"which DSSE readers such as securesystemslib cannot tell apart.")
+            raise VerificationError(
+                f"The envelope has two signatures with the keyid {short(kid)}, "
+                f"which DSSE readers such as securesystemslib cannot tell apart."
+            )
         raw = _unb64(entry["sig"], "signature")
         extra = {k: v for k, v in entry.items() if k not in ("keyid", "sig")}
         signatures[kid] = Signature(kid, raw.hex(), extra)
@@ -195,20 +198,21 @@ def _strict_loads(data: bytes, what: str) -> Any:
     if data.startswith(b"\xef\xbb\xbf"):
         raise VerificationError(f"The {what} starts with a byte-order mark, which JSON does not allow.")
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                          parse_constant=_reject_constant)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise VerificationError(f"The {what} is not UTF-8 text.") from None
     except RecursionError:  # e.g. '[' * 100000: the decoder recurses once per level
         raise VerificationError(f"The {what} nests arrays or objects too deeply to be read.") from None
     except _DuplicateKey as exc:
-        raise VerificationError(f"The {what} repeats the key {short(exc.args[0])}, "
-                                f"which makes it ambiguous.") from None
+        raise VerificationError(f"The {what} repeats the key {short(exc.args[0])}, which makes it ambiguous.") from None
     except _NonStandardToken as exc:
-        raise VerificationError(f"The {what} is not valid JSON "
-                                f"(it holds the non-standard token {exc.args[0]}).") from None
+        raise VerificationError(
+            f"The {what} is not valid JSON (it holds the non-standard token {exc.args[0]})."
+        ) from None
     except json.JSONDecodeError as exc:
-        raise VerificationError(f"The {what} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                                f"column {exc.colno}), so it was truncated or corrupted.") from None
+        raise VerificationError(
+            f"The {what} is not valid JSON ({exc.msg} at line {exc.lineno} "
+            f"column {exc.colno}), so it was truncated or corrupted."
+        ) from None
     except ValueError:  # e.g. an integer longer than Python's int-conversion limit
         raise VerificationError(f"The {what} is not valid JSON (it holds a number too long to read).") from None

@@ -41,27 +41,42 @@ from audit.report.encoding import json_safe
 #: No fetch of any kind (default-src 'none' covers connect, font, frame, media, object, script,
 #: worker, manifest...); inline styles are the only thing allowed to apply. ``img-src data:``
 #: permits nothing from the network (data: URIs are in the document already).
-CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-       "font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; "
-       "frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; "
-       "form-action 'none'")
+CSP = (
+    "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; "
+    "frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; "
+    "form-action 'none'"
+)
 
 VERDICTS = {
-    "consistent": ("CONSISTENT", "No measurement contradicts the certificate: the certified ε is at "
-                   "least the realized ε, and no attack proves a larger ε."),
-    "violated": ("VIOLATED", "The certificate is contradicted: a measurement below exceeds what the "
-                 "certificate allows. Treat the unlearning as not certified."),
-    "not-certified": ("NOT CERTIFIED", "No certificate was issued: a condition of the theorem failed, "
-                      "so no ε guarantee applies to this unlearning."),
-    "unusable": ("UNUSABLE", "The unlearned model failed: it departs from the retrained model, or it is "
-                 "no better than chance. Whatever the certificate says, do not ship it."),
+    "consistent": (
+        "CONSISTENT",
+        "No measurement contradicts the certificate: the certified ε is at "
+        "least the realized ε, and no attack proves a larger ε.",
+    ),
+    "violated": (
+        "VIOLATED",
+        "The certificate is contradicted: a measurement below exceeds what the "
+        "certificate allows. Treat the unlearning as not certified.",
+    ),
+    "not-certified": (
+        "NOT CERTIFIED",
+        "No certificate was issued: a condition of the theorem failed, so no ε guarantee applies to this unlearning.",
+    ),
+    "unusable": (
+        "UNUSABLE",
+        "The unlearned model failed: it departs from the retrained model, or it is "
+        "no better than chance. Whatever the certificate says, do not ship it.",
+    ),
 }
 #: the sentence of a ``consistent`` banner that names findings: [qualified, vacuous]
-QUALIFIED = ("No measurement contradicts the certificate, but the findings named above qualify this pass: read "
-             "them before relying on it.",
-             "No measurement contradicts the certificate, but this pass proves little: a finding named above says "
-             "the measurements could not have refuted it, or that the release is of no use. Do not file it as "
-             "evidence that the unlearning worked.")
+QUALIFIED = (
+    "No measurement contradicts the certificate, but the findings named above qualify this pass: read "
+    "them before relying on it.",
+    "No measurement contradicts the certificate, but this pass proves little: a finding named above says "
+    "the measurements could not have refuted it, or that the release is of no use. Do not file it as "
+    "evidence that the unlearning worked.",
+)
 #: The commands the request box prints: open the deletion commitment (the ids stay with the
 #: operator, the salt file is the one ``audit run --out`` writes), and check the signature with the
 #: signer's public key (obtained from the signer, never from the report directory).
@@ -73,8 +88,10 @@ VERIFY_COMMAND = "audit verify DIR --key PUBLIC.pem"
 PAGE_ORIGINS = ("written", "rerendered")
 
 #: the banner of a method without a theorem (certificate kind ``none``)
-NO_THEOREM = ("NO CERTIFICATE", "No certificate (the method has no theorem): nothing is certified, and "
-              "the measurements below are all there is.")
+NO_THEOREM = (
+    "NO CERTIFICATE",
+    "No certificate (the method has no theorem): nothing is certified, and the measurements below are all there is.",
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -93,8 +110,14 @@ class _PackageLoader(BaseLoader):
 @lru_cache(maxsize=1)
 def templates() -> Environment:
     """The page templates (report and comparison) with the formatting filters, autoescaping on."""
-    env = Environment(loader=_PackageLoader(), autoescape=True, undefined=ChainableUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(
+        loader=_PackageLoader(),
+        autoescape=True,
+        undefined=ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["fmt"] = fmt
     env.filters["pct"] = pct
     env.filters["kv"] = kv
@@ -143,8 +166,11 @@ def _per_record(details: Mapping[str, Any]) -> dict | None:
     ranking = details.get("per_record")
     if not isinstance(ranking, Mapping) or not isinstance(ranking.get("top"), list):
         return None
-    return {"rows": [r for r in ranking["top"][:10] if isinstance(r, Mapping)], "records": ranking.get("records"),
-            "level": (ranking.get("epsilon") or {}).get("confidence_per_record")}
+    return {
+        "rows": [r for r in ranking["top"][:10] if isinstance(r, Mapping)],
+        "records": ranking.get("records"),
+        "level": (ranking.get("epsilon") or {}).get("confidence_per_record"),
+    }
 
 
 def kv(d: Any, digits: int = 4) -> str:
@@ -210,8 +236,7 @@ def _verdict(report: Mapping[str, Any]) -> str:
 
 def embedded_json(report: Mapping[str, Any]) -> Markup:
     """The report as JSON that cannot end its <script> element or open a comment early."""
-    text = json.dumps(report, sort_keys=True, allow_nan=False, ensure_ascii=True, indent=None,
-                      separators=(",", ":"))
+    text = json.dumps(report, sort_keys=True, allow_nan=False, ensure_ascii=True, indent=None, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return Markup(text)  # safe: escaped above (and ensure_ascii escapes U+2028/U+2029)
 
@@ -224,10 +249,14 @@ def _request(report: Mapping[str, Any], salt: str = SALT_FILE) -> dict[str, Any]
     """The deletion request as the box shows it (the report's ``deletion_request``); ``salt``: the
     salt file's path from the page's directory."""
     block = report.get("deletion_request") or {}
-    return {"id": block.get("request_id"), "n_records": block.get("n_records"),
-            "identifier": block.get("identifier"), "commitment": block.get("commitment"),
-            "id_column": (report.get("config") or {}).get("id_column"),
-            "command": COMMITMENT_COMMAND.format(salt=salt)}
+    return {
+        "id": block.get("request_id"),
+        "n_records": block.get("n_records"),
+        "identifier": block.get("identifier"),
+        "commitment": block.get("commitment"),
+        "id_column": (report.get("config") or {}).get("id_column"),
+        "command": COMMITMENT_COMMAND.format(salt=salt),
+    }
 
 
 def _model(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -236,9 +265,14 @@ def _model(report: Mapping[str, Any]) -> dict[str, Any]:
     model = report.get("model") or {}
     origin = model.get("origin")
     name = (report.get("config") or {}).get("model") if origin != "caller" else model.get("module_class")
-    return {"name": name or model.get("module_class"), "parameters": model.get("parameters"),
-            "origin": origin, "source": model.get("source"), "module_class": model.get("module_class"),
-            "demonstration": origin == "built-in"}
+    return {
+        "name": name or model.get("module_class"),
+        "parameters": model.get("parameters"),
+        "origin": origin,
+        "source": model.get("source"),
+        "module_class": model.get("module_class"),
+        "demonstration": origin == "built-in",
+    }
 
 
 def _signature(signed_by: str | None, page: str, envelope_beside: bool) -> dict[str, Any]:
@@ -276,19 +310,26 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     certified = cert.get("epsilon") if cert.get("valid") and not no_theorem else None
 
     confidence = g(attacks, "trials", "confidence")
-    relearn = next((r.get("details") for r in attack_results.values()
-                    if isinstance(g(r, "details", "unlearned"), Mapping)
-                    and g(r, "details", "unlearned", "curve_forget_loss")), None)
+    relearn = next(
+        (
+            r.get("details")
+            for r in attack_results.values()
+            if isinstance(g(r, "details", "unlearned"), Mapping) and g(r, "details", "unlearned", "curve_forget_loss")
+        ),
+        None,
+    )
     tradeoff = report.get("tradeoff")
     fdp = _fdp(cert, attack_results, comparison.get("best_attack"))
     charts = {
         "epsilon": plots.epsilon_chart(
-            certified, realized.get("epsilon"),
+            certified,
+            realized.get("epsilon"),
             comparison.get("empirical_epsilon_lower") if attacks else None,
             {k: g(v, "bound", "ceiling") for k, v in attack_results.items()},
-            comparison.get("best_attack"), confidence),
-        "roc": plots.roc_chart({k: g(v, "bound", "roc") for k, v in attack_results.items()
-                                if g(v, "bound", "roc")}),
+            comparison.get("best_attack"),
+            confidence,
+        ),
+        "roc": plots.roc_chart({k: g(v, "bound", "roc") for k, v in attack_results.items() if g(v, "bound", "roc")}),
         "losses": plots.loss_histogram_chart(utility.get("loss_histograms")),
         "relearn": plots.relearn_chart(relearn),
         "tradeoff": plots.tradeoff_chart(tradeoff, certified),
@@ -297,8 +338,11 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     frontier = report.get("frontier")
     if frontier and frontier.get("applicable"):  # drawn only when the report has one (a seventh chart)
         charts["frontier"] = plots.frontier_chart(
-            {method.get("name") or "this method": frontier}, epsilon=config.get("epsilon"),
-            retrained=g(utility, "retrained", "test", "accuracy"), chance=utility.get("test_chance_accuracy"))
+            {method.get("name") or "this method": frontier},
+            epsilon=config.get("epsilon"),
+            retrained=g(utility, "retrained", "test", "accuracy"),
+            chance=utility.get("test_chance_accuracy"),
+        )
     # safe: SVG written by audit.report.plots, which escapes every string from the report
     # (tick, legend and title text) before it reaches the markup
     charts = {k: Markup(v) for k, v in charts.items()}
@@ -309,30 +353,55 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         b = r.get("bound") or {}
         roc = b.get("roc") or {}
         gdp = b.get("gdp_estimate") or {}
-        attack_rows.append({
-            "name": name, "title": r.get("title"), "description": r.get("description"),
-            "details": _row_details(r.get("details") or {}),
-            "epsilon_lower": b.get("epsilon_lower"),
-            "ceiling": b.get("ceiling"), "can_test": b.get("can_test"), "size_to_test": b.get("size_to_test"),
-            "confidence": b.get("confidence"), "delta": b.get("delta"),
-            "method": b.get("method"), "direction": b.get("direction"), "counts": b.get("counts"),
-            "threshold": b.get("threshold"), "n_trials": b.get("n_trials"),
-            "n_evaluated": b.get("n_evaluated"),
-            "auroc": roc.get("auroc"), "tpr1": roc.get("tpr_at_1pct_fpr"), "tpr01": roc.get("tpr_at_0_1pct_fpr"),
-            "gdp_epsilon": gdp.get("epsilon_estimate"), "gdp_mu": gdp.get("mu"), "gdp_note": gdp.get("note"),
-            "gdp_method": gdp.get("method"), "gof": gdp.get("gof"), "gof_p": gdp.get("gof_p_value"),
-            "gdp_lower": gdp.get("epsilon_lower"),
-            "per_record": _per_record(r.get("details") or {}),
-            "estimates": r.get("estimates"),
-            "exceeds": certified is not None and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
-            "best": name == comparison.get("best_attack"),
-        })
+        attack_rows.append(
+            {
+                "name": name,
+                "title": r.get("title"),
+                "description": r.get("description"),
+                "details": _row_details(r.get("details") or {}),
+                "epsilon_lower": b.get("epsilon_lower"),
+                "ceiling": b.get("ceiling"),
+                "can_test": b.get("can_test"),
+                "size_to_test": b.get("size_to_test"),
+                "confidence": b.get("confidence"),
+                "delta": b.get("delta"),
+                "method": b.get("method"),
+                "direction": b.get("direction"),
+                "counts": b.get("counts"),
+                "threshold": b.get("threshold"),
+                "n_trials": b.get("n_trials"),
+                "n_evaluated": b.get("n_evaluated"),
+                "auroc": roc.get("auroc"),
+                "tpr1": roc.get("tpr_at_1pct_fpr"),
+                "tpr01": roc.get("tpr_at_0_1pct_fpr"),
+                "gdp_epsilon": gdp.get("epsilon_estimate"),
+                "gdp_mu": gdp.get("mu"),
+                "gdp_note": gdp.get("note"),
+                "gdp_method": gdp.get("method"),
+                "gof": gdp.get("gof"),
+                "gof_p": gdp.get("gof_p_value"),
+                "gdp_lower": gdp.get("epsilon_lower"),
+                "per_record": _per_record(r.get("details") or {}),
+                "estimates": r.get("estimates"),
+                "exceeds": certified is not None
+                and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
+                "best": name == comparison.get("best_attack"),
+            }
+        )
 
     population = []
-    populations = next((g(r, "details", "population_auroc") for r in attack_results.values()
-                        if isinstance(g(r, "details", "population_auroc"), Mapping)), None) or {}
-    for model, entry in sorted(populations.items(),
-                               key=lambda kv_: _MODEL_ORDER.get(kv_[0], 9)):
+    populations = (
+        next(
+            (
+                g(r, "details", "population_auroc")
+                for r in attack_results.values()
+                if isinstance(g(r, "details", "population_auroc"), Mapping)
+            ),
+            None,
+        )
+        or {}
+    )
+    for model, entry in sorted(populations.items(), key=lambda kv_: _MODEL_ORDER.get(kv_[0], 9)):
         for kind in ("noiseless", "released"):
             p = (entry or {}).get(kind)
             if p:
@@ -355,34 +424,59 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     findings = sorted(findings, key=lambda f: severity_rank.get(f.get("severity"), 3))
 
     return {
-        "r": report, "verdict": verdict, "verdict_label": label, "verdict_sentence": sentence, "headline": top,
-        "cert": cert, "realized": realized, "attacks": attacks, "comparison": comparison,
-        "attack_rows": attack_rows, "population": population, "utility": utility,
-        "models": models, "splits": splits, "config": config,
-        "frontier": frontier, "tradeoff": tradeoff, "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [],
-                                                      key=lambda r: plots.num(r.get("value"))),
-        "knob": (tradeoff or {}).get("knob") or {}, "no_theorem": no_theorem, "certified": certified,
-        "method": method, "dataset": report.get("dataset") or {}, "seeds": report.get("seeds") or {},
+        "r": report,
+        "verdict": verdict,
+        "verdict_label": label,
+        "verdict_sentence": sentence,
+        "headline": top,
+        "cert": cert,
+        "realized": realized,
+        "attacks": attacks,
+        "comparison": comparison,
+        "attack_rows": attack_rows,
+        "population": population,
+        "utility": utility,
+        "models": models,
+        "splits": splits,
+        "config": config,
+        "frontier": frontier,
+        "tradeoff": tradeoff,
+        "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [], key=lambda r: plots.num(r.get("value"))),
+        "knob": (tradeoff or {}).get("knob") or {},
+        "no_theorem": no_theorem,
+        "certified": certified,
+        "method": method,
+        "dataset": report.get("dataset") or {},
+        "seeds": report.get("seeds") or {},
         "model": report.get("model") or {},
         "environment": env,
         # the tool's version is the report's tool block; earlier reports also list the tool among the
         # packages (from the installed metadata, which may lag the code): shown once
-        "packages": {k: v for k, v in (env.get("packages") or {}).items() if k != (report.get("tool") or {}).get("name")},
-        "tool": report.get("tool") or {}, "timings": report.get("timings") or {},
+        "packages": {
+            k: v for k, v in (env.get("packages") or {}).items() if k != (report.get("tool") or {}).get("name")
+        },
+        "tool": report.get("tool") or {},
+        "timings": report.get("timings") or {},
         "parameters": report.get("parameters") or {},
         "deletion": report.get("deletion_request") or {},
-        "request": _request(report), "model_box": _model(report),
+        "request": _request(report),
+        "model_box": _model(report),
         "checkpoint": report.get("checkpoint_recovery"),
-        "findings": findings, "errors": [f for f in findings if f.get("severity") == "error"],
-        "hashes": (_hashes({"dataset": report.get("dataset") or {}})
-                   + _hashes({"model": report.get("model") or {}})
-                   + _hashes({"parameters": report.get("parameters") or {}})
-                   + _hashes({"deletion_request": report.get("deletion_request") or {}})),
-        "command": full, "command_short": short if short != full else None,
+        "findings": findings,
+        "errors": [f for f in findings if f.get("severity") == "error"],
+        "hashes": (
+            _hashes({"dataset": report.get("dataset") or {}})
+            + _hashes({"model": report.get("model") or {}})
+            + _hashes({"parameters": report.get("parameters") or {}})
+            + _hashes({"deletion_request": report.get("deletion_request") or {}})
+        ),
+        "command": full,
+        "command_short": short if short != full else None,
         "charts": charts,
         "csp": Markup(CSP),  # a constant, so its quotes stay literal
         "report_json": embedded_json(report),
-        "confidence": confidence, "trials": (attacks or {}).get("trials") or {},
+        "confidence": confidence,
+        "trials": (attacks or {}).get("trials") or {},
         "control": (attacks or {}).get("positive_control"),
         "one_run": report.get("one_run"),
         # what a bound below its own resolution cannot test (audit.sizing): the words of the finding
@@ -417,13 +511,17 @@ def _get(d: Any, keys: tuple, default: Any = None) -> Any:
 FDP_ALPHAS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5)
 
 _SIGMA_ZERO = {
-    "exact": ("no Gaussian curve: σ = 0 (exact)",
-              "No Gaussian curve: σ = 0. The release is the retrained model itself (an exact certificate), so "
-              "the certificate promises identical worlds (every test on the diagonal), not a Gaussian curve."),
-    "training-noise": ("no Gaussian curve: σ = 0 (training noise)",
-                       "No Gaussian curve: σ = 0. The privacy comes from noise inside training (a training-noise "
-                       "certificate), not from Gaussian noise on the released parameters, so the certificate "
-                       "promises no Gaussian trade-off curve for them."),
+    "exact": (
+        "no Gaussian curve: σ = 0 (exact)",
+        "No Gaussian curve: σ = 0. The release is the retrained model itself (an exact certificate), so "
+        "the certificate promises identical worlds (every test on the diagonal), not a Gaussian curve.",
+    ),
+    "training-noise": (
+        "no Gaussian curve: σ = 0 (training noise)",
+        "No Gaussian curve: σ = 0. The privacy comes from noise inside training (a training-noise "
+        "certificate), not from Gaussian noise on the released parameters, so the certificate "
+        "promises no Gaussian trade-off curve for them.",
+    ),
 }
 
 
@@ -433,24 +531,42 @@ def _promised_mu(cert: Mapping[str, Any]) -> tuple[float | None, str | None, str
     if not cert:
         return None, "no certificate in this report", "No certificate in this report, so no Gaussian curve is promised."
     if cert.get("kind") == "none":
-        return (None, "no Gaussian curve: no theorem",
-                "No Gaussian curve: the method has no theorem, so the certificate promises nothing.")
+        return (
+            None,
+            "no Gaussian curve: no theorem",
+            "No Gaussian curve: the method has no theorem, so the certificate promises nothing.",
+        )
     if not cert.get("valid"):
-        return (None, "no Gaussian curve: no certificate issued",
-                "No Gaussian curve: no certificate was issued (a condition of the theorem failed), so nothing "
-                "is promised.")
+        return (
+            None,
+            "no Gaussian curve: no certificate issued",
+            "No Gaussian curve: no certificate was issued (a condition of the theorem failed), so nothing is promised.",
+        )
     sigma, sensitivity = plots.num(cert.get("sigma")), plots.num(cert.get("sensitivity"))
     if sigma == 0:
-        return (None, *_SIGMA_ZERO.get(cert.get("kind"), (
-            "no Gaussian curve: σ = 0",
-            "No Gaussian curve: σ = 0, no noise on the released parameters, so the certificate promises no "
-            "Gaussian trade-off curve.")))
+        return (
+            None,
+            *_SIGMA_ZERO.get(
+                cert.get("kind"),
+                (
+                    "no Gaussian curve: σ = 0",
+                    "No Gaussian curve: σ = 0, no noise on the released parameters, so the certificate promises no "
+                    "Gaussian trade-off curve.",
+                ),
+            ),
+        )
     if not (math.isfinite(sigma) and sigma > 0):
-        return (None, "no Gaussian curve: σ not finite",
-                f"No Gaussian curve: σ = {fmt(cert.get('sigma'))}, so no finite Gaussian curve is promised.")
+        return (
+            None,
+            "no Gaussian curve: σ not finite",
+            f"No Gaussian curve: σ = {fmt(cert.get('sigma'))}, so no finite Gaussian curve is promised.",
+        )
     if not (math.isfinite(sensitivity) and sensitivity >= 0):
-        return (None, "no Gaussian curve: no sensitivity Δ",
-                "No Gaussian curve: the certificate states no finite sensitivity Δ, so μ = Δ/σ is undefined.")
+        return (
+            None,
+            "no Gaussian curve: no sensitivity Δ",
+            "No Gaussian curve: the certificate states no finite sensitivity Δ, so μ = Δ/σ is undefined.",
+        )
     return sensitivity / sigma, None, None
 
 
@@ -469,17 +585,37 @@ def _fdp(cert: Mapping[str, Any], attack_results: Mapping[str, Any], best: Any) 
         reached = [b for x, b in zip(alpha, beta) if x <= a * (1 + 1e-12)]
         empirical = min(reached) if reached else None
         promised = plots.gaussian_tradeoff(a, mu) if mu is not None else None
-        rows.append({"alpha": a, "empirical": empirical, "promised": promised,
-                     "below": empirical is not None and promised is not None and empirical < promised - 1e-9})
-    return {"attack": best if alpha else None, "direction": direction, "roc": roc if alpha else None,
-            "n_points": len(alpha), "below": below, "mu": mu, "chart_reason": chart_reason, "reason": reason,
-            "sigma": cert.get("sigma"), "sensitivity": cert.get("sensitivity"),
-            "n_pos": (roc or {}).get("n_pos"), "n_neg": (roc or {}).get("n_neg"), "rows": rows}
+        rows.append(
+            {
+                "alpha": a,
+                "empirical": empirical,
+                "promised": promised,
+                "below": empirical is not None and promised is not None and empirical < promised - 1e-9,
+            }
+        )
+    return {
+        "attack": best if alpha else None,
+        "direction": direction,
+        "roc": roc if alpha else None,
+        "n_points": len(alpha),
+        "below": below,
+        "mu": mu,
+        "chart_reason": chart_reason,
+        "reason": reason,
+        "sigma": cert.get("sigma"),
+        "sensitivity": cert.get("sensitivity"),
+        "n_pos": (roc or {}).get("n_pos"),
+        "n_neg": (roc or {}).get("n_neg"),
+        "rows": rows,
+    }
 
 
 def _is_competition(details: Any) -> bool:
-    return (isinstance(details, Mapping) and isinstance(details.get("epsilon_histogram"), list)
-            and "forget_score" in details)
+    return (
+        isinstance(details, Mapping)
+        and isinstance(details.get("epsilon_histogram"), list)
+        and "forget_score" in details
+    )
 
 
 #: the keys of a competition attack's details shown in its row (its own section shows the rest)
@@ -499,13 +635,26 @@ def _competition(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
         r = attack_results[name] or {}
         d = r.get("details")
         if _is_competition(d):
-            out.append({"name": name, "title": r.get("title"), "d": d, "bound": r.get("bound") or {},
-                        "histogram": [h for h in d["epsilon_histogram"] if isinstance(h, Mapping)]})
+            out.append(
+                {
+                    "name": name,
+                    "title": r.get("title"),
+                    "d": d,
+                    "bound": r.get("bound") or {},
+                    "histogram": [h for h in d["epsilon_histogram"] if isinstance(h, Mapping)],
+                }
+            )
     return out
 
 
-def render_html(report: Mapping[str, Any] | Any, *, signed_by: str | None = None, page: str = "written",
-                envelope_beside: bool = False, salt: str = SALT_FILE) -> str:
+def render_html(
+    report: Mapping[str, Any] | Any,
+    *,
+    signed_by: str | None = None,
+    page: str = "written",
+    envelope_beside: bool = False,
+    salt: str = SALT_FILE,
+) -> str:
     """The report as one self-contained HTML document (str). Same arguments, same bytes.
 
     ``signed_by``: the keyid (``sha256:...``) of the key the report directory is about to be

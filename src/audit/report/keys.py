@@ -22,8 +22,9 @@ PRIVATE_KEY_NAME = "private.pem"
 PUBLIC_KEY_NAME = "public.pem"
 
 
-def generate_keypair(out_dir: str | os.PathLike, *, passphrase: bytes | None = None,
-                     field: str = "out") -> tuple[Path, Path]:
+def generate_keypair(
+    out_dir: str | os.PathLike, *, passphrase: bytes | None = None, field: str = "out"
+) -> tuple[Path, Path]:
     """Create an Ed25519 key pair in ``out_dir``: ``private.pem`` and ``public.pem``.
 
     The private key is PKCS#8 PEM (encrypted with the best available scheme when
@@ -56,15 +57,17 @@ def generate_keypair(out_dir: str | os.PathLike, *, passphrase: bytes | None = N
     for p in (priv_path, pub_path):
         if os.path.lexists(p):
             kind = " (as a directory)" if p.is_dir() else ""
-            raise InvalidInput(field, "a directory without an existing key pair", str(out),
-                               f"{p.name} already exists{kind}; refusing to overwrite a key.")
+            raise InvalidInput(
+                field,
+                "a directory without an existing key pair",
+                str(out),
+                f"{p.name} already exists{kind}; refusing to overwrite a key.",
+            )
 
     key = Ed25519PrivateKey.generate()
-    encryption = (serialization.BestAvailableEncryption(passphrase) if passphrase
-                  else serialization.NoEncryption())
+    encryption = serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
     priv_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
-    pub_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    pub_pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     del key
 
     created: list[Path] = []
@@ -80,8 +83,12 @@ def generate_keypair(out_dir: str | os.PathLike, *, passphrase: bytes | None = N
     except FileExistsError:
         for p in created:
             p.unlink(missing_ok=True)
-        raise InvalidInput(field, "a directory without an existing key pair", str(out),
-                           "A key file appeared while writing; refusing to overwrite it.") from None
+        raise InvalidInput(
+            field,
+            "a directory without an existing key pair",
+            str(out),
+            "A key file appeared while writing; refusing to overwrite it.",
+        ) from None
     except OSError as exc:
         for p in created:
             p.unlink(missing_ok=True)
@@ -97,8 +104,12 @@ def generate_keypair(out_dir: str | os.PathLike, *, passphrase: bytes | None = N
 
 
 def _unwritable(field: str, out: Path, exc: OSError) -> InvalidInput:
-    return InvalidInput(field, "a directory where the key files can be created", str(out),
-                        f"Writing there failed: {exc.strerror or exc}.")
+    return InvalidInput(
+        field,
+        "a directory where the key files can be created",
+        str(out),
+        f"Writing there failed: {exc.strerror or exc}.",
+    )
 
 
 def _write_new(directory: Path, data: bytes, mode: int) -> Path:
@@ -154,10 +165,13 @@ def _check_private_mode(path: Path, mode: int, field: str) -> None:
     """
     if os.name == "nt" or not mode & 0o077:
         return
-    raise InvalidInput(field, "a private key file that only its owner can access (mode 0600 or 0400)",
-                       f"{path} (mode {stat.S_IMODE(mode):04o})",
-                       f"Like OpenSSH, the toolkit refuses a private key that group or others can access; "
-                       f"fix it with `chmod 600 {shlex.quote(str(path))}`.")
+    raise InvalidInput(
+        field,
+        "a private key file that only its owner can access (mode 0600 or 0400)",
+        f"{path} (mode {stat.S_IMODE(mode):04o})",
+        f"Like OpenSSH, the toolkit refuses a private key that group or others can access; "
+        f"fix it with `chmod 600 {shlex.quote(str(path))}`.",
+    )
 
 
 def _load_private_key(path: str | os.PathLike, passphrase: bytes | None, field: str = "private_key_path"):
@@ -175,24 +189,26 @@ def _load_private_key(path: str | os.PathLike, passphrase: bytes | None, field: 
             _check_private_mode(p, st.st_mode, field)
             data = fh.read()
     except OSError as exc:
-        raise InvalidInput(field, _PRIVATE_ALLOWED, str(p),
-                           f"The file cannot be read ({exc.strerror}).") from None
+        raise InvalidInput(field, _PRIVATE_ALLOWED, str(p), f"The file cannot be read ({exc.strerror}).") from None
     try:
         key = serialization.load_pem_private_key(data, password=passphrase)
     except TypeError:
-        hint = ("The key is encrypted: give its passphrase." if passphrase is None
-                else "The key is not encrypted: give no passphrase.")
+        hint = (
+            "The key is encrypted: give its passphrase."
+            if passphrase is None
+            else "The key is not encrypted: give no passphrase."
+        )
         raise InvalidInput(field, _PRIVATE_ALLOWED, str(p), hint) from None
     except Exception:  # never chain the cause into the message or traceback
-        raise InvalidInput(field, _PRIVATE_ALLOWED, str(p),
-                           "The file is not such a key, or the passphrase is wrong.") from None
+        raise InvalidInput(
+            field, _PRIVATE_ALLOWED, str(p), "The file is not such a key, or the passphrase is wrong."
+        ) from None
     if not isinstance(key, Ed25519PrivateKey):
         raise InvalidInput(field, _PRIVATE_ALLOWED, str(p), "The key is not an Ed25519 key.")
     return key
 
 
-def load_private_key(path: str | os.PathLike, passphrase: bytes | None = None, *,
-                     field: str = "private_key_path"):
+def load_private_key(path: str | os.PathLike, passphrase: bytes | None = None, *, field: str = "private_key_path"):
     """Load an Ed25519 private key (raises InvalidInput with one sentence when unusable).
 
     ``field`` is the name the error gives the key (the CLI passes the flag the user typed,
@@ -210,11 +226,14 @@ def _load_public_key(path: str | os.PathLike, field: str = "public_key_path"):
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise InvalidInput(field, allowed, str(p),
-                           f"The file cannot be read ({exc.strerror}).") from None
+        raise InvalidInput(field, allowed, str(p), f"The file cannot be read ({exc.strerror}).") from None
     if b"PRIVATE KEY-----" in data:
-        raise InvalidInput(field, allowed, str(p),
-                           "This is a private key: verify with the public key, and keep the private one secret.")
+        raise InvalidInput(
+            field,
+            allowed,
+            str(p),
+            "This is a private key: verify with the public key, and keep the private one secret.",
+        )
     try:
         key = serialization.load_pem_public_key(data)
     except Exception:

@@ -89,8 +89,7 @@ def fmt_short(v: float) -> str:
 
 
 def _escape(text: Any) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def _c(v: float) -> str:
@@ -137,8 +136,16 @@ def _line(x0: float, y0: float, x1: float, y1: float, attrs: str) -> str:
     return f'<line x1="{_c(x0)}" y1="{_c(y0)}" x2="{_c(x1)}" y2="{_c(y1)}" {attrs}/>'
 
 
-def _label(x: float, y: float, text: Any, *, size: float = TICK, anchor: str = "start",
-           colour: str | None = None, rotate: bool = False) -> str:
+def _label(
+    x: float,
+    y: float,
+    text: Any,
+    *,
+    size: float = TICK,
+    anchor: str = "start",
+    colour: str | None = None,
+    rotate: bool = False,
+) -> str:
     """Text centred vertically on ``y`` (``dy=".35em"``); ``rotate`` turns it to read upwards.
     Newlines in ``text`` become stacked lines (centred as a block)."""
     attrs = f'x="{_c(x)}" y="{_c(y)}"'
@@ -154,8 +161,9 @@ def _label(x: float, y: float, text: Any, *, size: float = TICK, anchor: str = "
     if len(lines) == 1:
         return f'<text {attrs} dy=".35em">{_escape(text)}</text>'
     first = 0.35 - 0.6 * (len(lines) - 1)
-    spans = "".join(f'<tspan x="{_c(x)}" dy="{first if i == 0 else 1.2:g}em">{_escape(s)}</tspan>'
-                    for i, s in enumerate(lines))
+    spans = "".join(
+        f'<tspan x="{_c(x)}" dy="{first if i == 0 else 1.2:g}em">{_escape(s)}</tspan>' for i, s in enumerate(lines)
+    )
     return f"<text {attrs}>{spans}</text>"
 
 
@@ -190,11 +198,11 @@ class _Scale:
         if self.kind == "log":
             e0, e1 = math.floor(math.log10(self.lo) + 1e-9), math.ceil(math.log10(self.hi) - 1e-9)
             stride = max(1, math.ceil((e1 - e0 + 1) / 12))
-            major = [(10.0 ** e, _pow10(e)) for e in range(e0, e1 + 1) if e % stride == 0]
-            minor = [m * 10.0 ** e for e in range(e0 - 1, e1 + 1) for m in range(2, 10)] if stride == 1 else []
+            major = [(10.0**e, _pow10(e)) for e in range(e0, e1 + 1) if e % stride == 0]
+            minor = [m * 10.0**e for e in range(e0 - 1, e1 + 1) for m in range(2, 10)] if stride == 1 else []
             return ([t for t in major if self.inside(t[0])], [m for m in minor if self.inside(m)])
         if self.kind == "symlog":
-            values = [0.0] + [self.lt * 10.0 ** k for k in range(0, 12)]
+            values = [0.0] + [self.lt * 10.0**k for k in range(0, 12)]
             return [(v, f"{v:g}") for v in values if self.inside(v)], []
         step = _nice_step((self.hi - self.lo) / 6)
         decimals = max(0, -math.floor(math.log10(step) + 1e-9))
@@ -220,7 +228,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 def _pow10(e: int) -> str:
     """10^e as a tick label: plain decimals from 0.001 to 1000, 10⁻⁴-style beyond."""
     if -3 <= e <= 3:
-        return f"{10.0 ** e:.{max(0, -e)}f}"
+        return f"{10.0**e:.{max(0, -e)}f}"
     return "10" + str(e).translate(_SUPERSCRIPT)
 
 
@@ -233,7 +241,7 @@ def _log_domain(values: Iterable[float], default: tuple[float, float] = (0.1, 10
     lo, hi = math.floor(math.log10(min(pos) / 1.5)), math.ceil(math.log10(max(pos) * 1.5))
     if hi == lo:
         lo, hi = lo - 1, hi + 1
-    return 10.0 ** lo, 10.0 ** hi
+    return 10.0**lo, 10.0**hi
 
 
 def _linear_domain(values: Iterable[float], margin: float = 0.05) -> tuple[float, float]:
@@ -267,9 +275,11 @@ class _Chart:
         if key not in self._markers:
             mid = self.id(f"m{len(self._markers)}")
             self._markers[key] = mid
-            self.defs.append(f'<marker id="{mid}" markerWidth="{_c(2 * r)}" markerHeight="{_c(2 * r)}" '
-                             f'refX="{_c(r)}" refY="{_c(r)}" markerUnits="userSpaceOnUse">'
-                             f'<circle cx="{_c(r)}" cy="{_c(r)}" r="{_c(r)}" fill="{colour}"/></marker>')
+            self.defs.append(
+                f'<marker id="{mid}" markerWidth="{_c(2 * r)}" markerHeight="{_c(2 * r)}" '
+                f'refX="{_c(r)}" refY="{_c(r)}" markerUnits="userSpaceOnUse">'
+                f'<circle cx="{_c(r)}" cy="{_c(r)}" r="{_c(r)}" fill="{colour}"/></marker>'
+            )
         return self._markers[key]
 
     def panel(self, x: float, y: float, w: float, h: float, xscale: tuple, yscale: tuple) -> _Panel:
@@ -293,12 +303,17 @@ class _Chart:
         return math.ceil(len(items) / columns) * ROW
 
     def svg(self, height: float) -> str:
-        parts = [f'<svg class="plot" role="img" aria-labelledby="{self.id("title")}" '
-                 f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {_c(height)}" '
-                 f'font-family="{_escape(FONT)}" font-size="{_c(TICK)}" fill="{INK}">',
-                 f'<title id="{self.id("title")}">{_escape(self.title)}</title>']
-        clips = [f'<clipPath id="{p.clip}"><rect x="{_c(p.x)}" y="{_c(p.y)}" width="{_c(p.w)}" '
-                 f'height="{_c(p.h)}"/></clipPath>' for p in self.panels]
+        parts = [
+            f'<svg class="plot" role="img" aria-labelledby="{self.id("title")}" '
+            f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {_c(height)}" '
+            f'font-family="{_escape(FONT)}" font-size="{_c(TICK)}" fill="{INK}">',
+            f'<title id="{self.id("title")}">{_escape(self.title)}</title>',
+        ]
+        clips = [
+            f'<clipPath id="{p.clip}"><rect x="{_c(p.x)}" y="{_c(p.y)}" width="{_c(p.w)}" '
+            f'height="{_c(p.h)}"/></clipPath>'
+            for p in self.panels
+        ]
         if clips or self.defs:
             parts.append("<defs>" + "".join(clips + self.defs) + "</defs>")
         parts.append(f'<rect width="{WIDTH}" height="{_c(height)}" fill="white"/>')
@@ -316,8 +331,10 @@ def _swatch(x: float, y: float, style: dict) -> str:
     """A legend's sample of a style: a filled box, a marker alone, or a line (with its marker)."""
     colour = style["colour"]
     if style.get("fill"):
-        return (f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="24" height="10" fill="{colour}" '
-                f'fill-opacity="{style.get("fill_opacity", 0.35)}" stroke="{colour}" stroke-width="1.5"/>')
+        return (
+            f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="24" height="10" fill="{colour}" '
+            f'fill-opacity="{style.get("fill_opacity", 0.35)}" stroke="{colour}" stroke-width="1.5"/>'
+        )
     if style.get("dash") == "none":
         return f'<circle cx="{_c(x + 12)}" cy="{_c(y)}" r="{_c(style.get("marker", 3))}" fill="{colour}"/>'
     out = _line(x, y, x + 24, y, _stroke(colour, style.get("width", 2.0), style.get("dash"), style.get("opacity")))
@@ -330,8 +347,7 @@ class _Panel:
     """A plot area with its two scales. ``under``: grid and axes; ``data``: drawn in data
     coordinates, clipped to the area; ``over``: unclipped marks and labels."""
 
-    def __init__(self, chart: _Chart, index: int, x: float, y: float, w: float, h: float,
-                 xscale: tuple, yscale: tuple):
+    def __init__(self, chart: _Chart, index: int, x: float, y: float, w: float, h: float, xscale: tuple, yscale: tuple):
         self.chart, self.x, self.y, self.w, self.h = chart, x, y, w, h
         self.clip = chart.id(f"clip{index}")
         self.xs = _Scale(xscale[0], xscale[1], xscale[2], x, x + w, *xscale[3:])
@@ -341,9 +357,17 @@ class _Panel:
         self.over: list[str] = []
 
     # -- axes
-    def frame(self, *, xlabel: str | None = None, ylabel: str | None = None, grid: str = "both",
-              xticks: list | None = None, yticks: list | None = None, xtick_labels: bool = True,
-              ytick_labels: bool = True) -> None:
+    def frame(
+        self,
+        *,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+        grid: str = "both",
+        xticks: list | None = None,
+        yticks: list | None = None,
+        xtick_labels: bool = True,
+        ytick_labels: bool = True,
+    ) -> None:
         """Grid, the left and bottom axes with ticks and tick labels, and the axis labels."""
         x0, y0, x1, y1 = self.x, self.y, self.x + self.w, self.y + self.h
         xt, xminor = self.xs.ticks() if xticks is None else (xticks, [])
@@ -378,13 +402,28 @@ class _Panel:
                 u.append(_line(x0 - 2.5, py, x0, py, tick_attrs))
         u.append(f'<path d="M{_c(x0)} {_c(y0)}V{_c(y1)}H{_c(x1)}" {_stroke(INK, 1.0)}/>')
         for i, line in enumerate((xlabel or "").split("\n") if xlabel else []):
-            u.append(_label((x0 + x1) / 2, y1 + (31 if xtick_labels else 14) + 1.25 * LABEL * i, line,
-                            size=LABEL, anchor="middle"))
+            u.append(
+                _label(
+                    (x0 + x1) / 2,
+                    y1 + (31 if xtick_labels else 14) + 1.25 * LABEL * i,
+                    line,
+                    size=LABEL,
+                    anchor="middle",
+                )
+            )
         if ylabel:
             # the label's block of lines ends clear of the tick labels (rotated, lines stack rightwards)
             n = ylabel.count("\n") + 1
-            u.append(_label(x0 - 12 - label_w - 0.5 * LABEL - 0.6 * LABEL * (n - 1), (y0 + y1) / 2, ylabel,
-                            size=LABEL, anchor="middle", rotate=True))
+            u.append(
+                _label(
+                    x0 - 12 - label_w - 0.5 * LABEL - 0.6 * LABEL * (n - 1),
+                    (y0 + y1) / 2,
+                    ylabel,
+                    size=LABEL,
+                    anchor="middle",
+                    rotate=True,
+                )
+            )
 
     def title(self, text: str, colour: str | None = None, size: float = TITLE) -> None:
         self.over.append(_label(self.x + self.w / 2, self.y - 11, text, size=size, anchor="middle", colour=colour))
@@ -394,9 +433,18 @@ class _Panel:
         px, py = self.xs(num(x)), self.ys(num(y))
         return None if px is None or py is None else (px, py)
 
-    def line(self, xs: Sequence[Any], ys: Sequence[Any], *, colour: str, width: float = 2.0,
-             dash: str | None = None, marker: float = 0.0, steps: bool = False,
-             opacity: float | None = None) -> None:
+    def line(
+        self,
+        xs: Sequence[Any],
+        ys: Sequence[Any],
+        *,
+        colour: str,
+        width: float = 2.0,
+        dash: str | None = None,
+        marker: float = 0.0,
+        steps: bool = False,
+        opacity: float | None = None,
+    ) -> None:
         """A polyline through the points (broken where a point cannot be drawn, as matplotlib
         breaks at NaN); ``steps``: horizontal then vertical between points (steps-post)."""
         segments: list[list[tuple[float, float]]] = [[]]
@@ -436,8 +484,10 @@ class _Panel:
         ya, yb = self.ys(y + height / 2), self.ys(y - height / 2)
         if None in (x0, x1, ya, yb):
             return
-        self.data.append(f'<rect x="{_c(min(x0, x1))}" y="{_c(min(ya, yb))}" width="{_c(abs(x1 - x0))}" '
-                         f'height="{_c(abs(yb - ya))}" fill="{colour}" fill-opacity="{opacity}"/>')
+        self.data.append(
+            f'<rect x="{_c(min(x0, x1))}" y="{_c(min(ya, yb))}" width="{_c(abs(x1 - x0))}" '
+            f'height="{_c(abs(yb - ya))}" fill="{colour}" fill-opacity="{opacity}"/>'
+        )
 
     def tick_mark(self, x: float, y: float, length: float, colour: str, width: float) -> None:
         """A vertical mark of ``length`` user units centred on (x, y), not clipped."""
@@ -445,8 +495,16 @@ class _Panel:
         if p is not None:
             self.over.append(_line(p[0], p[1] - length / 2, p[0], p[1] + length / 2, _stroke(colour, width)))
 
-    def stairs(self, values: Sequence[float], edges: Sequence[float], *, colour: str, width: float,
-               fill: bool = False, opacity: float = 0.35) -> None:
+    def stairs(
+        self,
+        values: Sequence[float],
+        edges: Sequence[float],
+        *,
+        colour: str,
+        width: float,
+        fill: bool = False,
+        opacity: float = 0.35,
+    ) -> None:
         """A step histogram from the baseline 0: each value spans its two edges (matplotlib's
         ``stairs``); ``fill`` shades the area under it."""
         base = self.ys(0.0)
@@ -480,9 +538,14 @@ def _empty(name: str, title: str, message: str) -> str:
 # the charts
 
 
-def epsilon_chart(certified: Any, realized: Any, empirical: Mapping[str, Any] | None,
-                  ceilings: Mapping[str, Any] | None = None, best: str | None = None,
-                  confidence: Any = None) -> str:
+def epsilon_chart(
+    certified: Any,
+    realized: Any,
+    empirical: Mapping[str, Any] | None,
+    ceilings: Mapping[str, Any] | None = None,
+    best: str | None = None,
+    confidence: Any = None,
+) -> str:
     """Certified ε, realized ε and each attack's empirical ε lower bound, on one log axis.
 
     Bars above the certified ε (dashed line) are red: a measured lower bound or the realized ε
@@ -515,8 +578,11 @@ def epsilon_chart(certified: Any, realized: Any, empirical: Mapping[str, Any] | 
     row_h = 28.0
     p = chart.panel(left, top, WIDTH - left - 20, row_h * len(rows), ("log", lo, hi), ("linear", -0.6, len(rows) - 0.4))
     ys = list(range(len(rows)))[::-1]
-    xlabel = ["ε (log scale)"] + ([f"lower bounds at {conf:.0%} confidence"] if math.isfinite(conf) else []) \
+    xlabel = (
+        ["ε (log scale)"]
+        + ([f"lower bounds at {conf:.0%} confidence"] if math.isfinite(conf) else [])
         + (["black tick: largest ε the trials can prove"] if empirical else [])
+    )
     xlabel_text = _wrap(xlabel, WIDTH - 40, LABEL)
     p.frame(grid="x", yticks=[(y, r[0]) for y, r in zip(ys, rows)], xlabel=xlabel_text)
     for y, (_, v, colour, ceiling) in zip(ys, rows):
@@ -526,8 +592,12 @@ def epsilon_chart(certified: Any, realized: Any, empirical: Mapping[str, Any] | 
         right = hi if math.isinf(v) and v > 0 else v
         if right > 0:
             p.barh(y, lo, right, 0.6, colour, 0.85)
-            p.text(min(right, hi) * (0.85 if right >= hi else 1.15), y, fmt_short(v),
-                   anchor="end" if right >= hi else "start")
+            p.text(
+                min(right, hi) * (0.85 if right >= hi else 1.15),
+                y,
+                fmt_short(v),
+                anchor="end" if right >= hi else "start",
+            )
         else:
             p.tick_mark(lo, y, 18, colour, 1.5)
             p.text(lo * 1.4, y, "0 (no evidence of leakage)", colour=GREY)
@@ -576,8 +646,12 @@ def roc_chart(curves: Mapping[str, Mapping[str, Any]]) -> str:
         fpr = _clip_rates(roc["curve"]["fpr"], roc.get("n_neg"))
         tpr = _clip_rates(roc["curve"]["tpr"], roc.get("n_pos"))
         # overlapping curves stay visible: a dash pattern each, slightly transparent
-        style = {"colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)], "dash": ("-", "--", "-.")[i % 3],
-                 "width": 2.0, "opacity": 0.9}
+        style = {
+            "colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)],
+            "dash": ("-", "--", "-.")[i % 3],
+            "width": 2.0,
+            "opacity": 0.9,
+        }
         p.line(fpr, tpr, steps=True, **style)
         items.append((f"{attack} (AUROC {fmt_short(num(roc.get('auroc')))})", style))  # the rest is in the table
     height = chart.legend(items, 24, p.y + p.h + 48, WIDTH - 48, 3)
@@ -597,8 +671,11 @@ def loss_histogram_chart(histograms: Mapping[str, Any] | None) -> str:
     counts = histograms["counts"]
     models = [m for m in ("original", "unlearned", "retrained") if m in counts]
     models += sorted(m for m in counts if m not in models)
-    x_domain = (edges[0], edges[-1]) if all(map(math.isfinite, (edges[0], edges[-1]))) and edges[-1] > edges[0] \
+    x_domain = (
+        (edges[0], edges[-1])
+        if all(map(math.isfinite, (edges[0], edges[-1]))) and edges[-1] > edges[0]
         else _linear_domain(edges)
+    )
     chart = _Chart(name, title)
     left, gap, top, h = 70.0, 16.0, 28.0, 180.0
     w = (WIDTH - left - 12 - gap * (len(models) - 1)) / max(1, len(models))
@@ -606,8 +683,9 @@ def loss_histogram_chart(histograms: Mapping[str, Any] | None) -> str:
     for i, model in enumerate(models):
         # shared y: tick labels and the y label on the first panel only
         p = chart.panel(left + i * (w + gap), top, w, h, ("linear", *x_domain), ("symlog", 0.0, 1.05, 0.01))
-        p.frame(xlabel="per-record loss", ylabel="fraction of the split's records" if i == 0 else None,
-                ytick_labels=i == 0)
+        p.frame(
+            xlabel="per-record loss", ylabel="fraction of the split's records" if i == 0 else None, ytick_labels=i == 0
+        )
         p.title(str(model), colour=MODEL_COLOURS.get(model, INK))
         splits = counts[model] or {}
         order = [s for s in ("retain", "unseen", "forget") if s in splits]
@@ -644,16 +722,28 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
     y_domain = _linear_domain([y for ys in curves.values() for y in ys] + [target])
     chart = _Chart(name, title)
     p = chart.panel(84, 12, WIDTH - 84 - 24, 220, ("symlog", 0.0, max(steps, 1), 1.0), ("linear", *y_domain))
-    p.frame(xlabel="fine-tuning steps on the forget set (symmetric log scale)", ylabel="forget-set loss of the audit's own model")
+    p.frame(
+        xlabel="fine-tuning steps on the forget set (symmetric log scale)",
+        ylabel="forget-set loss of the audit's own model",
+    )
     items = []
     for world, v in worlds.items():
-        style = {"colour": MODEL_COLOURS[world], "dash": "--" if world == "retrained" else None,
-                 "width": 2.0, "marker": 2.0}
+        style = {
+            "colour": MODEL_COLOURS[world],
+            "dash": "--" if world == "retrained" else None,
+            "width": 2.0,
+            "marker": 2.0,
+        }
         y = curves[world]
         p.line(list(range(len(y))), y, **style)
-        items.append((f"{world} world: mean {fmt_short(num(v.get('mean_steps')))} steps, "
-                      f"median {fmt_short(num(v.get('median_steps')))}, "
-                      f"censored {fmt_short(num(v.get('censored_fraction')))}", style))
+        items.append(
+            (
+                f"{world} world: mean {fmt_short(num(v.get('mean_steps')))} steps, "
+                f"median {fmt_short(num(v.get('median_steps')))}, "
+                f"censored {fmt_short(num(v.get('censored_fraction')))}",
+                style,
+            )
+        )
     if math.isfinite(target):
         style = {"colour": GREY, "dash": ":", "width": 1.5}
         p.hline(target, **style)
@@ -668,8 +758,9 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
     name, title = "tradeoff", "Knob sweep: the sigma and epsilon at each value of the knob"
     tradeoff = tradeoff or {}
     knob = tradeoff.get("knob") or {}
-    points = sorted({num(r.get("value")): r for r in (tradeoff.get("rows") or [])
-                     if math.isfinite(num(r.get("value")))}.items())
+    points = sorted(
+        {num(r.get("value")): r for r in (tradeoff.get("rows") or []) if math.isfinite(num(r.get("value")))}.items()
+    )
     if not points:
         return _empty(name, title, "no knob sweep in this report")
     xs = [k for k, _ in points]
@@ -687,17 +778,29 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
         x_scale = ("linear", *_linear_domain(xs + ([chosen] if math.isfinite(chosen) else [])))
 
     # three panels sharing x, each with its legend above it: (series, y scale, y label, extra lines)
-    distance = [(key, label, colour, dash) for key, label, colour, dash in (
-        ("sigma", "σ needed for the certified ε", BLUE, None),
-        ("sensitivity", "sensitivity bound Δ", ORANGE, "--"),
-        ("distance", "measured ‖θ_U − θ_R‖", GREEN, ":")) if _finite_positive(col(key))]
+    distance = [
+        (key, label, colour, dash)
+        for key, label, colour, dash in (
+            ("sigma", "σ needed for the certified ε", BLUE, None),
+            ("sensitivity", "sensitivity bound Δ", ORANGE, "--"),
+            ("distance", "measured ‖θ_U − θ_R‖", GREEN, ":"),
+        )
+        if _finite_positive(col(key))
+    ]
     real = col("realized_epsilon")
-    epsilon = ([("realized_epsilon", f"realized ε (measured ‖θ_U − θ_R‖ at that {symbol}'s σ)", ORANGE, None)]
-               if _finite_positive(real) else [])
-    accuracy = [(key, label, colour, dash) for key, label, colour, dash in (
-        ("test_accuracy_noiseless", "test accuracy, noiseless", GREY, "--"),
-        ("test_accuracy_released", "test accuracy, released (noisy)", BLUE, None))
-        if any(math.isfinite(y) for y in col(key))]
+    epsilon = (
+        [("realized_epsilon", f"realized ε (measured ‖θ_U − θ_R‖ at that {symbol}'s σ)", ORANGE, None)]
+        if _finite_positive(real)
+        else []
+    )
+    accuracy = [
+        (key, label, colour, dash)
+        for key, label, colour, dash in (
+            ("test_accuracy_noiseless", "test accuracy, noiseless", GREY, "--"),
+            ("test_accuracy_released", "test accuracy, released (noisy)", BLUE, None),
+        )
+        if any(math.isfinite(y) for y in col(key))
+    ]
     cert_line = math.isfinite(cert) and cert > 0
     cert_hline = [(f"certified ε = {fmt_short(cert)}", {"colour": BLUE, "dash": "--", "width": 1.6}, cert)]
     panels = (
@@ -709,13 +812,13 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
     left, width, y = 84.0, WIDTH - 84 - 24, 6.0
     drawn: list[_Panel] = []
     for i, (series, y_scale, ylabel, hlines) in enumerate(panels):
-        items = [(label, {"colour": colour, "dash": dash, "width": 2.0, "marker": 2.5})
-                 for _, label, colour, dash in series] + [(label, style) for label, style, _ in hlines]
+        items = [
+            (label, {"colour": colour, "dash": dash, "width": 2.0, "marker": 2.5}) for _, label, colour, dash in series
+        ] + [(label, style) for label, style, _ in hlines]
         y += chart.legend(items, left, y, width, 2) + 6
         p = chart.panel(left, y, width, 120, x_scale, y_scale)
         last = i == len(panels) - 1
-        p.frame(ylabel=ylabel, xtick_labels=last,
-                xlabel=f"{symbol} ({knob.get('option') or 'knob'})" if last else None)
+        p.frame(ylabel=ylabel, xtick_labels=last, xlabel=f"{symbol} ({knob.get('option') or 'knob'})" if last else None)
         for (key, _, _, _), (_, style) in zip(series, items):
             # log panels: a value ≤ 0 cannot be drawn and breaks the line (the scale returns None)
             p.line(xs, col(key), **style)
@@ -728,20 +831,30 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
             p.vline(chosen, colour=RED, width=1.2, opacity=0.7)
         a0 = drawn[0]
         if (px := a0.xs(chosen)) is not None:
-            a0.over.append(_label(px - 4, a0.y + 8, f"this audit: {symbol} = {fmt_short(chosen)}",
-                                  anchor="end", colour=RED))
+            a0.over.append(
+                _label(px - 4, a0.y + 8, f"this audit: {symbol} = {fmt_short(chosen)}", anchor="end", colour=RED)
+            )
     return chart.svg(y + 34)
 
 
-def frontier_chart(frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any = None, retrained: Any = None,
-                   chance: Any = None) -> str:
+def frontier_chart(
+    frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any = None, retrained: Any = None, chance: Any = None
+) -> str:
     """The privacy-utility frontier of several methods on one chart: released test accuracy
     (mean over noise draws, with a ±1 sd band as whiskers) against ε on a log axis, one line per
     method, with retraining's noiseless accuracy, the majority-class rate and the requested ε."""
     name, title = "frontier", "Privacy-utility frontier: released test accuracy against epsilon"
-    series = {m: sorted(((num(p.get("epsilon")), num(p.get("test_accuracy_mean")), num(p.get("test_accuracy_std")))
-                         for p in (f.get("points") or [])), key=lambda t: t[0])
-              for m, f in frontiers.items() if f and f.get("applicable") and f.get("points")}
+    series = {
+        m: sorted(
+            (
+                (num(p.get("epsilon")), num(p.get("test_accuracy_mean")), num(p.get("test_accuracy_std")))
+                for p in (f.get("points") or [])
+            ),
+            key=lambda t: t[0],
+        )
+        for m, f in frontiers.items()
+        if f and f.get("applicable") and f.get("points")
+    }
     if not series:
         return _empty(name, title, "no compared method has a frontier (no output-noise certificate)")
     eps = [e for pts in series.values() for e, _, _ in pts] + ([num(epsilon)] if math.isfinite(num(epsilon)) else [])
@@ -750,8 +863,15 @@ def frontier_chart(frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any =
     accs += [v for v in (ref, floor) if math.isfinite(v)]
     chart = _Chart(name, title)
     left, width = 72.0, WIDTH - 72 - 24
-    styles = {m: {"colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)], "width": 2.0, "marker": 3.0,
-                  "dash": (None, "--", ":")[(i // len(ATTACK_COLOURS)) % 3]} for i, m in enumerate(series)}
+    styles = {
+        m: {
+            "colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)],
+            "width": 2.0,
+            "marker": 3.0,
+            "dash": (None, "--", ":")[(i // len(ATTACK_COLOURS)) % 3],
+        }
+        for i, m in enumerate(series)
+    }
     items = [(m, st) for m, st in styles.items()]
     if math.isfinite(ref):
         items.append((f"retraining, noiseless ({fmt_short(ref)})", {"colour": INK, "dash": "--", "width": 1.4}))
@@ -761,8 +881,7 @@ def frontier_chart(frontiers: Mapping[str, Mapping[str, Any]], *, epsilon: Any =
         items.append((f"requested ε = {fmt_short(num(epsilon))}", {"colour": RED, "width": 1.2, "opacity": 0.7}))
     y = 6.0 + chart.legend(items, left, 6.0, width, 3) + 8
     p = chart.panel(left, y, width, 260, ("log", *_log_domain(eps)), ("linear", *_linear_domain(accs)))
-    p.frame(xlabel="ε (log scale); each method's σ is its own certificate at that ε",
-            ylabel="test accuracy,\nreleased")
+    p.frame(xlabel="ε (log scale); each method's σ is its own certificate at that ε", ylabel="test accuracy,\nreleased")
     if math.isfinite(ref):
         p.hline(ref, colour=INK, dash="--", width=1.4)
     if math.isfinite(floor):
@@ -832,8 +951,13 @@ def points_below(alpha: Sequence[float], beta: Sequence[float], mu: Any, tol: fl
 FDP_GRID = tuple(sorted({i / 400 for i in range(401)} | {10.0 ** (-k / 4) for k in range(1, 25)}))
 
 
-def fdp_chart(roc: Mapping[str, Any] | None, direction: Any = "U>R", attack: Any = None,
-              mu: Any = None, no_curve_reason: str | None = None) -> str:
+def fdp_chart(
+    roc: Mapping[str, Any] | None,
+    direction: Any = "U>R",
+    attack: Any = None,
+    mu: Any = None,
+    no_curve_reason: str | None = None,
+) -> str:
     """The best attack's empirical trade-off curve and the Gaussian curve G_μ the certificate promises.
 
     x: FPR (a retrained-world release called unlearned), y: FNR (an unlearned-world release
@@ -852,8 +976,10 @@ def fdp_chart(roc: Mapping[str, Any] | None, direction: Any = "U>R", attack: Any
     chart = _Chart(name, title)
     side = 400.0  # square: equal scales on both axes
     p = chart.panel((WIDTH - side) / 2 + 20, 12, side, side, ("linear", -0.01, 1.01), ("linear", -0.01, 1.01))
-    p.frame(xlabel="false-positive rate α (retrained-world release called unlearned)",
-            ylabel="false-negative rate β (unlearned-world release called retrained)")
+    p.frame(
+        xlabel="false-positive rate α (retrained-world release called unlearned)",
+        ylabel="false-negative rate β (unlearned-world release called retrained)",
+    )
     items = []
     blind = {"colour": GREY, "dash": ":", "width": 1.5}
     p.line([0, 1], [1, 0], **blind)
@@ -870,8 +996,9 @@ def fdp_chart(roc: Mapping[str, Any] | None, direction: Any = "U>R", attack: Any
             below = [(a, b) for a, b in zip(alpha, beta) if b < gaussian_tradeoff(a, m) - 1e-9]
             if below:
                 p.dots([a for a, _ in below], [b for _, b in below], colour=RED, r=3.5)
-                items.append((f"below the promised curve ({len(below)} points)",
-                              {"colour": RED, "dash": "none", "marker": 3.5}))
+                items.append(
+                    (f"below the promised curve ({len(below)} points)", {"colour": RED, "dash": "none", "marker": 3.5})
+                )
     if not has_mu and no_curve_reason:
         p.over.append(_label(p.x + p.w - 6, p.y + 10, no_curve_reason, anchor="end", colour=GREY))
     height = chart.legend(items, 24, p.y + p.h + 48, WIDTH - 48, 2)

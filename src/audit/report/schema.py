@@ -187,8 +187,9 @@ def pattern_str(pattern: str, words: str, **schema: Any) -> Any:
             raise PydanticCustomError("string_pattern", words)
         return v
 
-    return Annotated[str, Strict(), AfterValidator(check),
-                     WithJsonSchema({"type": "string", "pattern": pattern, **schema})]
+    return Annotated[
+        str, Strict(), AfterValidator(check), WithJsonSchema({"type": "string", "pattern": pattern, **schema})
+    ]
 
 
 Sha256 = pattern_str(r"^[0-9a-f]{64}$", "a SHA-256 digest (64 lowercase hex digits)")
@@ -196,15 +197,20 @@ Pair = Annotated[tuple[Count, Count], Strict(False)]
 """(unlearned world, retrained world) counts; a JSON array of two integers."""
 
 
-def ext_float(*, ge: float | None = None, gt: float | None = None, le: float | None = None,
-              nan: bool = True, description: str | None = None) -> Any:
+def ext_float(
+    *,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    nan: bool = True,
+    description: str | None = None,
+) -> Any:
     """An annotated float that may be ±inf or nan, encoded in JSON as ``"inf"``/``"-inf"``/``"nan"``.
 
     ``ge``/``gt``/``le`` bound every non-nan value (so ``ge=0`` admits ``"inf"`` but not
     ``"-inf"``); ``nan=False`` rejects nan. The JSON Schema lists exactly the admitted strings.
     """
-    allowed = [s for s in NONFINITE
-               if (nan if s == "nan" else _within(float(s), ge, gt, le))]
+    allowed = [s for s in NONFINITE if (nan if s == "nan" else _within(float(s), ge, gt, le))]
     words = ", ".join(repr(s).replace("'", '"') for s in allowed)
     bounds = _bounds_text(ge, gt, le)
     expected = f"a number{bounds}" + (f" or one of {words}" if allowed else "")
@@ -225,11 +231,10 @@ def ext_float(*, ge: float | None = None, gt: float | None = None, le: float | N
         number["exclusiveMinimum"] = gt
     if le is not None:
         number["maximum"] = le
-    schema: dict[str, Any] = ({"anyOf": [number, {"enum": allowed, "type": "string"}]}
-                              if allowed else number)
+    schema: dict[str, Any] = {"anyOf": [number, {"enum": allowed, "type": "string"}]} if allowed else number
     schema["description"] = description or (
-        "A real number" + bounds + (f"; non-finite values are written as {words}"
-                                    if allowed else ""))
+        "A real number" + bounds + (f"; non-finite values are written as {words}" if allowed else "")
+    )
     return Annotated[
         float,
         BeforeValidator(parse),
@@ -241,7 +246,7 @@ def ext_float(*, ge: float | None = None, gt: float | None = None, le: float | N
 def _within(x: float, ge: float | None, gt: float | None, le: float | None) -> bool:
     if math.isnan(x):
         return False
-    return ((ge is None or x >= ge) and (gt is None or x > gt) and (le is None or x <= le))
+    return (ge is None or x >= ge) and (gt is None or x > gt) and (le is None or x <= le)
 
 
 def _bounds_text(ge: float | None, gt: float | None, le: float | None) -> str:
@@ -266,7 +271,7 @@ ExtProbability = ext_float(ge=0, le=1)
 """In [0, 1], or nan (a rate that is undefined)."""
 
 _SEED_PATTERN = re.compile(r"^(0|[1-9][0-9]*)$")
-_SEED_WORDS = "an unsigned 64-bit integer written as a decimal string (e.g. \"42\")"
+_SEED_WORDS = 'an unsigned 64-bit integer written as a decimal string (e.g. "42")'
 
 
 def _parse_seed(v: Any) -> int:
@@ -285,14 +290,20 @@ Seed = Annotated[
     int,
     BeforeValidator(_parse_seed),
     PlainSerializer(lambda x: str(x), when_used="json"),
-    WithJsonSchema({"type": "string", "pattern": _SEED_PATTERN.pattern, "maxLength": 20,
-                    "description": "A seed: an unsigned 64-bit integer as a canonical decimal "
-                                   "string (JSON numbers lose integers above 2**53)."}),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": _SEED_PATTERN.pattern,
+            "maxLength": 20,
+            "description": "A seed: an unsigned 64-bit integer as a canonical decimal "
+            "string (JSON numbers lose integers above 2**53).",
+        }
+    ),
 ]
 """A seed: ``int`` in Python, canonical decimal string in JSON (JSON integer accepted on input)."""
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]00:00)$")
-_TIMESTAMP_WORDS = "an RFC 3339 timestamp in UTC (e.g. \"2026-01-31T12:00:00+00:00\" or \"...Z\")"
+_TIMESTAMP_WORDS = 'an RFC 3339 timestamp in UTC (e.g. "2026-01-31T12:00:00+00:00" or "...Z")'
 
 
 def _check_timestamp(v: str) -> str:
@@ -306,9 +317,17 @@ def _check_timestamp(v: str) -> str:
 
 
 Timestamp = Annotated[
-    str, Strict(), AfterValidator(_check_timestamp),
-    WithJsonSchema({"type": "string", "format": "date-time", "pattern": _TIMESTAMP.pattern,
-                    "description": "RFC 3339 timestamp in UTC (Z or +00:00)."}),
+    str,
+    Strict(),
+    AfterValidator(_check_timestamp),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "pattern": _TIMESTAMP.pattern,
+            "description": "RFC 3339 timestamp in UTC (Z or +00:00).",
+        }
+    ),
 ]
 
 
@@ -322,10 +341,14 @@ def _json_safe(value: Any) -> Any:
 OpenDict = Annotated[
     dict[str, Any],
     AfterValidator(_json_safe),
-    WithJsonSchema({"type": "object",
-                    "description": "An open section (no per-field schema). Numbers are finite or "
-                                   "the strings \"inf\", \"-inf\", \"nan\"; integers beyond "
-                                   "2**53 - 1 are decimal strings."}),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "description": "An open section (no per-field schema). Numbers are finite or "
+            'the strings "inf", "-inf", "nan"; integers beyond '
+            "2**53 - 1 are decimal strings.",
+        }
+    ),
 ]
 """An open section: any JSON object, normalised by :func:`_json_safe`."""
 
@@ -368,15 +391,17 @@ def schema_version_field(ours: str) -> Any:
         theirs = _version(v)
         if v == ours or (info.context is not None and theirs is not None and str(theirs[0]) == major):
             return v
-        raise PydanticCustomError("schema_version", "'{ours}' (a reader also reads {major}.x)",
-                                  {"ours": ours, "major": major})
+        raise PydanticCustomError(
+            "schema_version", "'{ours}' (a reader also reads {major}.x)", {"ours": ours, "major": major}
+        )
 
     return Annotated[str, AfterValidator(check), WithJsonSchema({"const": ours, "type": "string"})]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
-                              frozen=False, validate_default=False)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, use_attribute_docstrings=True, frozen=False, validate_default=False
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -415,12 +440,15 @@ class Finding(_Section):
     def _severity_of_code(self) -> Finding:
         expected = CODES[self.code].severity
         if self.severity != expected:
-            raise PydanticCustomError("inconsistent", "'{expected}' (the severity of code {code})",
-                                      {"expected": expected, "code": self.code, "field": "severity"})
+            raise PydanticCustomError(
+                "inconsistent",
+                "'{expected}' (the severity of code {code})",
+                {"expected": expected, "code": self.code, "field": "severity"},
+            )
         return self
 
 
-AttackName = pattern_str(r"^[a-z0-9]+([-_][a-z0-9]+)*$", "an attack name (lowercase, e.g. \"mia\")")
+AttackName = pattern_str(r"^[a-z0-9]+([-_][a-z0-9]+)*$", 'an attack name (lowercase, e.g. "mia")')
 RequestId = pattern_str(REQUEST_ID_PATTERN, REQUEST_ID_WORDS)
 
 
@@ -431,11 +459,13 @@ def _annotation(c: Constraint, name: str) -> Any:
     if isinstance(c, Integer):
         if c.hi is not None and c.hi > MAX_SAFE_INT:
             return Seed  # beyond JSON's exact integers: a decimal string
-        return Annotated[int, Strict(), Field(ge=c.lo if c.lo is not None else -MAX_SAFE_INT,
-                                                le=c.hi if c.hi is not None else MAX_SAFE_INT)]
+        return Annotated[
+            int,
+            Strict(),
+            Field(ge=c.lo if c.lo is not None else -MAX_SAFE_INT, le=c.hi if c.hi is not None else MAX_SAFE_INT),
+        ]
     if isinstance(c, Real):
-        return Annotated[float, Strict(), AllowInfNan(False),
-                         Field(gt=c.gt, ge=c.ge, lt=c.lt, le=c.le)]
+        return Annotated[float, Strict(), AllowInfNan(False), Field(gt=c.gt, ge=c.ge, lt=c.lt, le=c.le)]
     if isinstance(c, Choice):
         return Literal[tuple(c.options)]  # type: ignore[valid-type]
     if isinstance(c, Boolean):
@@ -467,10 +497,16 @@ def _config_model() -> type[BaseModel]:
 
     from audit.config import FIELDS
 
-    fields = {f.name: (_annotation(f.constraint, f.name), Field(description=f.help)
-                       if f.name not in CONFIG_ADDED_LATER else Field(None, description=f.help)) for f in FIELDS}
-    return create_model("Config", __base__=_Section,
-                        __doc__="The audit's configuration (declared in audit.config.FIELDS).", **fields)
+    fields = {
+        f.name: (
+            _annotation(f.constraint, f.name),
+            Field(description=f.help) if f.name not in CONFIG_ADDED_LATER else Field(None, description=f.help),
+        )
+        for f in FIELDS
+    }
+    return create_model(
+        "Config", __base__=_Section, __doc__="The audit's configuration (declared in audit.config.FIELDS).", **fields
+    )
 
 
 Config = _config_model()
@@ -600,9 +636,13 @@ class Certificate(_Section):
     """The (epsilon, delta) unlearning certificate and everything needed to re-check it."""
 
     # epsilon 0 only for an exact certificate: the JSON Schema says it too (the validator below)
-    model_config = ConfigDict(**_Section.model_config, json_schema_extra={
-        "if": {"not": {"properties": {"kind": {"const": "exact"}}}},
-        "then": {"properties": {"epsilon": {"not": {"const": 0}}}}})
+    model_config = ConfigDict(
+        **_Section.model_config,
+        json_schema_extra={
+            "if": {"not": {"properties": {"kind": {"const": "exact"}}}},
+            "then": {"properties": {"epsilon": {"not": {"const": 0}}}},
+        },
+    )
 
     method: Text
     kind: CertificateKind
@@ -633,32 +673,56 @@ class Certificate(_Section):
         expected = any(c.provenance in ("estimated", "assumed") for c in self.constants)
         if self.conditional != expected:
             raise PydanticCustomError(
-                "inconsistent", "{expected} (whether some constant is estimated or assumed)",
-                {"expected": str(expected).lower(), "field": "conditional"})
+                "inconsistent",
+                "{expected} (whether some constant is estimated or assumed)",
+                {"expected": str(expected).lower(), "field": "conditional"},
+            )
         if self.kind == "none" and (self.epsilon is not None or self.valid):
-            raise PydanticCustomError("inconsistent", "null (a method without a theorem certifies nothing)",
-                                      {"field": "epsilon" if self.epsilon is not None else "valid"})
+            raise PydanticCustomError(
+                "inconsistent",
+                "null (a method without a theorem certifies nothing)",
+                {"field": "epsilon" if self.epsilon is not None else "valid"},
+            )
         if self.kind != "none" and self.epsilon is None:
-            raise PydanticCustomError("inconsistent", "a number (the certified epsilon of a {kind} certificate)",
-                                      {"kind": self.kind, "field": "epsilon"})
+            raise PydanticCustomError(
+                "inconsistent",
+                "a number (the certified epsilon of a {kind} certificate)",
+                {"kind": self.kind, "field": "epsilon"},
+            )
         if self.kind != "exact" and self.epsilon == 0:
-            raise PydanticCustomError("inconsistent", "above 0 (only an exact certificate states epsilon 0)",
-                                      {"field": "epsilon"})
+            raise PydanticCustomError(
+                "inconsistent", "above 0 (only an exact certificate states epsilon 0)", {"field": "epsilon"}
+            )
         return self
 
     @classmethod
     def of(cls, certificate: Any) -> Certificate:
         """The report section of a :class:`certify.certificate.Certificate`."""
         return cls(
-            method=certificate.method, kind=certificate.kind, epsilon=certificate.epsilon,
-            delta=certificate.delta, sigma=certificate.sigma, sensitivity=certificate.sensitivity,
-            mechanism=certificate.mechanism, theorem=certificate.theorem,
-            constants=[Constant(name=c.name, value=float(c.value), provenance=c.provenance,
-                                description=c.description, diagnostics=dict(c.diagnostics))
-                       for c in certificate.constants],
+            method=certificate.method,
+            kind=certificate.kind,
+            epsilon=certificate.epsilon,
+            delta=certificate.delta,
+            sigma=certificate.sigma,
+            sensitivity=certificate.sensitivity,
+            mechanism=certificate.mechanism,
+            theorem=certificate.theorem,
+            constants=[
+                Constant(
+                    name=c.name,
+                    value=float(c.value),
+                    provenance=c.provenance,
+                    description=c.description,
+                    diagnostics=dict(c.diagnostics),
+                )
+                for c in certificate.constants
+            ],
             conditions=[Condition(name=c.name, met=bool(c.met), detail=c.detail) for c in certificate.conditions],
-            assumptions=list(certificate.assumptions), warnings=list(certificate.warnings),
-            valid=bool(certificate.valid), conditional=certificate.conditional)
+            assumptions=list(certificate.assumptions),
+            warnings=list(certificate.warnings),
+            valid=bool(certificate.valid),
+            conditional=certificate.conditional,
+        )
 
 
 class Realized(_Section):
@@ -779,8 +843,9 @@ class SplitUtility(_Section):
         present = [k for k in keys if k in self.model_fields_set]
         if present and len(present) != len(keys):
             missing = next(k for k in keys if k not in present)
-            raise PydanticCustomError("inconsistent", "present with the other noisy_* fields "
-                                      "(all four or none)", {"field": missing})
+            raise PydanticCustomError(
+                "inconsistent", "present with the other noisy_* fields (all four or none)", {"field": missing}
+            )
         return self
 
 
@@ -820,8 +885,10 @@ class LossHistograms(_Section):
             for split in ("forget", "retain", "unseen"):
                 if len(getattr(getattr(self.counts, model), split)) != bins:
                     raise PydanticCustomError(
-                        "inconsistent", "{bins} bin counts (len(edges) - 1)",
-                        {"bins": bins, "field": f"counts.{model}.{split}"})
+                        "inconsistent",
+                        "{bins} bin counts (len(edges) - 1)",
+                        {"bins": bins, "field": f"counts.{model}.{split}"},
+                    )
         return self
 
 
@@ -867,8 +934,7 @@ class TradeoffRow(_Section):
         finite = math.isfinite(self.sigma)
         for key in ("test_accuracy_released", "realized_epsilon"):
             if (key in self.model_fields_set) != finite:
-                raise PydanticCustomError(
-                    "inconsistent", "present exactly when sigma is finite", {"field": key})
+                raise PydanticCustomError("inconsistent", "present exactly when sigma is finite", {"field": key})
         return self
 
 
@@ -964,8 +1030,7 @@ class CheckpointNotApplicable(_Section):
     reason: Text
 
 
-CheckpointRecovery = Annotated[CheckpointRecovered | CheckpointNotApplicable,
-                               Field(discriminator="applicable")]
+CheckpointRecovery = Annotated[CheckpointRecovered | CheckpointNotApplicable, Field(discriminator="applicable")]
 
 
 class Parameters(_Section):
@@ -1068,8 +1133,7 @@ class Environment(_Section):
     @model_validator(mode="after")
     def _torch_recorded(self) -> Environment:
         if "torch" not in self.packages:
-            raise PydanticCustomError("inconsistent", "an object with a torch entry",
-                                      {"field": "packages"})
+            raise PydanticCustomError("inconsistent", "an object with a torch entry", {"field": "packages"})
         return self
 
 
@@ -1090,8 +1154,9 @@ class RocCurve(_Section):
     @model_validator(mode="after")
     def _same_length(self) -> RocCurve:
         if len(self.fpr) != len(self.tpr):
-            raise PydanticCustomError("inconsistent", "as many points as fpr ({n})",
-                                      {"n": len(self.fpr), "field": "tpr"})
+            raise PydanticCustomError(
+                "inconsistent", "as many points as fpr ({n})", {"n": len(self.fpr), "field": "tpr"}
+            )
         return self
 
 
@@ -1158,8 +1223,13 @@ class EpsilonBound(_Section):
     n_thresholds: PosCount
     confidence: OpenUnit
     delta: Delta
-    method: Literal["clopper-pearson/half", "clopper-pearson/split", "clopper-pearson/bonferroni",
-                    "clopper-pearson/pareto-bonferroni", "clopper-pearson/explicit"]
+    method: Literal[
+        "clopper-pearson/half",
+        "clopper-pearson/split",
+        "clopper-pearson/bonferroni",
+        "clopper-pearson/pareto-bonferroni",
+        "clopper-pearson/explicit",
+    ]
     """The threshold strategy: a calibration split (half or another fraction), Bonferroni over a
     grid, Bonferroni over the ROC's Pareto frontier, or a pre-registered threshold."""
     ceiling: ExtNonNegNoNan
@@ -1389,7 +1459,9 @@ class ReportModel(_Section):
     """An unlearn-audit report (``report.json``), schema version 2.3."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, use_attribute_docstrings=True,
+        extra="forbid",
+        strict=True,
+        use_attribute_docstrings=True,
         title="unlearn-audit report",
     )
 
@@ -1442,15 +1514,20 @@ class ReportModel(_Section):
         expected = verdict_of(self.findings)
         if self.verdict != expected:
             raise PydanticCustomError(
-                "inconsistent", "'{expected}' (the verdict the findings imply)",
-                {"expected": expected, "field": "verdict"})
+                "inconsistent",
+                "'{expected}' (the verdict the findings imply)",
+                {"expected": expected, "field": "verdict"},
+            )
         if self.deletion_request.n_records != self.dataset.forget_size:
             raise PydanticCustomError(
-                "inconsistent", "equal to dataset.forget_size = {m}",
-                {"m": self.dataset.forget_size, "field": "deletion_request.n_records"})
+                "inconsistent",
+                "equal to dataset.forget_size = {m}",
+                {"m": self.dataset.forget_size, "field": "deletion_request.n_records"},
+            )
         if self.started_at is not None and _utc(self.started_at) > _utc(self.created_at):
-            raise PydanticCustomError("inconsistent", "not after created_at ({created})",
-                                      {"created": self.created_at, "field": "started_at"})
+            raise PydanticCustomError(
+                "inconsistent", "not after created_at ({created})", {"created": self.created_at, "field": "started_at"}
+            )
         return self
 
     #: the secret salt of the deletion commitment: held in memory, never serialised
@@ -1474,8 +1551,9 @@ class ReportModel(_Section):
         """``report.json`` text (alias of :meth:`to_json_text`)."""
         return self.to_json_text()
 
-    def write(self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True,
-              file_mode: int = 0o644) -> Path:
+    def write(
+        self, out_dir: str | Path, *, sign_key: str | Path | None = None, save_salt: bool = True, file_mode: int = 0o644
+    ) -> Path:
         """Write the report directory as one set, as ``audit run --out`` does: ``report.json``,
         ``report.html``, the commitment salt (mode 0600, unless ``save_salt=False``) and with
         ``sign_key`` the signature; public files get ``file_mode``. Returns the ``report.json`` path.
@@ -1536,8 +1614,7 @@ def validate_report(d: Any) -> ReportModel:
     value found (truncated); ``hint`` counts further problems.
     """
     if not isinstance(d, dict):
-        raise InvalidInput("report", "a JSON object (an unlearn-audit report.json)",
-                           type(d).__name__)
+        raise InvalidInput("report", "a JSON object (an unlearn-audit report.json)", type(d).__name__)
     try:
         return ReportModel.from_report_dict(d)
     except ValidationError as exc:
@@ -1567,8 +1644,10 @@ def _invalid_input(exc: ValidationError, data: Any) -> InvalidInput:
         else:
             allowed, got = f"present ({tags})", MISSING
     elif kind == "literal_error" and len(ctx.get("expected", "")) > 200:  # a long table: name it, not all of it
-        allowed = (f"one of the {ctx['expected'].count(',') + 1} values of the report schema's table "
-                   f"({ctx['expected'].split(',')[0]}, ...)")
+        allowed = (
+            f"one of the {ctx['expected'].count(',') + 1} values of the report schema's table "
+            f"({ctx['expected'].split(',')[0]}, ...)"
+        )
         got = _short(value)
     else:
         allowed, got = _words(first["msg"]), _short(value)
@@ -1605,7 +1684,7 @@ def _locate(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
 def _words(msg: str) -> str:
     for prefix in ("Input should be ", "Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     msg = re.sub(r" or instance of \w+", "", msg)
     if msg[:1].isupper() and not msg[1:2].isupper():
         msg = msg[:1].lower() + msg[1:]
@@ -1655,9 +1734,10 @@ def json_schema() -> dict[str, Any]:
         "description": (
             f"report.json written by {TOOL} (schema {SCHEMA_VERSION}). Generated from "
             "audit.report.schema.ReportModel by `python -m audit.report.schema`; do not edit. "
-            "Non-finite numbers are the strings \"inf\", \"-inf\", \"nan\" where a field allows "
+            'Non-finite numbers are the strings "inf", "-inf", "nan" where a field allows '
             "them; seeds are decimal strings; timestamps are RFC 3339 UTC. Cross-field rules "
-            "(verdict vs findings, histogram bin counts, ...) are checked by the pydantic model."),
+            "(verdict vs findings, histogram bin counts, ...) are checked by the pydantic model."
+        ),
         **{k: v for k, v in body.items() if k not in ("title", "description")},
     }
 

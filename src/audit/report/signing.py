@@ -179,25 +179,34 @@ class VerificationResult:
 
     def describe(self) -> str:
         """Human-readable lines saying what was verified (for a CLI to print)."""
-        lines = [f"Signature: valid Ed25519 signature by key {self.keyid} over a "
-                 f"{self.statement.get('predicateType')} statement."]
+        lines = [
+            f"Signature: valid Ed25519 signature by key {self.keyid} over a "
+            f"{self.statement.get('predicateType')} statement."
+        ]
         for name, digest in self.subjects:
             lines.append(f"Signed file: {name} sha256:{digest} matches.")
         p = self.predicate
         if self.statement.get("predicateType") == COMPARISON_PREDICATE_TYPE:
             rows = p.get("methods") if isinstance(p.get("methods"), list) else []
-            ran = ", ".join(f"{r.get('name')} (certified epsilon={r.get('certified_epsilon')}, "
-                            f"verdict={r.get('verdict')})" for r in rows if isinstance(r, dict))
-            lines.append(f"Claims: comparison at epsilon={p.get('epsilon')} delta={p.get('delta')} of {ran}; "
-                         f"recommended={p.get('recommended')} report created_at={p.get('report_created_at')} "
-                         f"signed_at={p.get('signed_at')} (self-asserted).")
+            ran = ", ".join(
+                f"{r.get('name')} (certified epsilon={r.get('certified_epsilon')}, verdict={r.get('verdict')})"
+                for r in rows
+                if isinstance(r, dict)
+            )
+            lines.append(
+                f"Claims: comparison at epsilon={p.get('epsilon')} delta={p.get('delta')} of {ran}; "
+                f"recommended={p.get('recommended')} report created_at={p.get('report_created_at')} "
+                f"signed_at={p.get('signed_at')} (self-asserted)."
+            )
             return "\n".join([*lines, *_request_line(p)])
         cert = p.get("certified") if isinstance(p.get("certified"), dict) else {}
         real = p.get("realized") if isinstance(p.get("realized"), dict) else {}
-        lines.append(f"Claims: method={p.get('method')} certified epsilon={cert.get('epsilon')} "
-                     f"delta={cert.get('delta')} realized epsilon={real.get('epsilon')} "
-                     f"verdict={p.get('verdict')} report created_at={p.get('report_created_at')} "
-                     f"signed_at={p.get('signed_at')} (self-asserted).")
+        lines.append(
+            f"Claims: method={p.get('method')} certified epsilon={cert.get('epsilon')} "
+            f"delta={cert.get('delta')} realized epsilon={real.get('epsilon')} "
+            f"verdict={p.get('verdict')} report created_at={p.get('report_created_at')} "
+            f"signed_at={p.get('signed_at')} (self-asserted)."
+        )
         return "\n".join([*lines, *_request_line(p)])
 
 
@@ -207,8 +216,10 @@ def _request_line(predicate: dict[str, Any]) -> list[str]:
     if not isinstance(request, dict):
         return []
     rid = request.get("request_id")
-    return [f"Deletion request: id={rid if rid is not None else 'none given'} records={request.get('n_records')} "
-            f"commitment={request.get('commitment')}."]
+    return [
+        f"Deletion request: id={rid if rid is not None else 'none given'} records={request.get('n_records')} "
+        f"commitment={request.get('commitment')}."
+    ]
 
 
 # ----------------------------------------------------------------------------------------
@@ -275,9 +286,16 @@ def comparison_claims(document: dict[str, Any], *, signed_at: str | None = None)
         "kind": "comparison",
         "epsilon": document.get("epsilon"),
         "delta": document.get("delta"),
-        "methods": [{"name": r.get("name"), "certified_epsilon": r.get("certified_epsilon"),
-                     "certificate_kind": r.get("certificate_kind"), "verdict": r.get("verdict"),
-                     "report_sha256": r.get("report_sha256")} for r in rows],
+        "methods": [
+            {
+                "name": r.get("name"),
+                "certified_epsilon": r.get("certified_epsilon"),
+                "certificate_kind": r.get("certificate_kind"),
+                "verdict": r.get("verdict"),
+                "report_sha256": r.get("report_sha256"),
+            }
+            for r in rows
+        ],
         "not_applicable": [r.get("name") for r in document.get("not_applicable") or []],
         "recommended": (document.get("recommendation") or {}).get("method"),
         "deletion_request": _request_claims(document.get("deletion_request")),
@@ -329,10 +347,16 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLike, *,
-                subjects: Sequence[str] = DEFAULT_SUBJECTS, predicate: dict[str, Any] | None = None,
-                passphrase: bytes | None = None, key_field: str = "private_key_path",
-                predicate_type: str = PREDICATE_TYPE) -> Path:
+def sign_report(
+    report_dir: str | os.PathLike,
+    private_key_path: str | os.PathLike,
+    *,
+    subjects: Sequence[str] = DEFAULT_SUBJECTS,
+    predicate: dict[str, Any] | None = None,
+    passphrase: bytes | None = None,
+    key_field: str = "private_key_path",
+    predicate_type: str = PREDICATE_TYPE,
+) -> Path:
     """Sign the report in ``report_dir``; write and return ``report_dir/report.dsse.json``.
 
     Parameters
@@ -360,8 +384,9 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
     for name in subjects:
         why = _check_subject_name(name)
         if why:
-            raise InvalidInput("subjects", "relative file names inside the report directory", name,
-                               f"Rejected because {why}.")
+            raise InvalidInput(
+                "subjects", "relative file names inside the report directory", name, f"Rejected because {why}."
+            )
         if name not in names:
             names.append(name)
     if REQUIRED_SUBJECT not in names:
@@ -380,21 +405,34 @@ def sign_report(report_dir: str | os.PathLike, private_key_path: str | os.PathLi
             elif path.is_file():
                 digests[name] = _sha256_file(path)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            raise InvalidInput("report_dir", f"a directory containing {REQUIRED_SUBJECT}", str(rdir),
-                               "Write the report before signing it.") from None
+            raise InvalidInput(
+                "report_dir",
+                f"a directory containing {REQUIRED_SUBJECT}",
+                str(rdir),
+                "Write the report before signing it.",
+            ) from None
         except OSError as exc:
-            raise InvalidInput("report_dir", "a directory whose report files can be read", str(rdir),
-                               f"Reading {name} failed: {exc.strerror or exc}.") from None
+            raise InvalidInput(
+                "report_dir",
+                "a directory whose report files can be read",
+                str(rdir),
+                f"Reading {name} failed: {exc.strerror or exc}.",
+            ) from None
 
     if predicate is None:
         try:
             report = json.loads(report_bytes.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InvalidInput("report.json", "a valid UTF-8 JSON document", str(rdir / REQUIRED_SUBJECT),
-                               f"Parsing failed: {exc}.") from None
+            raise InvalidInput(
+                "report.json", "a valid UTF-8 JSON document", str(rdir / REQUIRED_SUBJECT), f"Parsing failed: {exc}."
+            ) from None
         except RecursionError:
-            raise InvalidInput("report.json", "a JSON document written by the toolkit",
-                               str(rdir / REQUIRED_SUBJECT), "It nests arrays or objects too deeply to be read.") from None
+            raise InvalidInput(
+                "report.json",
+                "a JSON document written by the toolkit",
+                str(rdir / REQUIRED_SUBJECT),
+                "It nests arrays or objects too deeply to be read.",
+            ) from None
         if not isinstance(report, dict):
             raise InvalidInput("report.json", "a JSON object", type(report).__name__)
         predicate = headline_claims(report)
@@ -430,12 +468,14 @@ def _read_envelope(env_path: Path) -> bytes:
         with open(env_path, "rb") as fh:
             return fh.read(MAX_ENVELOPE_BYTES + 1)
     except OSError as exc:
-        raise VerificationError(f"The signed envelope {ENVELOPE_NAME} cannot be read "
-                                f"({exc.strerror or type(exc).__name__}).") from None
+        raise VerificationError(
+            f"The signed envelope {ENVELOPE_NAME} cannot be read ({exc.strerror or type(exc).__name__})."
+        ) from None
 
 
-def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathLike, *,
-                  key_field: str = "public_key_path") -> VerificationResult:
+def verify_report(
+    report_dir: str | os.PathLike, public_key_path: str | os.PathLike, *, key_field: str = "public_key_path"
+) -> VerificationResult:
     """Verify ``report_dir/report.dsse.json`` with the given public key and every signed file.
 
     Checks, in order: the envelope parses strictly and has the DSSE fields (:func:`parse_envelope`);
@@ -460,17 +500,19 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
         raise VerificationError(f"The signed envelope {ENVELOPE_NAME} is missing from {rdir}.")
     envelope = parse_envelope(_read_envelope(env_path), f"envelope {ENVELOPE_NAME}")
     if envelope.payload_type != PAYLOAD_TYPE:
-        raise VerificationError(f"The envelope's payloadType is {short(envelope.payload_type)}, "
-                                f"not {PAYLOAD_TYPE!r}.")
+        raise VerificationError(f"The envelope's payloadType is {short(envelope.payload_type)}, not {PAYLOAD_TYPE!r}.")
 
     # 2. The signature (before anything in the payload is trusted).
     if verify_envelope(envelope, public, keyid=kid) is None:
         others = [k for k in envelope.signatures if k]
         if others and kid not in others:
-            raise VerificationError(f"The report was signed by a different key ({short(others[0])}), "
-                                    f"not by {public_key_path} ({kid}).")
-        raise VerificationError(f"The signature does not verify with {public_key_path}: the signed "
-                                f"statement or the signature was changed after signing, or the key is wrong.")
+            raise VerificationError(
+                f"The report was signed by a different key ({short(others[0])}), not by {public_key_path} ({kid})."
+            )
+        raise VerificationError(
+            f"The signature does not verify with {public_key_path}: the signed "
+            f"statement or the signature was changed after signing, or the key is wrong."
+        )
     payload = envelope.payload
 
     # 3. The statement.
@@ -478,9 +520,11 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         raise VerificationError(f"The signed payload is not an in-toto Statement v1 ({STATEMENT_TYPE}).")
     if statement.get("predicateType") not in (PREDICATE_TYPE, COMPARISON_PREDICATE_TYPE):
-        raise VerificationError(f"The signed statement's predicateType is "
-                                f"{statement.get('predicateType')!r}, not {PREDICATE_TYPE!r} or "
-                                f"{COMPARISON_PREDICATE_TYPE!r}.")
+        raise VerificationError(
+            f"The signed statement's predicateType is "
+            f"{statement.get('predicateType')!r}, not {PREDICATE_TYPE!r} or "
+            f"{COMPARISON_PREDICATE_TYPE!r}."
+        )
     subjects = statement.get("subject")
     if not isinstance(subjects, list) or not subjects:
         raise VerificationError("The signed statement lists no subjects.")
@@ -504,18 +548,21 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
     for name, sha in wanted:
         path = _inside(rdir, name)
         if path is None:
-            raise VerificationError(f"The signed subject {name!r} leads outside {rdir} through a symlink "
-                                    f"(or into a symlink loop).")
+            raise VerificationError(
+                f"The signed subject {name!r} leads outside {rdir} through a symlink (or into a symlink loop)."
+            )
         if not path.is_file():
             raise VerificationError(f"The signed file {name} is missing from {rdir}.")
         try:
             got = _sha256_file(path)
         except OSError as exc:
-            raise VerificationError(f"The signed file {name} cannot be read "
-                                    f"({exc.strerror or type(exc).__name__}).") from None
+            raise VerificationError(
+                f"The signed file {name} cannot be read ({exc.strerror or type(exc).__name__})."
+            ) from None
         if got != sha:
-            raise VerificationError(f"The file {name} was modified after signing: its SHA-256 is {got}, "
-                                    f"but the signature covers {sha}.")
+            raise VerificationError(
+                f"The file {name} was modified after signing: its SHA-256 is {got}, but the signature covers {sha}."
+            )
 
     # 5. Nothing else: a file in a signed set reads as signed.
     _refuse_uncovered(rdir, {n for n, _ in wanted})
@@ -523,8 +570,9 @@ def verify_report(report_dir: str | os.PathLike, public_key_path: str | os.PathL
         canonical = canonical_json(statement) == payload
     except InvalidInput:
         canonical = False
-    return VerificationResult(report_dir=rdir, keyid=kid, statement=statement, subjects=tuple(wanted),
-                              payload_canonical=canonical)
+    return VerificationResult(
+        report_dir=rdir, keyid=kid, statement=statement, subjects=tuple(wanted), payload_canonical=canonical
+    )
 
 
 def _refuse_uncovered(rdir: Path, covered: set[str]) -> None:
@@ -533,9 +581,11 @@ def _refuse_uncovered(rdir: Path, covered: set[str]) -> None:
     if uncovered:
         named = ", ".join(uncovered[:_MAX_NAMED])
         more = f" and {len(uncovered) - _MAX_NAMED} more" if len(uncovered) > _MAX_NAMED else ""
-        raise VerificationError(f"The signature does not cover {named}{more} in {rdir}: remove "
-                                f"{'them' if len(uncovered) > 1 else 'it'} or sign the directory again "
-                                f"(only {', '.join(sorted(UNSIGNED_FILES))} may sit unsigned beside a report).")
+        raise VerificationError(
+            f"The signature does not cover {named}{more} in {rdir}: remove "
+            f"{'them' if len(uncovered) > 1 else 'it'} or sign the directory again "
+            f"(only {', '.join(sorted(UNSIGNED_FILES))} may sit unsigned beside a report)."
+        )
 
 
 def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
@@ -553,9 +603,11 @@ def _uncovered(rdir: Path, covered: set[str]) -> list[str]:
         try:
             entries = sorted(os.listdir(directory))
         except OSError as exc:
-            raise VerificationError(f"The directory {directory} cannot be listed "
-                                    f"({exc.strerror or type(exc).__name__}), so what the signature "
-                                    f"does not cover cannot be checked.") from None
+            raise VerificationError(
+                f"The directory {directory} cannot be listed "
+                f"({exc.strerror or type(exc).__name__}), so what the signature "
+                f"does not cover cannot be checked."
+            ) from None
         for entry in entries:
             name = prefix + entry
             path = directory / entry

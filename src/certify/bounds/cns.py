@@ -130,8 +130,7 @@ def cns_exact_newton_bound(C: float, M: float, lam: float, lambda_min: float, G:
     return (2.0 * C_f * (M_f * C_f + lam_f) + G_f) / k
 
 
-def cns_lissa_error(L: float, lam: float, lambda_min: float, d: int, rho: float,
-                    version: str = "corrected") -> float:
+def cns_lissa_error(L: float, lam: float, lambda_min: float, d: int, rho: float, version: str = "corrected") -> float:
     """The LiSSA estimation error ‖(H_{w*} + λI)⁻¹ − H̃⁻¹_{s,λ}/H‖₂ bound, w.p. >= 1 − ρ.
 
     ``corrected`` (revised paper, Eq. 31): 16·√ln(d/ρ)·(λ + L)/(λ + λ_min) + 1/16;
@@ -159,8 +158,17 @@ def cns_lissa_error(L: float, lam: float, lambda_min: float, d: int, rho: float,
     return 16.0 * root * factor / k + 1.0 / 16.0
 
 
-def cns_sensitivity(C: float, M: float, L: float, lam: float, lambda_min: float, G: float,
-                    d: int, rho: float, version: str = "corrected") -> float:
+def cns_sensitivity(
+    C: float,
+    M: float,
+    L: float,
+    lam: float,
+    lambda_min: float,
+    G: float,
+    d: int,
+    rho: float,
+    version: str = "corrected",
+) -> float:
     """Δ of Proposition 4.1, Eq. (11): the sensitivity of CNS with a LiSSA inverse.
 
         Δ = (2C(MC + λ) + G)/(λ + λ_min) + ε_LiSSA·(2LC + G),
@@ -201,8 +209,9 @@ def cns_sensitivity(C: float, M: float, L: float, lam: float, lambda_min: float,
     return first + err * (2.0 * float(L) * float(C) + float(G))
 
 
-def cns_forget_trick_term(n: int, m: int, residual: float, lam: float, lambda_min: float,
-                          lissa_error: float = 0.0) -> float:
+def cns_forget_trick_term(
+    n: int, m: int, residual: float, lam: float, lambda_min: float, lissa_error: float = 0.0
+) -> float:
     """Extra error of Algorithm 1's gradient shortcut when training did not converge.
 
     Algorithm 1 / Eq. (10) replaces ∇L(w*, D_r) by −(m/(n − m))∇L(w*, D_u), which equals
@@ -272,11 +281,32 @@ def logistic_hessian_lipschitz(max_feature_norm: float, n_classes: int) -> float
     return cube / (6.0 * math.sqrt(3.0)) if n_classes == 2 else cube / math.sqrt(2.0)
 
 
-def cns_bound(*, C: float, M: float, L: float, lam: float, lambda_min: float, G: float, d: int, n: int, m: int,
-              rho: float, delta: float, version: str, lissa: bool, depth: int, scale: float,
-              hessian_norm: float, theta_norm: float, start_norms: list[tuple[int, float]], diverged: bool,
-              retrain_residual: float, forget_trick_residual: float | None, sequential: int,
-              constants: tuple = ()) -> Bound:
+def cns_bound(
+    *,
+    C: float,
+    M: float,
+    L: float,
+    lam: float,
+    lambda_min: float,
+    G: float,
+    d: int,
+    n: int,
+    m: int,
+    rho: float,
+    delta: float,
+    version: str,
+    lissa: bool,
+    depth: int,
+    scale: float,
+    hessian_norm: float,
+    theta_norm: float,
+    start_norms: list[tuple[int, float]],
+    diverged: bool,
+    retrain_residual: float,
+    forget_trick_residual: float | None,
+    sequential: int,
+    constants: tuple = (),
+) -> Bound:
     """Proposition 4.1 (Eq. 11, corrected) or Theorem 3.4 (dense solve) as a
     :class:`~certify.certificate.Bound`, with every condition of the theorem checked.
 
@@ -292,51 +322,88 @@ def cns_bound(*, C: float, M: float, L: float, lam: float, lambda_min: float, G:
     def check(name: str, ok: bool, good: str, bad: str) -> None:
         conds.append(Condition(name, bool(ok), good if ok else bad))
 
-    check("lambda above ||H||", lam > hessian_norm,
-          f"lambda = {lam:.6g} > ||H_w*|| = {hessian_norm:.6g}",
-          f"lambda = {lam:.6g} is not above the Hessian norm ||H_w*|| = {hessian_norm:.6g}: Theorems 3.4/3.6 "
-          "and Proposition 4.1 require lambda > ||H_w*||; the certificate is not issued")
-    check("positive definite", lam + lambda_min > 0, f"lambda + lambda_min = {lam + lambda_min:.6g} > 0",
-          f"lambda + lambda_min = {lam + lambda_min:.6g} <= 0: H + lambda I is not positive definite and the "
-          "bound is infinite")
-    check("inside the ball", theta_norm <= C * (1 + 1e-9), f"||w*|| = {theta_norm:.6g} <= C = {C:g}",
-          f"||w*|| = {theta_norm:.6g} exceeds C = {C:g}")
+    check(
+        "lambda above ||H||",
+        lam > hessian_norm,
+        f"lambda = {lam:.6g} > ||H_w*|| = {hessian_norm:.6g}",
+        f"lambda = {lam:.6g} is not above the Hessian norm ||H_w*|| = {hessian_norm:.6g}: Theorems 3.4/3.6 "
+        "and Proposition 4.1 require lambda > ||H_w*||; the certificate is not issued",
+    )
+    check(
+        "positive definite",
+        lam + lambda_min > 0,
+        f"lambda + lambda_min = {lam + lambda_min:.6g} > 0",
+        f"lambda + lambda_min = {lam + lambda_min:.6g} <= 0: H + lambda I is not positive definite and the "
+        "bound is infinite",
+    )
+    check(
+        "inside the ball",
+        theta_norm <= C * (1 + 1e-9),
+        f"||w*|| = {theta_norm:.6g} <= C = {C:g}",
+        f"||w*|| = {theta_norm:.6g} exceeds C = {C:g}",
+    )
     for request, norm in start_norms:
-        check(f"request {request} starts inside the ball", norm <= C * (1 + 1e-9),
-              f"sequential request {request} starts from ||w~|| = {norm:.6g} <= C = {C:g}",
-              f"sequential request {request} starts from ||w~|| = {norm:.6g} > C = {C:g}: the 2C bound of "
-              "Prop. 4.2 fails")
+        check(
+            f"request {request} starts inside the ball",
+            norm <= C * (1 + 1e-9),
+            f"sequential request {request} starts from ||w~|| = {norm:.6g} <= C = {C:g}",
+            f"sequential request {request} starts from ||w~|| = {norm:.6g} > C = {C:g}: the 2C bound of "
+            "Prop. 4.2 fails",
+        )
     if lissa:
         # k = (L + λ)/(λ + λ_min) assumes the scale is L + λ; a larger scale slows the recursion
         # in proportion, so the condition is checked with max(H, L + λ) in place of L + λ.
         needed = cns_depth_required(max(L, scale - lam), lam, lambda_min)
-        check("LiSSA depth", depth >= needed, f"LiSSA depth s = {depth} >= 2k ln k = {needed:.6g}",
-              f"LiSSA depth s = {depth} is below 2k ln k = {needed:.6g} (k = max(H, L+lambda)/(lambda+lambda_min)) "
-              "required by Theorem 3.6 / Prop. 4.1")
-        check("LiSSA scale", scale >= L + lam, f"LiSSA scale H = {scale:.6g} >= L + lambda = {L + lam:.6g}",
-              f"LiSSA scale H = {scale:.6g} is below L + lambda = {L + lam:.6g}: Prop. 3.5 needs "
-              "H >= ||grad^2 l(w*, x) + lambda I|| for every sample")
-        check("LiSSA converged", not diverged, "the LiSSA recursion stayed bounded",
-              "the LiSSA recursion diverged (||P_j|| grew beyond (j+1)||v||)")
-        check("rho below delta", rho < delta, f"rho = {rho:g} < delta = {delta:g}",
-              f"rho = {rho:g} is not below delta = {delta:g}: no room for the Gaussian")
-    check("retrain residual within G", retrain_residual <= G * (1 + 1e-9),
-          f"the retrained model's residual gradient {retrain_residual:.6g} <= G = {G:.6g}",
-          f"the retrained model's residual gradient {retrain_residual:.6g} exceeds G = {G:.6g}: Proposition "
-          "4.1's assumption fails")
+        check(
+            "LiSSA depth",
+            depth >= needed,
+            f"LiSSA depth s = {depth} >= 2k ln k = {needed:.6g}",
+            f"LiSSA depth s = {depth} is below 2k ln k = {needed:.6g} (k = max(H, L+lambda)/(lambda+lambda_min)) "
+            "required by Theorem 3.6 / Prop. 4.1",
+        )
+        check(
+            "LiSSA scale",
+            scale >= L + lam,
+            f"LiSSA scale H = {scale:.6g} >= L + lambda = {L + lam:.6g}",
+            f"LiSSA scale H = {scale:.6g} is below L + lambda = {L + lam:.6g}: Prop. 3.5 needs "
+            "H >= ||grad^2 l(w*, x) + lambda I|| for every sample",
+        )
+        check(
+            "LiSSA converged",
+            not diverged,
+            "the LiSSA recursion stayed bounded",
+            "the LiSSA recursion diverged (||P_j|| grew beyond (j+1)||v||)",
+        )
+        check(
+            "rho below delta",
+            rho < delta,
+            f"rho = {rho:g} < delta = {delta:g}",
+            f"rho = {rho:g} is not below delta = {delta:g}: no room for the Gaussian",
+        )
+    check(
+        "retrain residual within G",
+        retrain_residual <= G * (1 + 1e-9),
+        f"the retrained model's residual gradient {retrain_residual:.6g} <= G = {G:.6g}",
+        f"the retrained model's residual gradient {retrain_residual:.6g} exceeds G = {G:.6g}: Proposition "
+        "4.1's assumption fails",
+    )
     if lissa:
         value = cns_sensitivity(C, M, L, lam, lambda_min, G, d, rho, version)
         err = cns_lissa_error(L, lam, lambda_min, d, rho, version)
-        formula = ("Zhang et al. 2024, Proposition 4.1, Eq. (11) ("
-                   + ("corrected" if version == "corrected" else "pre-correction")
-                   + "): Delta = (2C(MC+lambda)+G)/(lambda+lambda_min) + (16 sqrt(ln(d/rho))"
-                   + ("(lambda+L)" if version == "corrected" else "")
-                   + "/(lambda+lambda_min) + 1/16)(2LC+G), w.p. >= 1 - rho")
+        formula = (
+            "Zhang et al. 2024, Proposition 4.1, Eq. (11) ("
+            + ("corrected" if version == "corrected" else "pre-correction")
+            + "): Delta = (2C(MC+lambda)+G)/(lambda+lambda_min) + (16 sqrt(ln(d/rho))"
+            + ("(lambda+L)" if version == "corrected" else "")
+            + "/(lambda+lambda_min) + 1/16)(2LC+G), w.p. >= 1 - rho"
+        )
     else:
         value = cns_exact_newton_bound(C, M, lam, lambda_min, G)
         err = 0.0
-        formula = ("Zhang et al. 2024, Theorem 3.4, Eq. (7) with the residual-gradient term of Proposition 4.1 "
-                   "(exact Cholesky inverse, no LiSSA term): Delta = (2C(MC+lambda)+G)/(lambda+lambda_min)")
+        formula = (
+            "Zhang et al. 2024, Theorem 3.4, Eq. (7) with the residual-gradient term of Proposition 4.1 "
+            "(exact Cholesky inverse, no LiSSA term): Delta = (2C(MC+lambda)+G)/(lambda+lambda_min)"
+        )
     if forget_trick_residual is not None:
         value += cns_forget_trick_term(n, m, forget_trick_residual, lam, lambda_min, err)
         formula += " + (n/(n-m))(1/(lambda+lambda_min) + LiSSA error)||grad L(w*, D)|| (forget-set shortcut)"

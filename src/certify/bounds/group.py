@@ -56,8 +56,34 @@ __all__ = [
     "subsampled_gaussian_rdp",
 ]
 
-RDP_ORDERS: tuple[float, ...] = (1.25, 1.5, 1.75, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48,
-                                 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+RDP_ORDERS: tuple[float, ...] = (
+    1.25,
+    1.5,
+    1.75,
+    2,
+    2.5,
+    3,
+    4,
+    5,
+    6,
+    8,
+    10,
+    12,
+    16,
+    20,
+    24,
+    32,
+    48,
+    64,
+    96,
+    128,
+    192,
+    256,
+    384,
+    512,
+    768,
+    1024,
+)
 """Orders α searched by the record-level RDP → (ε, δ) conversion (wider than Opacus's default,
 whose largest order 63 is too small at the tiny δ₁ the classic group route asks for)."""
 
@@ -100,8 +126,9 @@ def classic_group_privacy(epsilon: float, delta: float, m: int) -> tuple[float, 
     return m * epsilon, math.exp(log_delta_m) if log_delta_m < 700 else math.inf
 
 
-def classic_group_epsilon(epsilon_of_delta: Callable[[float], float], m: int, delta: float,
-                          *, rel_tol: float = 0.01) -> tuple[float, float]:
+def classic_group_epsilon(
+    epsilon_of_delta: Callable[[float], float], m: int, delta: float, *, rel_tol: float = 0.01
+) -> tuple[float, float]:
     """The smallest group ε the classic route gives for the group δ ``delta``.
 
     Searches the record-level δ₁ = e^{−L} on a mechanism's privacy curve ε₁(δ₁) for the
@@ -175,8 +202,11 @@ def rdp_group_privacy(order: float, rdp: float, m: int) -> tuple[float, float]:
     order, rdp, m = require_positive("order", order), require_nonnegative("rdp", rdp), _check_group(m)
     c = group_levels(m)
     if c and order < 2 ** (c + 1):
-        raise InvalidInput("order", f"at least 2^(c+1) = {2 ** (c + 1)} for a group of m = {m} "
-                           f"(Mironov 2017, Proposition 2, c = {c})", order)
+        raise InvalidInput(
+            "order",
+            f"at least 2^(c+1) = {2 ** (c + 1)} for a group of m = {m} (Mironov 2017, Proposition 2, c = {c})",
+            order,
+        )
     return order / 2**c, 3**c * rdp
 
 
@@ -206,8 +236,9 @@ def rdp_to_dp(orders: Sequence[float], rdp: Sequence[float], delta: float) -> tu
     return max(float(eps[best]), 0.0), float(a[best])
 
 
-def subsampled_gaussian_rdp(noise_multiplier: float, sample_rate: float, steps: int,
-                            orders: Sequence[float]) -> np.ndarray:
+def subsampled_gaussian_rdp(
+    noise_multiplier: float, sample_rate: float, steps: int, orders: Sequence[float]
+) -> np.ndarray:
     """RDP ρ(α) of ``steps`` compositions of the Poisson-subsampled Gaussian mechanism (DP-SGD).
 
     Mironov, Talwar & Zhang 2019, "Rényi Differential Privacy of the Sampled Gaussian
@@ -221,18 +252,24 @@ def subsampled_gaussian_rdp(noise_multiplier: float, sample_rate: float, steps: 
     if q > 1:
         raise InvalidInput("sample_rate", "a number in (0, 1]", sample_rate)
     T = require_integer("steps", steps, 1)
-    return np.asarray(compute_rdp(q=q, noise_multiplier=z, steps=T, orders=[float(a) for a in orders]),
-                      dtype=float)
+    return np.asarray(compute_rdp(q=q, noise_multiplier=z, steps=T, orders=[float(a) for a in orders]), dtype=float)
 
 
-def dpsgd_rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
-                      orders: Sequence[float] = RDP_ORDERS) -> float:
+def dpsgd_rdp_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, orders: Sequence[float] = RDP_ORDERS
+) -> float:
     """Record-level ε of DP-SGD at δ through RDP (the RDP accountant, with wider orders)."""
     return rdp_to_dp(orders, subsampled_gaussian_rdp(noise_multiplier, sample_rate, steps, orders), delta)[0]
 
 
-def dpsgd_group_rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, m: int, delta: float,
-                            orders: Sequence[float] = GROUP_ORDERS) -> tuple[float, float]:
+def dpsgd_group_rdp_epsilon(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    m: int,
+    delta: float,
+    orders: Sequence[float] = GROUP_ORDERS,
+) -> tuple[float, float]:
     """Group ε of DP-SGD for m records at group δ through Proposition 2.
 
     For each group order β in ``orders`` (β ≥ 2): ρ_m(β) = 3^c·ρ(β·2^c) with ρ the record-level
@@ -250,8 +287,7 @@ def dpsgd_group_rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: 
     if any(b < 2 for b in orders):
         raise InvalidInput("orders", "group orders >= 2 (Mironov 2017, Proposition 2)", list(orders))
     rdp = subsampled_gaussian_rdp(noise_multiplier, sample_rate, steps, [b * 2**c for b in orders])
-    group = [rdp_group_privacy(b * 2**c, r, m) if math.isfinite(r) else (b, math.inf)
-             for b, r in zip(orders, rdp)]
+    group = [rdp_group_privacy(b * 2**c, r, m) if math.isfinite(r) else (b, math.inf) for b, r in zip(orders, rdp)]
     return rdp_to_dp([g[0] for g in group], [g[1] for g in group], delta)
 
 
@@ -286,14 +322,21 @@ class GroupGuarantee:
         return {
             "one record": "m = 1: the accountant's record-level epsilon",
             "classic": "classic group privacy (m*eps1, m*exp((m-1)*eps1)*delta1) (Vadhan 2017, Lemma 2.2) "
-                       "at the record-level delta1 that keeps the group delta within the requested one",
+            "at the record-level delta1 that keeps the group delta within the requested one",
             "rdp-group": "RDP group privacy (Mironov 2017, Proposition 2: (alpha/2^c, 3^c rho)) of the "
-                         "subsampled Gaussian's RDP curve, converted by Balle et al. 2020, Theorem 21",
+            "subsampled Gaussian's RDP curve, converted by Balle et al. 2020, Theorem 21",
         }[self.route]
 
 
-def dpsgd_group_epsilon(m: int, delta: float, *, epsilon_of_delta: Callable[[float], float],
-                        noise_multiplier: float, sample_rate: float, steps: int) -> GroupGuarantee:
+def dpsgd_group_epsilon(
+    m: int,
+    delta: float,
+    *,
+    epsilon_of_delta: Callable[[float], float],
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+) -> GroupGuarantee:
     """DP-SGD's guarantee for a group of m records at group δ: the smaller of the two routes.
 
     Parameters

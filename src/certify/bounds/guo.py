@@ -320,8 +320,9 @@ def guo_parameter_sensitivity(residual: float, lam: float, n_retained: int) -> f
     return res / (lam_f * n_r)
 
 
-def guo_bound(beta: float, lam: float, n: int, m: int, *, source: str,
-              budget: float | None = None, sigma_b: float = 0.0) -> Bound:
+def guo_bound(
+    beta: float, lam: float, n: int, m: int, *, source: str, budget: float | None = None, sigma_b: float = 0.0
+) -> Bound:
     """Guo et al.'s guarantee for one release as a :class:`~certify.certificate.Bound`.
 
     The value is the parameter-space sensitivity β/(λ(n − m)) (Corollary 1's gradient residual
@@ -333,19 +334,28 @@ def guo_bound(beta: float, lam: float, n: int, m: int, *, source: str,
     conditions = ()
     if budget is not None:
         ok = beta <= budget
-        conditions = (Condition(
-            "residual within the loss-noise budget", ok,
-            f"the accumulated residual bound beta = {beta:.6g} is within the budget epsilon' = {budget:.6g} "
-            f"that sigma_b = {sigma_b:g} certifies" if ok else
-            f"the accumulated residual bound beta = {beta:.6g} exceeds the budget epsilon' = {budget:.6g} "
-            f"that sigma_b = {sigma_b:g} certifies: Guo et al.'s protocol retrains here; the certificate is "
-            "not issued"),)
-    formula = ("Guo et al. 2020, Corollary 1 (gradient residual of the Newton update removal, accumulated "
-               f"over requests; {source}) and lambda(n-m)-strong convexity: ||theta_U - A(D')|| <= "
-               "beta/(lambda(n-m))")
+        conditions = (
+            Condition(
+                "residual within the loss-noise budget",
+                ok,
+                f"the accumulated residual bound beta = {beta:.6g} is within the budget epsilon' = {budget:.6g} "
+                f"that sigma_b = {sigma_b:g} certifies"
+                if ok
+                else f"the accumulated residual bound beta = {beta:.6g} exceeds the budget epsilon' = {budget:.6g} "
+                f"that sigma_b = {sigma_b:g} certifies: Guo et al.'s protocol retrains here; the certificate is "
+                "not issued",
+            ),
+        )
+    formula = (
+        "Guo et al. 2020, Corollary 1 (gradient residual of the Newton update removal, accumulated "
+        f"over requests; {source}) and lambda(n-m)-strong convexity: ||theta_U - A(D')|| <= "
+        "beta/(lambda(n-m))"
+    )
     if budget is not None:
-        formula = ("Guo et al. 2020, Theorem 3 (loss perturbation b ~ N(0, sigma_b^2 I); (epsilon, delta)-"
-                   "certified removal while the gradient residual is at most epsilon') with Corollary 1 "
-                   f"accumulated over requests ({source}); no output noise. Sensitivity reported in "
-                   "parameter space: beta/(lambda(n-m))")
+        formula = (
+            "Guo et al. 2020, Theorem 3 (loss perturbation b ~ N(0, sigma_b^2 I); (epsilon, delta)-"
+            "certified removal while the gradient residual is at most epsilon') with Corollary 1 "
+            f"accumulated over requests ({source}); no output noise. Sensitivity reported in "
+            "parameter space: beta/(lambda(n-m))"
+        )
     return Bound(value=value, formula=formula, conditions=conditions)

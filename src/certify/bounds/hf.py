@@ -210,7 +210,7 @@ def hf_theorem2_bound(eta: float, decay: float, clip: float, rho: float, smooth:
         raise InvalidInput("steps", "an integer >= 0", steps)
     T = int(steps)
     # Σ_{k<T} ρ^{T−k−1}(q^k − q^{2k}) summed term by term when ρ is (numerically) q or q².
-    total = sum(r ** (T - k - 1) * (q ** k - q ** (2 * k)) for k in range(T)) if T else 0.0
+    total = sum(r ** (T - k - 1) * (q**k - q ** (2 * k)) for k in range(T)) if T else 0.0
     return 2.0 * eta * eta * C * M / (1.0 - q) * total
 
 
@@ -272,18 +272,23 @@ def hf_bound(
     T = len(etas)
     covered = divisor == "original"
     reference = Condition(
-        "reference", covered,
+        "reference",
+        covered,
         "the reference is the coupled retrain with divisor |B_t| (Eqs. 4-5), which the bound covers"
-        if covered else
-        "the bound covers the coupled retrain with divisor |B_t| (Eqs. 4-5); the reference chosen here "
+        if covered
+        else "the bound covers the coupled retrain with divisor |B_t| (Eqs. 4-5); the reference chosen here "
         "(retrain_divisor=remaining, the authors' script) is a different algorithm, so the distance to it "
-        "is measured but not certified")
+        "is measured but not certified",
+    )
     finite = math.isfinite(value)
     bounded = Condition(
-        "finite bound", finite,
-        f"the approximation-error recursion gives E_T = {value:.6g}" if finite else
-        "the approximation-error recursion overflows (contraction factors above 1 over many steps): "
-        "a smaller eta or fewer epochs keeps it finite")
+        "finite bound",
+        finite,
+        f"the approximation-error recursion gives E_T = {value:.6g}"
+        if finite
+        else "the approximation-error recursion overflows (contraction factors above 1 over many steps): "
+        "a smaller eta or fewer epochs keeps it finite",
+    )
     constants = (
         Constant("T", float(T), "enforced", "SGD steps" + steps_note),
         Constant("eta", float(etas[0]), "enforced", "initial step size; eta_t = eta * q^t" + eta_note),
@@ -291,20 +296,23 @@ def hf_bound(
         clip,
         Constant("l2", lam, "enforced", "per-record L2 coefficient (strong convexity of each l_i)"),
         *curvature,
-        Constant("m", float(m), "enforced",
-                 "deleted records |U| (counted); the bound uses the batches that hold them"),
-        Constant("D_T", float(divergence[-1]),
-                 "analytic" if divergence_contracted else "enforced",
-                 "bound on the trajectory divergence ||w^-U_T - w_T||: Lemma 1"
-                 + (", tightened by the retained batches' contraction" if divergence_contracted
-                    else " (clipped gradients)"),
-                 {"max_contraction": max(contraction), "lemma": "Lemma 1" + (" + Lemma 2" if divergence_contracted else "")}),
+        Constant("m", float(m), "enforced", "deleted records |U| (counted); the bound uses the batches that hold them"),
+        Constant(
+            "D_T",
+            float(divergence[-1]),
+            "analytic" if divergence_contracted else "enforced",
+            "bound on the trajectory divergence ||w^-U_T - w_T||: Lemma 1"
+            + (", tightened by the retained batches' contraction" if divergence_contracted else " (clipped gradients)"),
+            {"max_contraction": max(contraction), "lemma": "Lemma 1" + (" + Lemma 2" if divergence_contracted else "")},
+        ),
     )
     return Bound(
         value=value,
         formula="Qiao et al. 2024, Lemma 1 (divergence), Lemma 2 (contraction) and Theorem 2 (approximation "
-                "error, curvature factor restored): ||w^-U_T - w_T - a^-U_T|| <= E_T with "
-                "E_(t+1) = rho_t E_t + eta_t kappa_t D_t"
-                + (" + eta_t^2 M_t f_t C (injection before the Hessian product)" if injection_before is not None else "")
-                + ", E_0 = 0",
-        conditions=(reference, bounded), constants=constants)
+        "error, curvature factor restored): ||w^-U_T - w_T - a^-U_T|| <= E_T with "
+        "E_(t+1) = rho_t E_t + eta_t kappa_t D_t"
+        + (" + eta_t^2 M_t f_t C (injection before the Hessian product)" if injection_before is not None else "")
+        + ", E_0 = 0",
+        conditions=(reference, bounded),
+        constants=constants,
+    )

@@ -66,9 +66,15 @@ from certify.mechanisms import delta_for
 #: Rényi orders for the conversion of α·ρ: the toolkit's grid refined near 1 and continued
 #: geometrically to 10^5, so the optimum order (≈ 1 + sqrt(log(1/δ)/ρ)) is inside the grid for
 #: every ρ ≥ 1e-9 at δ ≥ 1e-300.
-ORDERS: tuple[float, ...] = tuple(sorted(set(
-    [1 + x / 100.0 for x in range(1, 100)] + [1 + x / 10.0 for x in range(10, 100)]
-    + [float(a) for a in np.unique(np.round(np.geomspace(11, 1e5, 400), 2))])))
+ORDERS: tuple[float, ...] = tuple(
+    sorted(
+        set(
+            [1 + x / 100.0 for x in range(1, 100)]
+            + [1 + x / 10.0 for x in range(10, 100)]
+            + [float(a) for a in np.unique(np.round(np.geomspace(11, 1e5, 400), 2))]
+        )
+    )
+)
 
 _ORDERS = np.asarray(ORDERS)
 VARIANTS = ("gradient-clip", "model-clip")
@@ -77,8 +83,9 @@ VARIANTS = ("gradient-clip", "model-clip")
 def _contraction(gamma: float, lam: float) -> float:
     """c = 1 − γλ, the factor the weight-decay term shrinks the iterate by (needs 0 ≤ γλ < 1)."""
     if not 0.0 <= gamma * lam < 1.0:
-        raise InvalidInput("lam", "a value with 0 <= gamma * lam < 1 (the decay step must shrink the iterate)",
-                           gamma * lam)
+        raise InvalidInput(
+            "lam", "a value with 0 <= gamma * lam < 1 (the decay step must shrink the iterate)", gamma * lam
+        )
     return 1.0 - gamma * lam
 
 
@@ -102,7 +109,7 @@ def gradient_clip_rho(C0: float, C1: float, gamma: float, lam: float, steps: int
     c = _contraction(gamma, lam)
     log_c2 = 2.0 * math.log(c) if c < 1.0 else 0.0
     shift = gradient_clip_shift(C0, C1, gamma, lam, steps)
-    return shift ** 2 / (2.0 * sigma ** 2 * _geometric(log_c2, steps))
+    return shift**2 / (2.0 * sigma**2 * _geometric(log_c2, steps))
 
 
 def rho_to_epsilon(rho: float, delta: float) -> tuple[float, float]:
@@ -162,8 +169,9 @@ def rho_for_epsilon(epsilon: float, delta: float) -> float:
     return math.exp(lo)
 
 
-def gradient_clip_sigma(epsilon: float, delta: float, C0: float, C1: float, gamma: float, lam: float,
-                        steps: int) -> float:
+def gradient_clip_sigma(
+    epsilon: float, delta: float, C0: float, C1: float, gamma: float, lam: float, steps: int
+) -> float:
     """σ that makes gradient-clipped noisy fine-tuning (ε, δ)-unlearning: σ² = K/ρ* with ρ = K/σ²."""
     rho_star = rho_for_epsilon(epsilon, delta)
     unit = gradient_clip_rho(C0, C1, gamma, lam, steps, 1.0)  # ρ at σ = 1, i.e. K
@@ -178,8 +186,9 @@ def authors_renyi2dp(eps_renyi: float, delta: float) -> float:
 
 
 # -- model clipping -------------------------------------------------------------------------------
-def model_clip_deltas(epsilon: float, sigma: float, C2: float, steps: int, *, C0: float = 0.0,
-                      sigma0: float = 0.0) -> list[float]:
+def model_clip_deltas(
+    epsilon: float, sigma: float, C2: float, steps: int, *, C0: float = 0.0, sigma0: float = 0.0
+) -> list[float]:
     """[δ_0, δ_1, …, δ_T] of the contraction recursion (module docstring) at ε."""
     epsilon = require_positive("epsilon", epsilon)
     steps = _steps(steps)
@@ -195,8 +204,9 @@ def model_clip_deltas(epsilon: float, sigma: float, C2: float, steps: int, *, C0
     return out
 
 
-def model_clip_sigma(epsilon: float, delta: float, C2: float, steps: int, *, C0: float = 0.0,
-                     sigma0: float = 0.0) -> float:
+def model_clip_sigma(
+    epsilon: float, delta: float, C2: float, steps: int, *, C0: float = 0.0, sigma0: float = 0.0
+) -> float:
     """The smallest σ (relative tolerance 1e-10) with δ_T(σ) ≤ δ (δ_T decreases as σ grows)."""
     delta = require_probability("delta", delta)
     C2 = require_positive("C2", C2)
@@ -217,8 +227,9 @@ def model_clip_sigma(epsilon: float, delta: float, C2: float, steps: int, *, C0:
     return math.exp(hi)
 
 
-def model_clip_epsilon(delta: float, sigma: float, C2: float, steps: int, *, C0: float = 0.0,
-                       sigma0: float = 0.0) -> float:
+def model_clip_epsilon(
+    delta: float, sigma: float, C2: float, steps: int, *, C0: float = 0.0, sigma0: float = 0.0
+) -> float:
     """The smallest ε (relative tolerance 1e-10) with δ_T(ε) ≤ δ at the σ that was run."""
     delta = require_probability("delta", delta)
 
@@ -251,23 +262,49 @@ class NoisyFTAccount:
     deltas: tuple[float, ...] = ()
 
 
-def account(variant: str, *, delta: float, sigma: float, steps: int, gamma: float, lam: float,
-            C0: float, C1: float, C2: float, sigma0: float = 0.0) -> NoisyFTAccount:
+def account(
+    variant: str,
+    *,
+    delta: float,
+    sigma: float,
+    steps: int,
+    gamma: float,
+    lam: float,
+    C0: float,
+    C1: float,
+    C2: float,
+    sigma0: float = 0.0,
+) -> NoisyFTAccount:
     """The (ε, δ) guarantee of a run with noise σ (the certificate's numbers)."""
     if variant == "gradient-clip":
         rho = gradient_clip_rho(C0, C1, gamma, lam, steps, sigma)
         eps, order = rho_to_epsilon(rho, delta)
-        return NoisyFTAccount(eps, delta, sigma, (
-            f"rho = (c^T*2*C0 + 2*gamma*C1*sum_k c^k)^2 / (2*sigma^2*sum_k c^(2k)) = {rho:.6g} with c = 1 - gamma*lambda "
-            f"(PABI, Feldman et al. 2018 Thm 22); Renyi alpha*rho at every order converted at delta = {delta:g} "
-            f"(Balle et al. 2020 Thm 21): epsilon = {eps:.6g} at alpha = {order}"), rho=rho, best_order=order)
+        return NoisyFTAccount(
+            eps,
+            delta,
+            sigma,
+            (
+                f"rho = (c^T*2*C0 + 2*gamma*C1*sum_k c^k)^2 / (2*sigma^2*sum_k c^(2k)) = {rho:.6g} with c = 1 - gamma*lambda "
+                f"(PABI, Feldman et al. 2018 Thm 22); Renyi alpha*rho at every order converted at delta = {delta:g} "
+                f"(Balle et al. 2020 Thm 21): epsilon = {eps:.6g} at alpha = {order}"
+            ),
+            rho=rho,
+            best_order=order,
+        )
     eps = model_clip_epsilon(delta, sigma, C2, steps, C0=C0, sigma0=sigma0)
     deltas = model_clip_deltas(eps, sigma, C2, steps, C0=C0, sigma0=sigma0) if math.isfinite(eps) else []
-    return NoisyFTAccount(eps, delta, sigma, (
-        f"delta_(t+1) = delta_t * delta_Gauss(log(1 + (e^eps - 1)/delta_t); 2*C2/sigma) over T = {steps} projected "
-        f"noisy steps (E_gamma contraction, Asoodeh et al. 2020), delta_0 = "
-        f"{'delta_Gauss(eps; 2*C0/sigma0)' if sigma0 > 0 else '1 (no initial noise)'}: the smallest epsilon with "
-        f"delta_T <= {delta:g} is {eps:.6g}"), deltas=tuple(deltas))
+    return NoisyFTAccount(
+        eps,
+        delta,
+        sigma,
+        (
+            f"delta_(t+1) = delta_t * delta_Gauss(log(1 + (e^eps - 1)/delta_t); 2*C2/sigma) over T = {steps} projected "
+            f"noisy steps (E_gamma contraction, Asoodeh et al. 2020), delta_0 = "
+            f"{'delta_Gauss(eps; 2*C0/sigma0)' if sigma0 > 0 else '1 (no initial noise)'}: the smallest epsilon with "
+            f"delta_T <= {delta:g} is {eps:.6g}"
+        ),
+        deltas=tuple(deltas),
+    )
 
 
 def _steps(steps: object) -> int:

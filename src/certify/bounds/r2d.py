@@ -421,8 +421,7 @@ def r2d_corollary_rewind_bound(
     return min(float(T_i), log_arg / log_q)
 
 
-def r2d_bound(K: int, T: int, eta: float, L: Constant, G: Constant, n: int, m: int,
-              eta_note: str = "") -> Bound:
+def r2d_bound(K: int, T: int, eta: float, L: Constant, G: Constant, n: int, m: int, eta_note: str = "") -> Bound:
     """Theorem 3.1 as a :class:`~certify.certificate.Bound`: Δ(K), its step-size condition and
     every constant it rests on (L and G with their provenance; η, T, K, n, m enforced).
 
@@ -432,21 +431,27 @@ def r2d_bound(K: int, T: int, eta: float, L: Constant, G: Constant, n: int, m: i
     limit = r2d_step_size_limit(L.value, n, m)
     met = eta <= limit
     step = Condition(
-        "step size", met,
+        "step size",
+        met,
         f"step size eta = {eta:.6g} {'is within' if met else 'exceeds'} Theorem 3.1's limit "
-        f"min(1/L, n/(2(n-m)L)) = {limit:.6g}" + ("" if met else ": the certificate is not issued"))
+        f"min(1/L, n/(2(n-m)L)) = {limit:.6g}" + ("" if met else ": the certificate is not issued"),
+    )
     constants = (
-        L, G,
+        L,
+        G,
         Constant("eta", eta, "enforced", "constant step size of every gradient step" + eta_note),
         Constant("T", float(T), "enforced", "gradient steps of learning and of the retrain"),
         Constant("K", float(K), "enforced", "rewind: gradient steps replayed on the retained data"),
         Constant("n", float(n), "enforced", "training records |D| (counted)"),
         Constant("m", float(m), "enforced", "deleted records |Z| (counted)"),
-        Constant("eta*L*T", eta * L.value * T, "enforced",
-                 "the exponent that drives h(K): the bound grows like exp(eta*L*T)"),
+        Constant(
+            "eta*L*T", eta * L.value * T, "enforced", "the exponent that drives h(K): the bound grows like exp(eta*L*T)"
+        ),
     )
     return Bound(
         value=value,
         formula="Mu & Klabjan, Rewind-to-Delete, Theorem 3.1 (Eq. 3; Lemmas B.2-B.3): "
-                "||theta''_K - theta'_T|| <= 2mG((1+eta*L*n/(n-m))^(T-K) - 1)(1+eta*L)^K/(Ln)",
-        conditions=(step,), constants=constants)
+        "||theta''_K - theta'_T|| <= 2mG((1+eta*L*n/(n-m))^(T-K) - 1)(1+eta*L)^K/(Ln)",
+        conditions=(step,),
+        constants=constants,
+    )

@@ -21,8 +21,7 @@ from audit.datasets.split import build
 from certify.errors import InvalidInput
 
 ADULT_CITATION = (
-    "Becker, B. and Kohavi, R. (1996). Adult. UCI Machine Learning Repository. "
-    "https://doi.org/10.24432/C5XW20"
+    "Becker, B. and Kohavi, R. (1996). Adult. UCI Machine Learning Repository. https://doi.org/10.24432/C5XW20"
 )
 
 #: SHA-256 of the *decompressed* vendored Adult files, checked at every load.
@@ -91,8 +90,7 @@ def read_verified(resource: Any, logical_name: str, expected: str) -> bytes:
             "dataset",
             f"an intact gzip file for {logical_name}",
             str(resource),
-            hint=f"Decompression failed ({exc}); the vendored copy is corrupt. Reinstall "
-            "unlearn-audit.",
+            hint=f"Decompression failed ({exc}); the vendored copy is corrupt. Reinstall unlearn-audit.",
         ) from None
     got = hashlib.sha256(data).hexdigest()
     if got != expected:
@@ -100,8 +98,7 @@ def read_verified(resource: Any, logical_name: str, expected: str) -> bytes:
             "dataset",
             f"the pinned {logical_name} with SHA-256 {expected}",
             f"SHA-256 {got}",
-            hint=f"The file {resource} was modified or corrupted; refusing to use it. "
-            "Reinstall unlearn-audit.",
+            hint=f"The file {resource} was modified or corrupted; refusing to use it. Reinstall unlearn-audit.",
         )
     return data
 
@@ -199,8 +196,7 @@ def parse_adult(data: bytes, filename: str) -> dict[str, np.ndarray]:
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size and (int(buf.max()) >= 128 or not buf.all()):
-        raise InvalidInput("dataset", f"ASCII text without NUL bytes in {filename}",
-                           "a byte >= 128 or a NUL byte")
+        raise InvalidInput("dataset", f"ASCII text without NUL bytes in {filename}", "a byte >= 128 or a NUL byte")
     breaks = _LINE_BREAK[buf]
     breaks[1:] &= ~((buf[1:] == ord("\n")) & (buf[:-1] == ord("\r")))  # \r\n: one break, at \r
     cut = np.flatnonzero(breaks)
@@ -237,8 +233,11 @@ def parse_adult(data: bytes, filename: str) -> dict[str, np.ndarray]:
     first_count = int(lineno[bad_count[0]]) if bad_count.size else None
     first_income = int(lineno[ok][bad_income[0]]) if bad_income.size else None
     if first_count is not None and (first_income is None or first_count < first_income):
-        raise InvalidInput("dataset", f"{_FIELDS} comma-separated fields per Adult record",
-                           f"{int(count[bad_count[0]]) + 1} fields at {filename} line {first_count}")
+        raise InvalidInput(
+            "dataset",
+            f"{_FIELDS} comma-separated fields per Adult record",
+            f"{int(count[bad_count[0]]) + 1} fields at {filename} line {first_count}",
+        )
     if first_income is not None:
         got = stripped_income[bad_income[0]].decode("ascii")
         raise InvalidInput("dataset", "income '<=50K' or '>50K'", f"{got!r} at {filename} line {first_income}")
@@ -292,15 +291,25 @@ def adult_arrays(data: dict[str, bytes], group_column: str | None = None) -> dic
         uniq, groups = np.unique(gvals, return_inverse=True)
         groups = groups.astype(np.int64).reshape(-1)
         group_values = [jsonable(v) for v in uniq]
-    return {"X": X, "y": y, "feature_names": names, "continuous": continuous, "vocabulary": vocab,
-            "groups": groups, "group_values": group_values, "records": records}
+    return {
+        "X": X,
+        "y": y,
+        "feature_names": names,
+        "continuous": continuous,
+        "vocabulary": vocab,
+        "groups": groups,
+        "group_values": group_values,
+        "records": records,
+    }
 
 
 def load(*, group_column: str | None = None, **common: Any) -> AuditData:
     """Adult, both files joined; ``group_column`` (an Adult column) becomes ``groups_train``."""
     folder = adult_dir()
-    data = {logical: read_verified(folder.joinpath(f"{logical}.gz"), logical, expected)
-            for logical, expected in ADULT_SHA256.items()}
+    data = {
+        logical: read_verified(folder.joinpath(f"{logical}.gz"), logical, expected)
+        for logical, expected in ADULT_SHA256.items()
+    }
     arrays = adult_arrays(data, group_column)
     del data
     X, y, names, continuous, vocab = (arrays[k] for k in ("X", "y", "feature_names", "continuous", "vocabulary"))
@@ -355,9 +364,7 @@ def load(*, group_column: str | None = None, **common: Any) -> AuditData:
         # L/k per whitened direction. With k = 2, full-batch GD reaches the converged logistic-
         # regression accuracy (81-82 %, vs 83 % with 20 components) within eta*L*T = 6, which
         # keeps R2D's noise small (docs/methods/index.md, "Choosing the defaults").
-        default_feature_map={
-            "standardize": True, "pca_components": 2, "whiten": True, "row_norm": "unit"
-        },
+        default_feature_map={"standardize": True, "pca_components": 2, "whiten": True, "row_norm": "unit"},
         source=source,
         preprocessing=preprocessing,
         test_source="a random split of the joined records",
@@ -382,6 +389,11 @@ LOADER = Loader(
     url="https://doi.org/10.24432/C5XW20",
     # 6 continuous columns + 102 one-hot columns of the 8 categorical ones ('?' is a category);
     # adult.data and adult.test as counted in adult.names and ATTRIBUTION.md
-    shape={"records": 48842, "features": 108, "classes": 2,
-           "files": {"adult.data": 32561, "adult.test": 16281}, "default_features": 2},
+    shape={
+        "records": 48842,
+        "features": 108,
+        "classes": 2,
+        "files": {"adult.data": 32561, "adult.test": 16281},
+        "default_features": 2,
+    },
 )

@@ -38,9 +38,13 @@ TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST = "test_batch"
 #: What a CIFAR batch pickle may build: numpy's array reconstruction and nothing else.
 _ALLOWED = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-    ("numpy._core.multiarray", "scalar"), ("_codecs", "encode"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("_codecs", "encode"),
 }
 
 
@@ -58,19 +62,31 @@ def _python_batch(path: Path) -> tuple[np.ndarray, np.ndarray, bytes]:
         data = np.asarray(batch[b"data"] if b"data" in batch else batch["data"], dtype=np.uint8)
         labels = np.asarray(batch[b"labels"] if b"labels" in batch else batch["labels"], dtype=np.int64)
     except Exception as exc:  # a malformed or hostile file: one sentence naming it
-        raise InvalidInput("dataset", "a CIFAR-10 python batch (a pickled dict with data and labels)", str(path),
-                           hint=f"Reading it failed: {type(exc).__name__}: {exc}") from None
+        raise InvalidInput(
+            "dataset",
+            "a CIFAR-10 python batch (a pickled dict with data and labels)",
+            str(path),
+            hint=f"Reading it failed: {type(exc).__name__}: {exc}",
+        ) from None
     if data.ndim != 2 or data.shape[1] != RECORD - 1 or labels.shape != (data.shape[0],):
-        raise InvalidInput("dataset", "a CIFAR-10 batch of n x 3072 pixels and n labels", str(path),
-                           hint=f"It holds data of shape {data.shape} and {labels.shape[0]} labels.")
+        raise InvalidInput(
+            "dataset",
+            "a CIFAR-10 batch of n x 3072 pixels and n labels",
+            str(path),
+            hint=f"It holds data of shape {data.shape} and {labels.shape[0]} labels.",
+        )
     return data, labels, raw
 
 
 def _binary_batch(path: Path) -> tuple[np.ndarray, np.ndarray, bytes]:
     raw = read_maybe_gzip(path)
     if len(raw) == 0 or len(raw) % RECORD:
-        raise InvalidInput("dataset", f"a CIFAR-10 binary batch of {RECORD}-byte records", str(path),
-                           hint=f"It holds {len(raw)} bytes.")
+        raise InvalidInput(
+            "dataset",
+            f"a CIFAR-10 binary batch of {RECORD}-byte records",
+            str(path),
+            hint=f"It holds {len(raw)} bytes.",
+        )
     records = np.frombuffer(raw, dtype=np.uint8).reshape(-1, RECORD)
     return records[:, 1:].copy(), records[:, 0].astype(np.int64), raw
 
@@ -83,16 +99,21 @@ def _find(folder: Path) -> tuple[str, dict[str, Path]]:
         binary = {stem: where / f"{stem}.bin" for stem in (*TRAIN, TEST)}
         if all(p.is_file() for p in binary.values()):
             return "binary", binary
-    raise InvalidInput("dataset", "'cifar10:<dir>' where <dir> (or its cifar-10-batches-py or -bin subdirectory) "
-                       "holds data_batch_1..5 and test_batch (python) or the same names with .bin", str(folder))
+    raise InvalidInput(
+        "dataset",
+        "'cifar10:<dir>' where <dir> (or its cifar-10-batches-py or -bin subdirectory) "
+        "holds data_batch_1..5 and test_batch (python) or the same names with .bin",
+        str(folder),
+    )
 
 
 def load(folder_str: str, /, **common: Any) -> AuditData:
     """The CIFAR-10 batches in ``folder_str``."""
     folder = Path(folder_str).expanduser()
     if not folder.is_dir():
-        raise InvalidInput("dataset", "'cifar10:<dir>' with an existing directory", str(folder),
-                           hint="The directory does not exist.")
+        raise InvalidInput(
+            "dataset", "'cifar10:<dir>' with an existing directory", str(folder), hint="The directory does not exist."
+        )
     fmt, paths = _find(folder)
     read = _python_batch if fmt == "python" else _binary_batch
     parts = {stem: read(p) for stem, p in paths.items()}
@@ -114,13 +135,15 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
         "verified": False,
         "format": fmt,
     }
-    preprocessing = {"parse": {
-        "format": f"CIFAR-10 {fmt} batches" + (" (restricted unpickler: arrays only)" if fmt == "python" else ""),
-        "image_shape": list(SHAPE),
-        "records": {"training batches": int(X.shape[0]), "test_batch": int(X_test.shape[0])},
-        "scale": "pixels / 255 (to [0, 1]); records are 3 x 32 x 32 images (R, G, B planes)",
-        "reference_and_unseen": "drawn from the training batches",
-    }}
+    preprocessing = {
+        "parse": {
+            "format": f"CIFAR-10 {fmt} batches" + (" (restricted unpickler: arrays only)" if fmt == "python" else ""),
+            "image_shape": list(SHAPE),
+            "records": {"training batches": int(X.shape[0]), "test_batch": int(X_test.shape[0])},
+            "scale": "pixels / 255 (to [0, 1]); records are 3 x 32 x 32 images (R, G, B planes)",
+            "reference_and_unseen": "drawn from the training batches",
+        }
+    }
     return build(
         name=f"cifar10:{folder}",
         X=X,
@@ -129,7 +152,7 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
         feature_names_in=[],
         groups=None,
         X_test=X_test,
-        y_test=labels[train_labels.size:],
+        y_test=labels[train_labels.size :],
         default_feature_map={"standardize": False, "pca_components": None, "whiten": True, "row_norm": "clip"},
         source=source,
         preprocessing=preprocessing,
@@ -150,14 +173,22 @@ LOADER = Loader(
     citation=CITATION,
     order=35,
     title="CIFAR-10 batches (python or binary) in a directory",
-    known=({
-        "title": "CIFAR-10",
-        "url": "https://www.cs.toronto.edu/~kriz/cifar.html",
-        "licence": "no licence stated by its authors",
-        "citation": CITATION,
-        "shape": {"records": 60000, "train": 50000, "test": 10000, "features": 3072,
-                  "image": list(SHAPE), "classes": 10},
-    },),
+    known=(
+        {
+            "title": "CIFAR-10",
+            "url": "https://www.cs.toronto.edu/~kriz/cifar.html",
+            "licence": "no licence stated by its authors",
+            "citation": CITATION,
+            "shape": {
+                "records": 60000,
+                "train": 50000,
+                "test": 10000,
+                "features": 3072,
+                "image": list(SHAPE),
+                "classes": 10,
+            },
+        },
+    ),
     aliases=("cifar10", "cifar-10", "cifar"),
     alias_hint="CIFAR-10 is not bundled; pass 'cifar10:<dir>' with a directory holding the python or binary "
     "batches (data_batch_1..5, test_batch).",

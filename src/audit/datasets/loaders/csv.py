@@ -68,11 +68,14 @@ def load(
     id (integers when every value is a canonical integer, else text)."""
     path = Path(file_str).expanduser()
     if path.is_dir():
-        raise InvalidInput("dataset", "'csv:<file>' with a CSV file", str(path),
-                           hint="This path is a directory, not a file.")
+        raise InvalidInput(
+            "dataset", "'csv:<file>' with a CSV file", str(path), hint="This path is a directory, not a file."
+        )
     if not path.is_file():
         raise InvalidInput(
-            "dataset", "'csv:<file>' with an existing file", str(path),
+            "dataset",
+            "'csv:<file>' with an existing file",
+            str(path),
             hint="The file does not exist.",
         )
     raw = read_maybe_gzip(path)
@@ -85,16 +88,13 @@ def load(
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
-        raise InvalidInput(
-            "dataset", "a CSV file with a header row", f"empty file {path}"
-        ) from None
+        raise InvalidInput("dataset", "a CSV file with a header row", f"empty file {path}") from None
     if len(set(header)) != len(header) or any(h == "" for h in header):
-        raise InvalidInput(
-            "dataset", "a header row of distinct, non-empty column names", header
-        )
+        raise InvalidInput("dataset", "a header row of distinct, non-empty column names", header)
     if label_column is None or label_column not in header:
         raise InvalidInput(
-            "label_column", "a column of the CSV header: " + ", ".join(map(repr, header)),
+            "label_column",
+            "a column of the CSV header: " + ", ".join(map(repr, header)),
             label_column,
         )
     if group_column is not None and (group_column not in header or group_column == label_column):
@@ -118,7 +118,8 @@ def load(
             continue
         if len(row) != len(header):
             raise InvalidInput(
-                "dataset", f"{len(header)} fields per CSV row (as in the header)",
+                "dataset",
+                f"{len(header)} fields per CSV row (as in the header)",
                 f"{len(row)} fields at {path} line {reader.line_num}",
             )
         rows.append([c.strip() for c in row])
@@ -175,16 +176,18 @@ def load(
             names.append(h)
             kinds[h] = "numeric"
         else:
-            refuse_stray_text(h, [None if v.lower() in CSV_MISSING else v for v in values],
-                              lambda v: _parse_float(v) is not None, lambda i: f"at {path} line {line_numbers[i]}")
+            refuse_stray_text(
+                h,
+                [None if v.lower() in CSV_MISSING else v for v in values],
+                lambda v: _parse_float(v) is not None,
+                lambda i: f"at {path} line {line_numbers[i]}",
+            )
             block, labels, vocab = one_hot(np.asarray(values, dtype=object), h, CSV_MAX_CATEGORIES)
             blocks.append(block)
             names += labels
             kinds[h] = {"one_hot": vocab}
     if not blocks:
-        raise InvalidInput(
-            "dataset", "a CSV with at least one feature column besides label and group", header
-        )
+        raise InvalidInput("dataset", "a CSV with at least one feature column besides label and group", header)
     X = np.hstack(blocks)
 
     groups = None
@@ -236,9 +239,7 @@ def load(
         groups=groups,
         X_test=None,
         y_test=None,
-        default_feature_map={
-            "standardize": True, "pca_components": None, "whiten": True, "row_norm": "clip"
-        },
+        default_feature_map={"standardize": True, "pca_components": None, "whiten": True, "row_norm": "clip"},
         source=source,
         preprocessing=preprocessing,
         test_source="a random split of the records",

