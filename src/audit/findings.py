@@ -604,9 +604,10 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
     allowed = attacks.comparison.certified_epsilon or 0.0
     by_direction: dict[str, list[str]] = {}
     for name, r in attacks.attacks.items():
-        est = r.estimates
-        leaks = r.bound.epsilon_lower > allowed * (1 + _TOL)
-        if est is not None and leaks and est.direction in ("under-unlearning", "over-unlearning"):
+        est = getattr(r, "estimates", None)  # reports written before the estimates carry none
+        if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
+            continue
+        if r.bound.epsilon_lower > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
                 f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
             )

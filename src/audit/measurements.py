@@ -300,7 +300,8 @@ def frontier(
     report's σ. A release without output noise has no such curve: training noise (DP-SGD) needs
     one training per ε, and a method without a valid certificate has no σ to scale.
     """
-    if certificate.kind == "training-noise" and type(method).capabilities.reruns and certificate.valid:
+    reruns = method is not None and type(method).capabilities.reruns
+    if certificate.kind == "training-noise" and reruns and certificate.valid:
         return _rerun_frontier(
             method,
             forget,
