@@ -448,19 +448,23 @@ class Unlearner(ABC):
         raise NotImplementedError(f"{self.name} keeps no per-record state")
 
     # -- helpers shared by all methods -------------------------------------------------------
+    def fitted_data(self) -> tuple[Tensor, Tensor]:
+        """The training set D = (X, y) of the last ``fit``; every step after fitting reads it here."""
+        if self.X_ is None or self.y_ is None:
+            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
+        return self.X_, self.y_
+
     def forget_indices(self, forget: Any, field: str = "forget") -> Tensor:
         """Validated record indices into the fitted training set."""
-        if self.X_ is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return record_indices(forget, int(self.X_.shape[0]), field, self.X_.device)
+        X, _ = self.fitted_data()
+        return record_indices(forget, int(X.shape[0]), field, X.device)
 
     def retained(self, forget: Tensor) -> tuple[Tensor, Tensor]:
         """The retained data D' = D \\ Z, in the original record order."""
-        if self.X_ is None or self.y_ is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+        X, y = self.fitted_data()
+        keep = torch.ones(X.shape[0], dtype=torch.bool, device=X.device)
         keep[forget] = False
-        return self.X_[keep], self.y_[keep]
+        return X[keep], y[keep]
 
     def _knob_arguments(self, knob: dict[str, Any]) -> dict[str, Any]:
         if not knob:
