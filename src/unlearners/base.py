@@ -37,7 +37,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import torch
 from torch import Tensor
@@ -242,7 +242,7 @@ class Unlearner(ABC):
         must reuse to run the same algorithm the certificate was computed for."""
         return {}
 
-    def replica(self, **overrides: Any) -> Unlearner:
+    def replica(self, **overrides: Any) -> Self:
         """A new, unfitted instance running the same algorithm (options pinned at fit), with
         ``overrides`` applied: for trials, shadow models and knobs that refit.
 
