@@ -404,7 +404,7 @@ def retrain_with(train: TrainFn) -> UnlearnFn:
         with torch.no_grad():
             for m in model.modules():
                 if any(True for _ in m.parameters(recurse=False)):
-                    # nn.Module types unknown attributes as Tensor | Module: these are its methods
+                    # nn.Module types unknown attributes as Tensor | Module; both are methods (torch's layers)
                     m.reset_parameters()  # type: ignore[operator]
                 elif callable(getattr(m, "reset_running_stats", None)):
                     m.reset_running_stats()  # type: ignore[operator]
