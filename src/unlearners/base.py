@@ -37,7 +37,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import torch
 from torch import Tensor
@@ -194,6 +194,10 @@ class Unlearner(ABC):
         if cls.capabilities.batched_training and changed and "train_many" not in cls.__dict__:
             cls.capabilities = replace(cls.capabilities, batched_training=False)
 
+    #: The records (X, y) of the fit a replica's ``pinned_`` came from; set only on replicas
+    #: (read with ``getattr(..., None)``), so an instance built directly has none.
+    _pinned_on: tuple[Tensor, Tensor] | None
+
     if TYPE_CHECKING:  # each declared option becomes an attribute (below): self.steps, self.l2 ...
 
         def __getattr__(self, name: str) -> Any: ...
@@ -238,7 +242,7 @@ class Unlearner(ABC):
         must reuse to run the same algorithm the certificate was computed for."""
         return {}
 
-    def replica(self, **overrides: Any) -> Unlearner:
+    def replica(self, **overrides: Any) -> Self:
         """A new, unfitted instance running the same algorithm (options pinned at fit), with
         ``overrides`` applied: for trials, shadow models and knobs that refit.
 
@@ -251,7 +255,10 @@ class Unlearner(ABC):
             **self.pinned_,
             **{name: getattr(self, name) for name in type(self).pinned_state if getattr(self, name, None) is not None},
         }
-        twin._pinned_on = (self.X_, self.y_) if self.X_ is not None else getattr(self, "_pinned_on", None)
+        # fit() sets X_ and y_ together, so y_ is set whenever X_ is
+        twin._pinned_on = (
+            (self.X_, self.y_) if self.X_ is not None and self.y_ is not None else getattr(self, "_pinned_on", None)
+        )
         return twin
 
     # -- the algorithm pair (template methods) ---------------------------------------------
@@ -328,16 +335,19 @@ class Unlearner(ABC):
         """A(D) before noise (``self.X_``, ``self.y_`` are set)."""
 
     @abstractmethod
-    def _unlearn(self, forget: Tensor, **knob: Any) -> Tensor:
-        """U(A(D), D, Z) for validated indices ``forget`` (a 1-D long tensor on X's device)."""
+    def _unlearn(self, forget: Tensor) -> Tensor:
+        """U(A(D), D, Z) for validated indices ``forget`` (a 1-D long tensor on X's device). A
+        method with a knob it can vary after fitting adds it as a keyword with a default
+        (R2D's ``rewind``): ``unlearn`` passes it only when the caller gave it."""
 
     @abstractmethod
     def _retrain(self, forget: Tensor) -> Tensor:
         """A(D \\ Z) for validated indices ``forget``."""
 
     @abstractmethod
-    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
-        """The certificate for validated indices and a checked (ε, δ, mechanism)."""
+    def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
+        """The certificate for validated indices and a checked (ε, δ, mechanism) (a knob as in
+        ``_unlearn``)."""
 
     def _serve(
         self, requests: list[Tensor], epsilon: float, delta: float, mechanism: str
@@ -372,14 +382,18 @@ class Unlearner(ABC):
         """U(A(D), D, Z) before noise at each value of the declared knob (a knob that does not
         refit), stacked (len(values), d): the tradeoff curve. A method that can compute the values
         together overrides it (R2D replays every rewind from its one stored trajectory at once)."""
-        option = type(self).capabilities.knob.option
+        knob = type(self).capabilities.knob
+        assert knob is not None, "the tradeoff curve sweeps only methods that declare a knob"
+        option = knob.option
         return torch.stack([self.unlearn(forget, **{option: value}) for value in values])
 
     def knob_cost(self, value: Any) -> float:
         """The work of one knob value on the tradeoff curve, in trainings of this model: a refitting
         knob trains once per value (1); a knob swept from the fitted state costs nothing extra unless
         the method says what its replay costs (R2D: K/T)."""
-        return 1.0 if type(self).capabilities.knob.refits else 0.0
+        knob = type(self).capabilities.knob
+        assert knob is not None, "the tradeoff curve prices only methods that declare a knob"
+        return 1.0 if knob.refits else 0.0
 
     def knob_is_retrain(self, value: Any) -> bool:
         """Whether unlearning at this knob value is the retrain itself (R2D's K = T): the tradeoff
@@ -434,19 +448,23 @@ class Unlearner(ABC):
         raise NotImplementedError(f"{self.name} keeps no per-record state")
 
     # -- helpers shared by all methods -------------------------------------------------------
+    def fitted_data(self) -> tuple[Tensor, Tensor]:
+        """The training set D = (X, y) of the last ``fit``; every step after fitting reads it here."""
+        if self.X_ is None or self.y_ is None:
+            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
+        return self.X_, self.y_
+
     def forget_indices(self, forget: Any, field: str = "forget") -> Tensor:
         """Validated record indices into the fitted training set."""
-        if self.X_ is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        return record_indices(forget, int(self.X_.shape[0]), field, self.X_.device)
+        X, _ = self.fitted_data()
+        return record_indices(forget, int(X.shape[0]), field, X.device)
 
     def retained(self, forget: Tensor) -> tuple[Tensor, Tensor]:
         """The retained data D' = D \\ Z, in the original record order."""
-        if self.X_ is None or self.y_ is None:
-            raise RuntimeError(f"{type(self).__name__}.fit must be called before unlearning")
-        keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+        X, y = self.fitted_data()
+        keep = torch.ones(X.shape[0], dtype=torch.bool, device=X.device)
         keep[forget] = False
-        return self.X_[keep], self.y_[keep]
+        return X[keep], y[keep]
 
     def _knob_arguments(self, knob: dict[str, Any]) -> dict[str, Any]:
         if not knob:

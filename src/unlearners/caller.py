@@ -223,15 +223,15 @@ class CallerMethod(Unlearner):
         if self.module_ is None:
             raise RuntimeError("CallerMethod.fit must be called before unlearning")
         keep_X, keep_y = self.retained(forget)
+        X, y = self.fitted_data()
         model = copy.deepcopy(self.module_).train()
         with seeded(call_seed(self.seed, self.trial, "unlearn")) as generator:
-            out = self.unlearn_fn(
-                model, TensorDataset(self.X_[forget], self.y_[forget]), TensorDataset(keep_X, keep_y), generator
-            )
+            out = self.unlearn_fn(model, TensorDataset(X[forget], y[forget]), TensorDataset(keep_X, keep_y), generator)
         return self._theta(self._returned("unlearn", out))
 
     def _retrain(self, forget: Tensor) -> Tensor:
         X_r, y_r = self.retained(forget)
+        assert self.theta0_ is not None, "fit and adopt set theta0_ with the data retained() read"
         return self._theta(self._train("retrain", X_r, y_r, self.theta0_))
 
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str) -> Certificate:
@@ -404,9 +404,10 @@ def retrain_with(train: TrainFn) -> UnlearnFn:
         with torch.no_grad():
             for m in model.modules():
                 if any(True for _ in m.parameters(recurse=False)):
-                    m.reset_parameters()
+                    # nn.Module types unknown attributes as Tensor | Module; both are methods (torch's layers)
+                    m.reset_parameters()  # type: ignore[operator]
                 elif callable(getattr(m, "reset_running_stats", None)):
-                    m.reset_running_stats()
+                    m.reset_running_stats()  # type: ignore[operator]
             for buffer in model.buffers():
                 if not buffer.is_floating_point():  # num_batches_tracked: a fresh training starts at 0
                     buffer.zero_()

@@ -292,6 +292,9 @@ class ConstrainedNewtonStep(Unlearner):
         ),
     )
 
+    #: An option (the constructor sets it), declared because _check_options reassigns it: 0 means None.
+    hessian_batch: int | None
+
     def _check_options(self) -> None:
         if self.hessian_batch == 0:
             self.hessian_batch = None
@@ -310,7 +313,8 @@ class ConstrainedNewtonStep(Unlearner):
         self.theta0_ = theta0.clone()
         self.solver_, self.solver_reason_ = self._choose_solver(int(X.shape[0]))
         self._retrains: dict[tuple[int, ...], tuple[Tensor, float]] = {}
-        self._sequences: dict[tuple[tuple[int, ...], ...], tuple[list[Tensor], list[dict]]] = {}
+        #: keyed by the requests' sorted indices, after "single" for a one-batch deletion (Algorithm 1)
+        self._sequences: dict[tuple[str | tuple[int, ...], ...], tuple[list[Tensor], list[dict]]] = {}
         gen = torch.Generator().manual_seed(self.seed)
         L0 = self._per_sample_L([theta0], gen) if self.eta is None else None
         self.eta_ = 1.0 / L0.value if L0 is not None else float(self.eta)
@@ -419,17 +423,18 @@ class ConstrainedNewtonStep(Unlearner):
         key = (("single",) if single else ()) + tuple(tuple(sorted(r.tolist())) for r in requests)
         if key in self._sequences:
             return self._sequences[key]
-        removed = torch.zeros(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+        X, y = self.fitted_data()
+        removed = torch.zeros(X.shape[0], dtype=torch.bool, device=X.device)
         theta = self.theta_
         out, diags = [], []
         for i, Z in enumerate(requests):
             if bool(removed[Z].any()):
                 raise InvalidInput("requests", "disjoint index sets (a record is deleted once)", "repeated records")
             removed[Z] = True
-            X_r, y_r = self.X_[~removed], self.y_[~removed]
+            X_r, y_r = X[~removed], y[~removed]
             if single and self.gradient == "forget":
-                n, m = self.X_.shape[0], int(Z.numel())
-                v = -(m / (n - m)) * self._grad(theta, self.X_[Z], self.y_[Z])
+                n, m = X.shape[0], int(Z.numel())
+                v = -(m / (n - m)) * self._grad(theta, X[Z], y[Z])
             else:
                 v = self._grad(theta, X_r, y_r)
             # the first step is at w*, where the Hessian measured after training can be downdated
@@ -527,8 +532,7 @@ class ConstrainedNewtonStep(Unlearner):
         # G is not needed here (it is a different quantity for CNS): only L is estimated
         base = model_constants(
             self.objective,
-            self.X_,
-            self.y_,
+            *self.fitted_data(),
             iterates,
             generator=gen,
             which=("L",),
@@ -550,7 +554,7 @@ class ConstrainedNewtonStep(Unlearner):
                 "M", self.constants["M"], "per-sample Hessian-Lipschitz constant, supplied by the user"
             )
         if self.objective.is_linear:
-            R = float(torch.linalg.vector_norm(self.X_, dim=1).max())
+            R = float(torch.linalg.vector_norm(self.fitted_data()[0], dim=1).max())
             n_classes = 2 if self.objective.n_outputs == 1 else self.objective.n_outputs
             return Constant(
                 "M",
@@ -561,7 +565,7 @@ class ConstrainedNewtonStep(Unlearner):
                 "times (R^2+1)^{3/2}, R = max ||x||)",
                 {"max_feature_norm": R, "n_classes": n_classes},
             )
-        return _estimate_hessian_lipschitz(self.objective, self.X_, self.y_, iterates, gen)
+        return _estimate_hessian_lipschitz(self.objective, *self.fitted_data(), iterates, gen)
 
     def _residual_bound(self) -> Constant:
         if "G" in self.constants:
@@ -669,7 +673,8 @@ class ConstrainedNewtonStep(Unlearner):
             if m > n - m:
                 return self._spectrum(theta, X_r, y_r, gen)
             eye = torch.eye(fit["H"].shape[0], dtype=fit["H"].dtype, device=fit["H"].device)
-            H_Z = explicit_hessian(self.objective, theta, self.X_[removed], self.y_[removed])
+            X, y = self.fitted_data()
+            H_Z = explicit_hessian(self.objective, theta, X[removed], y[removed])
             H = (n * fit["H"] - m * H_Z - (m * l2) * eye) / (n - m)
             ev = torch.linalg.eigvalsh(H)
             lo, hi = float(ev[0]), float(ev[-1])
@@ -709,7 +714,7 @@ class ConstrainedNewtonStep(Unlearner):
         """The certificate of the last release of ``requests`` (Prop. 4.1 for one batch deletion,
         Prop. 4.2 for chained requests): its conditions are checked on these requests' own Newton
         steps and on the retrain without every record they delete."""
-        n, d = int(self.X_.shape[0]), self.objective.dim
+        n, d = int(self.fitted_data()[0].shape[0]), self.objective.dim
         union = torch.cat(requests)
         m = int(union.numel())
         if m >= n:

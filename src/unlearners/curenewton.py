@@ -36,7 +36,7 @@ Errata applied (digest seed-002 §3.4–3.5, §10):
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
@@ -49,6 +49,17 @@ from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.linalg import explicit_hessian, hvp_operator
 from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import ConstantSampler, model_constants
+
+
+class MemoryPlan(TypedDict):
+    """Bytes held beyond the inputs (:meth:`CureNewton.memory_estimate`), and the dense Hessian's
+    chunk of columns they were planned with (None: the stochastic variant builds no Hessian)."""
+
+    stored: int
+    working: int
+    bound: int
+    hessian_chunk: int | None
+
 
 VARIANTS = ("auto", "dense", "stochastic")
 #: Default cap on what fitting and unlearning hold (stored state and working memory): 2 GiB.
@@ -311,7 +322,8 @@ class CureNewton(Unlearner):
             self.eta_ = 1.0 / (L + self.l2)
         else:
             self.eta_ = float(self.eta)
-        self._hg_cache = None
+        #: (θ_T's storage and the forget set, H, g) of the last retained Hessian and gradient
+        self._hg_cache: tuple[tuple[int, tuple[int, ...]], Tensor, Tensor] | None = None
         self.theta_ = self._descend(theta0, X, y)
         return self.theta_
 
@@ -319,7 +331,7 @@ class CureNewton(Unlearner):
         return {"eta": self.eta_} if getattr(self, "eta_", None) is not None else {}
 
     # -- memory, before training ---------------------------------------------------------------
-    def memory_estimate(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None = None) -> dict[str, int]:
+    def memory_estimate(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None = None) -> MemoryPlan:
         """An upper bound of the bytes the method holds beyond its inputs at its largest step.
 
         Each step runs on meta tensors of the real shapes (:func:`unlearners.footprint.peak_bytes`):
@@ -333,12 +345,14 @@ class CureNewton(Unlearner):
         "bound", "hessian_chunk"}``, ``bound`` with the margins of :func:`unlearners.footprint.with_margin`.
         """
         key = (tuple(X.shape), X.dtype, tuple(y.shape), theta0.dtype, hessian_chunk, repr(sorted(self.options.items())))
-        cache = self.__dict__.setdefault("_memory_plans", {})  # a worker refitted per trial asks again
+        cache: dict[tuple, MemoryPlan] = self.__dict__.setdefault(
+            "_memory_plans", {}
+        )  # a worker refitted per trial asks again
         if key not in cache:
             cache[key] = self._memory_plan(X, y, theta0, hessian_chunk)
-        return dict(cache[key])
+        return cache[key].copy()
 
-    def _memory_plan(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None) -> dict[str, int]:
+    def _memory_plan(self, X: Tensor, y: Tensor, theta0: Tensor, hessian_chunk: int | None) -> MemoryPlan:
         n, d = int(X.shape[0]), self.objective.dim
         es, dt = theta0.element_size(), theta0.dtype
         w = meta((d,), dt)
@@ -365,14 +379,14 @@ class CureNewton(Unlearner):
 
             phases.append(peak_bytes(outer_step, w) + 4 * d * es)  # g, Δ and the inner steps' vectors
         working = max(phases)
-        return {"stored": stored, "working": working, "bound": with_margin(stored + working), "hessian_chunk": chunk}
+        return MemoryPlan(stored=stored, working=working, bound=with_margin(stored + working), hessian_chunk=chunk)
 
-    def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor) -> dict[str, int]:
+    def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor) -> MemoryPlan:
         """Halve the dense Hessian's chunk of columns until the step fits ``memory_cap``; refuse,
         before training, what does not fit with one column at a time."""
         plan = self.memory_estimate(X, y, theta0)
-        while plan["bound"] > self.memory_cap and (plan["hessian_chunk"] or 1) > 1:
-            plan = self.memory_estimate(X, y, theta0, hessian_chunk=plan["hessian_chunk"] // 2)
+        while plan["bound"] > self.memory_cap and (chunk := plan["hessian_chunk"]) is not None and chunk > 1:
+            plan = self.memory_estimate(X, y, theta0, hessian_chunk=chunk // 2)
         self.hessian_chunk_ = plan["hessian_chunk"]
         if plan["bound"] <= self.memory_cap:
             return plan

@@ -54,7 +54,7 @@ class GradientDescentBaseline(Retrain):
         chunk)`` as U: the three worlds of N runs, batched."""
         forget = self.forget_indices(forget)
         X_r, y_r = self.retained(forget)
-        original = self._descend_many(thetas0, self.X_, self.y_, self.steps, chunk)
+        original = self._descend_many(thetas0, *self.fitted_data(), self.steps, chunk)
         retrained = self._descend_many(thetas0, X_r, y_r, self.steps, chunk)
         return Worlds(original, unlearn_many(original, forget, chunk), retrained)
 

@@ -215,7 +215,7 @@ class HessianFree(Unlearner):
         deletable (their statistics are kept, no other record's); with ``"all"`` or a list the
         option stands and the declaration is ignored. Takes effect at the next ``fit``."""
         try:
-            values = torch.as_tensor(forget).tolist()
+            values: object = torch.as_tensor(forget).tolist()
         except (TypeError, ValueError, RuntimeError):
             values = forget
         declared = ListOf(Integer(0), distinct=True).check("forget", values)  # the range is checked at fit
@@ -585,14 +585,15 @@ class HessianFree(Unlearner):
     def _retrain(self, forget: Tensor) -> Tensor:
         """The coupled retrain: same θ_0 and batches with Z dropped (divisor per ``retrain_divisor``)."""
         self._check_fitted()
-        keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+        X, y = self.fitted_data()
+        keep = torch.ones(X.shape[0], dtype=torch.bool, device=X.device)
         keep[forget] = False
         w = self.theta0_.clone()
         for batch, eta_t in zip(self.batches_, self.etas_):
             kept = batch[keep[batch]]
             if kept.numel() == 0:
                 continue
-            g, _ = self._clipped_grads(w, self.X_[kept], self.y_[kept])
+            g, _ = self._clipped_grads(w, X[kept], y[kept])
             divisor = batch.numel() if self.retrain_divisor == "original" else kept.numel()
             w = w - (eta_t / divisor) * g.sum(0)
         return w
@@ -608,12 +609,13 @@ class HessianFree(Unlearner):
         """
         self._check_fitted()
         idx = self.forget_indices(forget)
-        keep = torch.ones(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+        X, y = self.fitted_data()
+        keep = torch.ones(X.shape[0], dtype=torch.bool, device=X.device)
         keep[idx] = False
         w, d = self.theta_, self.objective.dim
         eye = torch.eye(d, dtype=w.dtype, device=w.device)
-        H = self._hvps(w, self.X_[keep], self.y_[keep], eye)
-        g = (self.objective.per_sample_grads(w, self.X_[idx], self.y_[idx]) + self.l2 * w).sum(0)
+        H = self._hvps(w, X[keep], y[keep], eye)
+        g = (self.objective.per_sample_grads(w, X[idx], y[idx]) + self.l2 * w).sum(0)
         return w + dense_solve((H + H.T) / 2, g / int(keep.sum()), damping=damping)
 
     # -- the knob (eta) -----------------------------------------------------------------------
@@ -695,8 +697,9 @@ class HessianFree(Unlearner):
     def _curvature_constants(self, probed: list[tuple[Tensor, Tensor]]) -> tuple[Constant, Constant]:
         gen = torch.Generator().manual_seed(self.seed)
         samples = []
+        X, y = self.fitted_data()
         for w, batch in probed:
-            Xb, yb = self.X_[batch], self.y_[batch]
+            Xb, yb = X[batch], y[batch]
             hvp = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731, B023
             top, _ = power_iteration(hvp, self.objective.dim, iters=30, generator=gen, dtype=w.dtype, device=w.device)
             low, _ = power_iteration(
@@ -715,7 +718,7 @@ class HessianFree(Unlearner):
             estimator="power iteration",
             description="||mean batch Hessian|| along the training trajectory",
         )
-        L = model_constants(self.objective, self.X_, self.y_, [self.theta0_, self.theta_], generator=gen, which=("L",))[
+        L = model_constants(self.objective, X, y, [self.theta0_, self.theta_], generator=gen, which=("L",))[
             "L"
         ]  # G is not used by the bound
         return M, L
@@ -727,18 +730,22 @@ class HessianFree(Unlearner):
         return bound.value, info
 
     def _forget_size(self, forget: Tensor | None, forget_size: int | None) -> int:
-        return int(self.forget_indices(forget).numel()) if forget is not None else int(forget_size)
+        if forget is not None:
+            return int(self.forget_indices(forget).numel())
+        assert forget_size is not None, "error_bound's _fractions, evaluated first, refuses neither"
+        return int(forget_size)
 
     def _fractions(self, forget: Tensor | None, forget_size: int | None) -> list[float]:
         """f_t = |U ∩ B_t| / |B_t| for the forget set, or min(m, |B_t|)/|B_t| for a size m."""
         self._check_fitted()
+        X, _ = self.fitted_data()
         if forget is not None:
-            mark = torch.zeros(self.X_.shape[0], dtype=torch.bool, device=self.X_.device)
+            mark = torch.zeros(X.shape[0], dtype=torch.bool, device=X.device)
             mark[self.forget_indices(forget)] = True
             return [float(mark[b].sum()) / b.numel() for b in self.batches_]
         if forget_size is None:
             raise InvalidInput("forget", "a forget set, or forget_size for the worst case of that size", None)
-        m = require_integer("forget_size", forget_size, 1, int(self.X_.shape[0]))
+        m = require_integer("forget_size", forget_size, 1, int(X.shape[0]))
         return [min(m, b.numel()) / b.numel() for b in self.batches_]
 
     def _bound(self, f: list[float], m: int) -> tuple[Bound, dict]:

@@ -47,16 +47,16 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, cast
 
 import torch
 from torch import Tensor
-from torch.func import vjp, vmap
+from torch.func import vmap
 
 from certify.errors import InvalidInput, require_integer
 from certify.errors import require_nonnegative as _nonneg
 from certify.errors import require_positive as _positive
-from unlearners.objective import Objective, regularized_grad, regularized_loss
+from unlearners.objective import Objective, regularized_grad, regularized_loss, vjp_pair
 
 Operator = Callable[[Tensor], Tensor]
 
@@ -207,10 +207,10 @@ def gauss_newton_operator(objective: Objective, theta: Tensor, X: Tensor, y: Ten
     def logits(t: Tensor) -> Tensor:
         return objective.logits(t, X)
 
-    out, pullback = vjp(logits, theta)
+    out, pullback = vjp_pair(logits, theta)
     out = out.detach()
     curvature = _output_curvature(objective, out)
-    _, push = vjp(lambda u: pullback(u)[0], torch.zeros_like(out))  # push(v) = (J v,)
+    _, push = vjp_pair(lambda u: pullback(u)[0], torch.zeros_like(out))  # push(v) = (J v,)
 
     def matvec(v: Tensor) -> Tensor:
         _check_vector("v", v, dim)
@@ -535,8 +535,17 @@ def lissa(
     every = _count("check_every", check_every)
     if on_divergence not in ("raise", "warn", "ignore"):
         raise InvalidInput("on_divergence", "one of 'raise', 'warn', 'ignore'", on_divergence)
-    if stochastic and generator is None:
-        raise InvalidInput("generator", "a torch.Generator when stochastic=True", generator)
+    apply: Operator
+    if stochastic:
+        if generator is None:
+            raise InvalidInput("generator", "a torch.Generator when stochastic=True", generator)
+        # stochastic=True says the caller passed (v, generator) ↦ A_B v: a flag the checker cannot tie to a type
+        sample, draws = cast(StochasticOperator, matvec), generator
+
+        def apply(v: Tensor) -> Tensor:
+            return sample(v, draws)
+    else:
+        apply = cast(Operator, matvec)
     b_norm = float(torch.linalg.vector_norm(b))
     estimates = []
     last_steps = []
@@ -545,7 +554,7 @@ def lissa(
         x = b.clone()
         step = b
         for j in range(1, J + 1):
-            Ax = matvec(x, generator) if stochastic else matvec(x)
+            Ax = apply(x)
             if lam:
                 Ax = Ax + lam * x
             new = b + x - Ax / s

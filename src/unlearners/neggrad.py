@@ -110,7 +110,8 @@ class NegativeGradient(GradientDescentBaseline):
         return thetas
 
     def _descent_ascent(self, forget: Tensor) -> _DescentAscent:
-        return _DescentAscent(self.objective, self.X_[forget], self.y_[forget], self.ascent_weight)
+        X, y = self.fitted_data()
+        return _DescentAscent(self.objective, X[forget], y[forget], self.ascent_weight)
 
     def _eta_u(self) -> float:
         return self.eta_ if self.neggrad_eta is None else self.neggrad_eta

@@ -192,7 +192,7 @@ class NewtonRemoval(Unlearner):
         self.theta_, self.fit_info_ = _minimise(self.Phi_, self.yf_, self.l2, self.b_, theta0, self.max_iter, self.tol)
         self.train_residual_ = self.fit_info_["gradient_norm"]
         self.ledger_ = []
-        self._removals: dict[tuple[int, ...], tuple[Tensor, list[dict]]] = {}
+        self._removals: dict[tuple[tuple[int, ...], ...], tuple[Tensor, list[dict]]] = {}
         return self.theta_.clone()
 
     def _retrain(self, forget: Tensor) -> Tensor:
@@ -362,6 +362,7 @@ class NewtonRemoval(Unlearner):
             beta, source = last["beta"], "data-dependent (Corollary 1, accumulated over requests)"
             R_value, R_what = last["max_row_norm"], "the retained rows"
         else:
+            assert worst_case_size is not None, "a certificate without a ledger is the worst case for a size"
             m = worst_case_size
             b_norm = float(torch.linalg.vector_norm(self.b_))
             beta = r0 + guo_worst_case_residual(

@@ -68,6 +68,8 @@ from certify.errors import Boolean, Choice, Integer, InvalidInput, MappingOf, Op
 from certify.params import Param
 from unlearners.base import Capabilities, Knob, Precision, Unlearner
 from unlearners.linalg import (
+    Operator,
+    StochasticOperator,
     conjugate_gradient,
     dense_solve,
     fisher_matrix,
@@ -305,6 +307,7 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
         obj, theta, lam, n = self.objective, self.theta_, self.l2, self.n_
         X_d, y_d = data
         if self.solver == "dense":
+            assert self.fisher_ is not None, "fit stores the Fisher for the dense solver"
             if X_d.shape[0] == n:
                 F = self.fisher_
             else:  # downdate the stored Fisher: F(S\U) = (n F(S) − m F(U))/(n − m)
@@ -325,6 +328,7 @@ class NaturalGradientUnlearning(_RetrainsWithTrain):
                 "converged": info["converged"],
             }
         scale, depth = self._lissa_settings()
+        base: Operator | StochasticOperator
         if self.lissa_batch is None:
             base = gauss_newton_operator(obj, theta, X_d, y_d)
             v, info = lissa(base, rhs, scale=scale, depth=depth, damping=lam, repeats=self.lissa_repeats)

@@ -32,6 +32,7 @@ shape keeps the ``torch.func`` path.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -79,7 +80,7 @@ class Objective:
 
     def __init__(self, model: nn.Module, n_outputs: int | None = None, *, with_buffers: bool = False):
         self.model = model.eval()
-        state = list(model.named_parameters())
+        state: list[tuple[str, Tensor]] = list(model.named_parameters())
         #: The buffers θ holds after the parameters (empty unless ``with_buffers``).
         self.buffer_names = [name for name, b in model.named_buffers() if b.is_floating_point()] if with_buffers else []
         buffers = dict(model.named_buffers())
@@ -213,7 +214,7 @@ class Objective:
         if feats is not None:
             curvature = self._curvature(theta, feats)
             return lambda v: self._linear_hvp(curvature, feats, v)
-        _, pullback = vjp(lambda t: self.grad(t, X, y), theta)
+        _, pullback = vjp_pair(lambda t: self.grad(t, X, y), theta)
         return lambda v: pullback(v)[0]
 
     def hessian(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor | None:
@@ -228,7 +229,7 @@ class Objective:
         feats = self._features(X)
         if feats is None:
             return None
-        lay = self.linear_layout
+        lay = self._layout()
         n, p = feats.shape
         C = self.n_outputs
         aug = (
@@ -268,10 +269,15 @@ class Objective:
             return X
         return X.reshape(X.shape[0], -1) if lay.flatten else None
 
+    def _layout(self) -> LinearLayout:
+        """The linear layout, for the closed forms: reached only once ``_features`` found one."""
+        assert self.linear_layout is not None, "a closed form ran for a model without the linear layout"
+        return self.linear_layout
+
     def _weights(self, theta: Tensor) -> tuple[Tensor, Tensor | None]:
         """(W, b) of the linear layer: views of θ, W of shape (C, p)."""
         params = self.unflatten(theta)
-        lay = self.linear_layout
+        lay = self._layout()
         return params[lay.weight], (params[lay.bias] if lay.bias is not None else None)
 
     def _residuals(self, theta: Tensor, feats: Tensor, y: Tensor) -> Tensor:
@@ -305,7 +311,7 @@ class Objective:
 
     def _assemble(self, gW: Tensor, gb: Tensor, scale: float) -> Tensor:
         """A flat vector from a weight-shaped and a bias-shaped piece, in θ's order."""
-        lay = self.linear_layout
+        lay = self._layout()
         parts = {lay.weight: gW * scale}
         if lay.bias is not None:
             parts[lay.bias] = gb * scale
@@ -313,7 +319,7 @@ class Objective:
 
     def _assemble_rows(self, gW: Tensor, gb: Tensor) -> Tensor:
         """Rows (N, d) from per-record weight pieces (N, C, p) and bias pieces (N, C)."""
-        lay = self.linear_layout
+        lay = self._layout()
         n = gW.shape[0]
         parts = {lay.weight: gW.reshape(n, -1)}
         if lay.bias is not None:
@@ -322,17 +328,25 @@ class Objective:
 
     def _augmented_order(self, p: int, q: int, device) -> Tensor:
         """For each entry (c, j) of the augmented (C, q) layout, its index in flat θ."""
-        lay = self.linear_layout
+        lay = self._layout()
         C = self.n_outputs
         offsets = dict(zip(self.names, [sum(self.numels[:i]) for i in range(len(self.names))]))
         idx = torch.empty(C, q, dtype=torch.long)
         idx[:, :p] = offsets[lay.weight] + torch.arange(C * p).view(C, p)
-        if q > p:
+        if q > p:  # the augmented column is the bias's
+            assert lay.bias is not None, "q > p only when the layer has a bias"
             idx[:, p] = offsets[lay.bias] + torch.arange(C)
         return idx.reshape(-1).to(device)
 
 
 # -- the L2-regularised empirical risk several methods train ------------------------------
+def vjp_pair(func: Callable[[Tensor], Tensor], primal: Tensor) -> tuple[Tensor, Callable[[Tensor], tuple[Tensor]]]:
+    """``torch.func.vjp`` without auxiliary output: (func(primal), u ↦ (Jᵀu,)). Read by index
+    because torch annotates the results with and without ``has_aux`` as one union."""
+    result = vjp(func, primal)
+    return result[0], result[1]
+
+
 def regularized_loss(objective: Objective, theta: Tensor, X: Tensor, y: Tensor, l2: float) -> Tensor:
     """L(θ) = (1/n) Σ ℓ(z_i, θ) + (l2/2)‖θ‖²."""
     return objective.loss(theta, X, y) + 0.5 * l2 * torch.dot(theta, theta)
@@ -363,12 +377,12 @@ def _closed_form_layout(model: nn.Module, names: list[str], n_outputs: int) -> L
     is correct for every module.
     """
     if type(model) is nn.Linear:
-        children, prefix = [("", model)], ""
+        children: list[tuple[str, nn.Module]] = [("", model)]
     elif type(model) is nn.Sequential:
         children = list(model.named_children())
-        prefix = None
     else:
         return None
+    prefix = ""  # of the layer's parameter names, set where the loop finds the layer
     flatten = False
     layer = None
     for name, m in children:
@@ -450,9 +464,11 @@ def init_parameters(objective: Objective, generator: torch.Generator, dtype=torc
         fresh = copy.deepcopy(objective.model).to(device="cpu")
         for m in fresh.modules():
             if any(True for _ in m.parameters(recurse=False)):
-                m.reset_parameters()
+                # nn.Module types unknown attributes as Tensor | Module; reset_parameters was checked callable above
+                m.reset_parameters()  # type: ignore[operator]
             elif objective.buffer_names and callable(getattr(m, "reset_running_stats", None)):
-                m.reset_running_stats()  # θ_0 holds fresh statistics, whatever the caller's module had
+                # θ_0 holds fresh statistics, whatever the caller's module had (callable: checked on the line above)
+                m.reset_running_stats()  # type: ignore[operator]
         state = {**dict(fresh.named_parameters()), **dict(fresh.named_buffers())}
         theta = torch.cat([state[name].detach().reshape(-1) for name in objective.names])
     return theta.to(dtype)

@@ -207,7 +207,7 @@ class RewindToDelete(Unlearner):
         mini-batch variant replays one rewind at a time."""
         rewinds = [self._rewind(int(v)) for v in values]
         forget = self.forget_indices(forget)
-        if not rewinds or minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+        if not rewinds or minibatches(int(self.fitted_data()[0].shape[0]), self.batch_size, 1, 0) is not None:
             return super().unlearn_sweep(forget, rewinds)
         X_r, y_r = self.retained(forget)
         grads = vmap(self.objective.grad, in_dims=(0, None, None))
@@ -246,17 +246,17 @@ class RewindToDelete(Unlearner):
         θ_{T−K}), then K steps on D' from θ_{T−K}; and T steps on D' for the retrain world. The
         mini-batch variant runs the N fits one after another."""
         forget = self.forget_indices(forget)
-        if minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+        if minibatches(int(self.fitted_data()[0].shape[0]), self.batch_size, 1, 0) is not None:
             worlds = []
             for theta0 in thetas0:
                 twin = self.replica()
-                worlds.append((twin.fit(self.X_, self.y_, theta0), twin.unlearn(forget), twin.retrain(forget)))
+                worlds.append((twin.fit(*self.fitted_data(), theta0), twin.unlearn(forget), twin.retrain(forget)))
             return Worlds(*(torch.stack(column) for column in zip(*worlds)))
         obj, eta, T, K = self.objective, float(self.eta_), self.steps, self.rewind
         X_r, y_r = self.retained(forget)
         retrained, _ = batched_gradient_descent(obj, thetas0, X_r, y_r, eta=eta, steps=T, chunk=chunk)
         original, kept = batched_gradient_descent(
-            obj, thetas0, self.X_, self.y_, eta=eta, steps=T, keep={T - K}, chunk=chunk
+            obj, thetas0, *self.fitted_data(), eta=eta, steps=T, keep={T - K}, chunk=chunk
         )
         unlearned, _ = batched_gradient_descent(obj, kept[T - K], X_r, y_r, eta=eta, steps=K, chunk=chunk)
         return Worlds(original, unlearned, retrained)
@@ -303,7 +303,7 @@ class RewindToDelete(Unlearner):
         L = self.constants_["L"].value
         if self.eta_ * L >= 1:
             raise InvalidInput("eta", f"< 1/L = {1 / L:.6g} for Algorithm 3 (Lemma 2.3)", self.eta_)
-        X, y = self.X_, self.y_
+        X, y = self.fitted_data()
         current, moves = theta_T.clone(), list[Tensor]()
         iterations, worst, converged, spent = [], 0.0, True, 0
         for _ in range(K):
@@ -352,7 +352,7 @@ class RewindToDelete(Unlearner):
         full-data gradients. Cut short, it measures the steps it recovered against the stored
         θ_{T−steps} (the whole trajectory is kept when it fits in memory; otherwise a cut check is
         not applicable, there being no stored iterate to compare with)."""
-        if minibatches(int(self.X_.shape[0]), self.batch_size, 1, 0) is not None:
+        if minibatches(int(self.fitted_data()[0].shape[0]), self.batch_size, 1, 0) is not None:
             return {"applicable": False, "reason": "Algorithm 3 inverts full-batch steps; this run is mini-batch SGD"}
         limit = None if budget == float("inf") else max(1, int(budget * self.steps))
         try:
@@ -378,7 +378,7 @@ class RewindToDelete(Unlearner):
     # -- Theorem 3.1 -------------------------------------------------------------------
     def sensitivity(self, forget_size: int, rewind: int | None = None) -> float:
         """Δ(K) = 2mG·h(K)/(Ln) of Theorem 3.1 for the fitted constants."""
-        n = int(self.X_.shape[0])
+        n = int(self.fitted_data()[0].shape[0])
         return r2d_sensitivity(
             self._rewind(rewind),
             self.steps,
@@ -407,7 +407,7 @@ class RewindToDelete(Unlearner):
         self, sigma: float, forget: Tensor, epsilon: float, delta: float, mechanism: str = "analytic"
     ) -> int:
         """Smallest K whose calibrated σ(K) is at most the budget ``sigma`` (exact search)."""
-        n, m = int(self.X_.shape[0]), int(self.forget_indices(forget).numel())
+        n, m = int(self.fitted_data()[0].shape[0]), int(self.forget_indices(forget).numel())
         return r2d_rewind_for_sigma(
             sigma,
             epsilon,
@@ -431,7 +431,7 @@ class RewindToDelete(Unlearner):
             self.eta_,
             self.constants_["L"],
             self.constants_["G"],
-            int(self.X_.shape[0]),
+            int(self.fitted_data()[0].shape[0]),
             int(forget.numel()),
             eta_note=(f" (chosen as horizon/(L*T) with horizon = {self.horizon})" if self.eta is None else ""),
         )
@@ -443,5 +443,5 @@ class RewindToDelete(Unlearner):
             mechanism=mechanism,
             bound=bound,
             assumptions=self.assumptions,
-            conditions=[full_batch_condition(self.batch_size, int(self.X_.shape[0]), "Theorem 3.1")],
+            conditions=[full_batch_condition(self.batch_size, int(self.fitted_data()[0].shape[0]), "Theorem 3.1")],
         )

@@ -74,7 +74,7 @@ class Retrain(Unlearner):
         """T steps on D and on D' from every initial point; unlearning *is* retraining (one run
         serves both worlds)."""
         X_r, y_r = self.retained(self.forget_indices(forget))
-        original = self._descend_many(thetas0, self.X_, self.y_, self.steps, chunk)
+        original = self._descend_many(thetas0, *self.fitted_data(), self.steps, chunk)
         retrained = self._descend_many(thetas0, X_r, y_r, self.steps, chunk)
         return Worlds(original, retrained.clone(), retrained)
 

@@ -147,7 +147,7 @@ class ConstantSampler:
         names, overrides first; nothing is sampled for a replaced name.
         """
         overrides, pinned = dict(overrides or {}), dict(pinned or {})
-        wanted = [name for name in ("G", "L") if name in set(which)]
+        wanted: list[str] = [name for name in ("G", "L") if name in set(which)]
         found: dict[str, Constant] = {}
         if self.objective.is_linear:
             # in float64 at any run dtype (a float32 norm may round a row of norm 1 above 1)
@@ -183,6 +183,7 @@ class ConstantSampler:
                 "training records at sampled iterates, times a safety factor",
                 estimator=f"exhaustive over {self.X.shape[0]} records at {n_points} iterates",
             )
+        assert self._idx is not None, "the L samples came from _hessian_norms, which drew the subset"
         return estimated_constant(
             "L",
             samples,
@@ -333,7 +334,11 @@ class _MLP:
     def _primal(self, theta: Tensor, X: Tensor, y: Tensor, second_order: bool) -> dict:
         params = torch.split(theta, self.objective.numels)
         a = X.reshape(X.shape[0], -1)
-        inputs, pre, d1, d2, weights = [], [], [], [], []
+        inputs: list[Tensor] = []
+        pre: list[Tensor] = []
+        weights: list[Tensor] = []
+        d1: list[Tensor | None] = []  # σ' and σ'' of each layer's activation (None: a linear layer)
+        d2: list[Tensor | None] = []
         for layer in self.layers:
             W = params[layer.weight].view(self.objective.shapes[layer.weight])
             b = None if layer.bias is None else params[layer.bias]
@@ -357,12 +362,13 @@ class _MLP:
         def loss(o: Tensor, t: Tensor) -> Tensor:
             return self.objective.loss_of_outputs(o.unsqueeze(0), t.unsqueeze(0))[0]
 
-        g = [None] * len(self.layers)
-        g[-1] = vmap(grad(loss))(a, y)  # ∂f_z/∂(outputs)
-        back = [None] * len(self.layers)  # ∂f_z/∂a_{l-1} = W_lᵀ g_l
+        g: list[Tensor | None] = [None] * len(self.layers)
+        g_l = g[-1] = vmap(grad(loss))(a, y)  # ∂f_z/∂(outputs)
+        back: list[Tensor | None] = [None] * len(self.layers)  # ∂f_z/∂a_{l-1} = W_lᵀ g_l
         for l in range(len(self.layers) - 1, 0, -1):
-            back[l] = g[l] @ weights[l]
-            g[l - 1] = back[l] if d1[l - 1] is None else d1[l - 1] * back[l]
+            back_l = back[l] = g_l @ weights[l]
+            d1_l = d1[l - 1]
+            g_l = g[l - 1] = back_l if d1_l is None else d1_l * back_l
         out = {"inputs": inputs, "weights": weights, "g": g, "back": back, "d1": d1, "d2": d2}
         if second_order:
             out["loss_hessian"] = vmap(hessian(loss))(a, y)  # ∂²f_z/∂(outputs)², (N, K, K)
@@ -424,24 +430,26 @@ class _MLP:
     def _product(self, p: dict, v: list[tuple]) -> list[tuple]:
         """H_z v for every record (R-operator: forward, then backward), in factored form."""
         L = len(self.layers)
-        Ra, Ru = [None] * L, [None] * L  # R(a_{l-1}) (None for the inputs), R(u_l)
+        Ra: list[Tensor | None] = [None] * L  # R(a_{l-1}) (None for the inputs)
+        Ru: list[Tensor] = []  # R(u_l)
         for l, layer in enumerate(self.layers):
             r = self._times_input(l, p, v[l])
             if v[l][3] is not None:
                 r = r + v[l][3]
-            if Ra[l] is not None:
-                r = r + Ra[l] @ p["weights"][l].T
-            Ru[l] = r
+            Ra_l = Ra[l]
+            if Ra_l is not None:
+                r = r + Ra_l @ p["weights"][l].T
+            Ru.append(r)
             if l + 1 < L:
                 Ra[l + 1] = r if layer.activation is None else p["d1"][l] * r
-        Rg = [None] * L
-        Rg[-1] = torch.einsum("nij,nj->ni", p["loss_hessian"], Ru[-1])
+        Rg: list[Tensor | None] = [None] * L
+        Rg_l = Rg[-1] = torch.einsum("nij,nj->ni", p["loss_hessian"], Ru[-1])
         for l in range(L - 1, 0, -1):
-            R_back = self._transposed_times_grad(l, p, v[l]) + Rg[l] @ p["weights"][l]
+            R_back = self._transposed_times_grad(l, p, v[l]) + Rg_l @ p["weights"][l]
             if self.layers[l - 1].activation is None:
-                Rg[l - 1] = R_back
+                Rg_l = Rg[l - 1] = R_back
             else:
-                Rg[l - 1] = p["d2"][l - 1] * Ru[l - 1] * p["back"][l] + p["d1"][l - 1] * R_back
+                Rg_l = Rg[l - 1] = p["d2"][l - 1] * Ru[l - 1] * p["back"][l] + p["d1"][l - 1] * R_back
         return [
             ("factored", Rg[l], Ra[l], None if layer.bias is None else Rg[l]) for l, layer in enumerate(self.layers)
         ]
@@ -450,7 +458,7 @@ class _MLP:
     def _norm(p: dict, v: list[tuple]) -> Tensor:
         """The Euclidean norm of every record's (factored) direction, through the Gram identity
         ||P aᵀ + g Qᵀ||² = |P|²|a|² + 2(P·g)(a·Q) + |g|²|Q|² (clamped at 0 against rounding)."""
-        total = 0.0
+        total: Tensor | float = 0.0
         for l, (_, P, Q, db) in enumerate(v):
             sq = P.pow(2).sum(1) * p["aa"][l]
             if Q is not None:
@@ -458,6 +466,7 @@ class _MLP:
             total = total + sq.clamp_min(0.0)
             if db is not None:
                 total = total + db.pow(2).sum(1)
+        assert isinstance(total, Tensor), "a model has at least one layer, so v has a direction"
         return total.sqrt()
 
     @staticmethod

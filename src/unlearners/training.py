@@ -5,6 +5,7 @@ do not cover (:func:`minibatches`, :func:`full_batch_condition`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -16,8 +17,15 @@ from unlearners.batched import chunk_size
 from unlearners.objective import Objective
 
 
+class Gradient(Protocol):
+    """What :func:`gradient_descent` calls: ∇f_{(X, y)}(θ), of an :class:`Objective` or of a loss
+    built on one (NegGrad+'s descent on the retained data and ascent on the forget set)."""
+
+    def grad(self, theta: Tensor, X: Tensor, y: Tensor) -> Tensor: ...
+
+
 def gradient_descent(
-    objective: Objective,
+    objective: Gradient,
     theta0: Tensor,
     X: Tensor,
     y: Tensor,
