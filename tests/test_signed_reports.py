@@ -150,7 +150,7 @@ def test_same_config_seed_and_salt_give_identical_reports_apart_from_timestamps(
     a, b = ((d / "report.json").read_text().splitlines() for d in dirs)
     assert len(a) == len(b)
     timing = re.compile(
-        r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|frontier_s|speedup_vs_retrain)"'
+        r'^\s*"(created_at|started_at|learn_s|unlearn_s|retrain_s|attacks_s|frontier_s|utility_s|tradeoff_s|speedup_vs_retrain)"'
     )
     repeats = re.compile(r'^\s*"(unlearn|retrain)_repeats_s": \[')  # each line of these arrays is a timing too
     starts = [i for i, line in enumerate(a) if repeats.match(line)]
