@@ -175,7 +175,7 @@ def tradeoff(
     objective: Objective,
     test: tuple[Tensor, Tensor],
     retrained: Tensor,
-    refit: Callable[[Unlearner], None],
+    refit: Callable[[Unlearner], object],  # its return value is not used
     gen: torch.Generator,
     tick: Tick,
     budget: float = math.inf,
