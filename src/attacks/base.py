@@ -225,7 +225,7 @@ class Attack(ABC):
             return torch.as_tensor(features[world][name], dtype=dtype, device=device)
 
         retrains = "noiseless" in features["unlearned"]
-        models = dict(
+        models: dict[str, Any] = dict(  # AttackInputs fields: the stacked model rows
             released_unlearned=stack("unlearned", "released"), released_retrained=stack("retrained", "released")
         )
         if retrains:

@@ -352,7 +352,7 @@ class CompetitionResult:
 
     def histogram(self) -> list[dict[str, Any]]:
         """How many examples fall in each bucket, with its points; the last row is ε ≥ ε_max."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         assigned = np.zeros(self.epsilons.shape, dtype=bool)
         for lower, upper, points in bucket_points(self.n_models):
             hit = ~assigned & (self.epsilons < upper)

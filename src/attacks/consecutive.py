@@ -73,7 +73,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -263,11 +263,14 @@ def consecutive_scores(
     factors = (_projection_factor(d0, e, 0), _projection_factor(d1, e, 1)) if draws == "projected" else None
     for world in (0, 1):
         mu0, mu1 = means[world]
+        pair_const: float
+        pair_noise: tuple[float, float]
         if exact:  # a noiseless release equal to a_j (world U) or b_j (world R): the world is known
             pair_const, pair_noise = (len(exact) if world == 0 else -len(exact)), (0.0, 0.0)
         else:
             pair_const = sum(float((means[world][j] - mid[j]) @ dvec[j]) / sig[j] ** 2 for j in informative)
-            pair_noise = tuple(1.0 / sig[j] if j in informative else 0.0 for j in (0, 1))
+            # one weight per release j ∈ (0, 1): a pair
+            pair_noise = cast(tuple[float, float], tuple(1.0 / sig[j] if j in informative else 0.0 for j in (0, 1)))
         if math.isinf(var_d):  # a release that is noise only: the difference carries nothing
             diff_const, diff_noise = 0.0, (0.0, 0.0)
         else:
@@ -285,6 +288,7 @@ def consecutive_scores(
                 # (c, 3) each: ⟨ξ, Δ_k⟩, ⟨ξ, Δ_{k+1}⟩, ⟨ξ, E⟩
                 p0, p1 = xi[0] @ directions, xi[1] @ directions
             else:
+                assert factors is not None  # draws is "projected" here (DRAWS has two values, checked above)
                 z = np.stack([_trial_rng(seed, index, t, world).standard_normal(4) for t in trials])
                 p0 = z[:, :2] @ factors[0].T  # (c, 3) with the joint law of the full draw's projections
                 p1 = z[:, 2:] @ factors[1].T

@@ -72,7 +72,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -1527,7 +1527,7 @@ def gdp_epsilon_estimate(
             "(too few trials, or perfectly separated worlds): the fit is undefined"
         )
     sign = mu_signed if not math.isnan(mu_signed) else fit.mu
-    common = dict(
+    common: dict[str, Any] = dict(  # the fields every GDPEstimate shares
         delta=dlt,
         direction="R>U" if sign < 0 else "U>R",
         n_points=n_points,

@@ -507,7 +507,7 @@ def _given_variance(fixed_variance: object, n_shadows: tuple[int, ...]) -> Varia
 # scores
 
 
-def _log_normal(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+def _log_normal(x: np.ndarray, mu: np.ndarray | float, sigma: np.ndarray) -> np.ndarray:
     return -np.log(sigma) - _LOG_SQRT_2PI - 0.5 * ((x - mu) / sigma) ** 2
 
 

@@ -400,7 +400,7 @@ def population_mia(
 
     rng = np.random.default_rng(seed)
     mem_idx, non_idx, counts, members_subsampled, notes = _balance(ym, yn, rng)
-    common = dict(
+    common: dict[str, Any] = dict(  # the fields every MiaResult shares
         n_members_available=int(xm.shape[0]),
         n_nonmembers_available=int(xn.shape[0]),
         class_counts=counts,

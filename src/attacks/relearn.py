@@ -196,6 +196,7 @@ class RelearnTime(Attack):
     def _settings(inputs: AttackInputs) -> tuple[float, float, int]:
         """(target loss, step, max steps): the original model's forget loss, 1/L, the setting."""
         Xf, yf = inputs.forget_data
+        assert inputs.smoothness is not None  # given to every attack that needs "smoothness", as this one
         lr, max_steps = _checked(
             Xf, yf, 1.0 / float(inputs.smoothness), int(inputs.settings.get("relearn_max_steps", 100))
         )

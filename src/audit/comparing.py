@@ -415,7 +415,7 @@ def _assemble(
     document = ComparisonModel(
         schema_version=COMPARISON_SCHEMA_VERSION,
         kind="comparison",
-        tool={"name": TOOL, "version": tool_version()},
+        tool={"name": TOOL, "version": tool_version()},  # type: ignore[arg-type]  # pydantic validates it into Tool
         created_at=_now(),
         started_at=started,
         epsilon=float(config.epsilon),
@@ -593,14 +593,16 @@ def measured_ranking(rows: Sequence[MethodRow]) -> MeasuredRanking:
         if r.leakage is None or not r.leakage.positive_control_has_power
     }
     ranked = [r for r in mine if r.name not in not_ranked]
-    order = sorted(
-        ranked,
-        key=lambda r: (
+
+    def leakage_order(r: MethodRow) -> tuple[float, float, str]:
+        assert r.leakage is not None  # a row without leakage is in not_ranked
+        return (
             r.leakage.best_empirical_epsilon,
             max((abs(a - 0.5) for a in r.leakage.auroc.values()), default=0.0),
             r.name,
-        ),
-    )
+        )
+
+    order = sorted(ranked, key=leakage_order)
     return MeasuredRanking(rule=MEASURED_RULE, order=[r.name for r in order], not_ranked=not_ranked)
 
 
@@ -619,10 +621,10 @@ def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
     for r in rows:
         if r.leakage is None or r.leakage.trial_mode != "retrain" or not r.leakage.estimates:
             continue
-        read = {a: e for a, e in r.leakage.estimates.items() if e.epsilon is not None}
-        if read:
-            attack = max(sorted(read), key=lambda a: read[a].epsilon.point)
-            best[r.name] = (attack, read[attack])
+        points = {a: e.epsilon.point for a, e in r.leakage.estimates.items() if e.epsilon is not None}
+        if points:
+            attack = max(sorted(points), key=points.__getitem__)
+            best[r.name] = (attack, r.leakage.estimates[attack])
     if len(best) < 2:
         return None
     order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))

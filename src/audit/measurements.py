@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -79,7 +80,7 @@ def model_utility(
     out = {}
     for split, (per_loss, right) in passes.items():
         n = int(right.numel())
-        entry = {"accuracy": int(right.sum()) / n, "loss": float(per_loss.sum(dtype=torch.float64)) / n}
+        entry: dict[str, Any] = {"accuracy": int(right.sum()) / n, "loss": float(per_loss.sum(dtype=torch.float64)) / n}
         if split in released:
             scores = released[split]
             entry.update(
@@ -157,7 +158,9 @@ def loss_histograms(per_record: dict, bins: int = 40) -> schema.LossHistograms:
         for name, per in losses.items()
     }
     return schema.LossHistograms(
-        edges=[float(e) for e in edges], counts=counts, note="losses above the last edge are counted in the last bin"
+        edges=[float(e) for e in edges],
+        counts=counts,  # type: ignore[arg-type]  # pydantic validates the nested dict into HistogramCounts
+        note="losses above the last edge are counted in the last bin",
     )
 
 
@@ -172,7 +175,7 @@ def tradeoff(
     objective: Objective,
     test: tuple[Tensor, Tensor],
     retrained: Tensor,
-    refit: Callable[[Unlearner], None],
+    refit: Callable[[Unlearner], object],  # its return value is not used
     gen: torch.Generator,
     tick: Tick,
     budget: float = math.inf,
@@ -211,6 +214,7 @@ def tradeoff(
             cert = variant.certify(forget, epsilon, delta, mechanism)
         else:
             cert = method.certify(forget, epsilon, delta, mechanism, **{knob.option: value})
+            assert swept is not None  # built above whenever the knob does not refit, as here
             theta, reference = swept[value], retrained
         rows.append(_tradeoff_row(value, cert, theta, reference, objective, test, delta, gen))
     tick("tradeoff", len(values), len(values))
@@ -357,8 +361,10 @@ def frontier(
                 )
             )
             continue
-        known_here = known is not None and sigma == known[0]
-        scores = known[1] if known_here else score(objective, noise_draws(theta, sigma, draws, gen), X, y)
+        if known is not None and sigma == known[0]:
+            scores = known[1]
+        else:
+            scores = score(objective, noise_draws(theta, sigma, draws, gen), X, y)
         points.append(
             schema.FrontierPoint(
                 epsilon=float(eps),
@@ -386,7 +392,7 @@ def frontier(
     return schema.Frontier(
         applicable=True,
         delta=float(delta),
-        mechanism=mechanism,
+        mechanism=mechanism,  # type: ignore[arg-type]  # one of MECHANISMS (the config checked it); pydantic checks again
         noise_draws=int(draws),
         test_accuracy_noiseless=noiseless,
         points=points,
@@ -445,7 +451,7 @@ def _rerun_frontier(
     return schema.Frontier(
         applicable=True,
         delta=float(delta),
-        mechanism=mechanism,
+        mechanism=mechanism,  # type: ignore[arg-type]  # one of MECHANISMS (the config checked it); pydantic checks again
         noise_draws=int(draws),
         test_accuracy_noiseless=float(objective.accuracy(start, X, y)),
         points=points,

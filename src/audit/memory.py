@@ -163,9 +163,8 @@ def device_available_bytes(device: torch.device | str) -> int | None:
 
 
 def _itemsize(dtype: torch.dtype | str) -> int:
-    if isinstance(dtype, str):
-        dtype = getattr(torch, dtype)
-    return torch.empty((), dtype=dtype).element_size()
+    resolved: torch.dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
+    return torch.empty((), dtype=resolved).element_size()
 
 
 def activation_width(objective: Any, X: torch.Tensor) -> int:

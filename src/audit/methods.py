@@ -105,7 +105,8 @@ def caller_code(config: Any, train: Any = None, unlearn: Any = None) -> tuple[An
         if config.train is None:
             return None, None
         return (train if train is not None else load_factory(config.train, "train")), None
-    return tuple(
-        given if given is not None else load_factory(getattr(config, field), field)
-        for field, given in (("train", train), ("unlearn", unlearn))
-    )
+
+    def given_or_loaded(field: str, given: Any) -> Any:
+        return given if given is not None else load_factory(getattr(config, field), field)
+
+    return given_or_loaded("train", train), given_or_loaded("unlearn", unlearn)

@@ -412,7 +412,7 @@ def _guess_rule(k_plus: object, k_minus: object, grid: object, m: int) -> dict[s
         k_plus, k_minus = default_guesses(m)
     elif grid is None and (k_plus is None or k_minus is None):
         raise InvalidInput("k_plus, k_minus", "both counts, or neither (the default 5 % of m each)", (k_plus, k_minus))
-    guess_rule(m, k_plus=k_plus, k_minus=k_minus, grid=grid)  # fail before any training
+    guess_rule(m, k_plus=k_plus, k_minus=k_minus, grid=grid)  # type: ignore[arg-type]  # validates them: fail before any training
     return {"grid": grid} if grid is not None else {"k_plus": k_plus, "k_minus": k_minus}
 
 

@@ -208,6 +208,7 @@ class Worlds:
     @property
     def certified_epsilon(self) -> float | None:
         """The certificate's ε where it certifies the release, else None."""
+        assert self.certificate is not None  # read from the certify stage on
         return self.certificate.epsilon if self.certificate.certified else None
 
 
@@ -245,7 +246,8 @@ def _run(
     )
     train, unlearn = caller_code(config, train, unlearn)  # a missing function is refused before any work
     started, salt = _now(), check_salt(salt)
-    tick, seeds, timings = progress or _silent, config.seeds(), {}
+    tick, seeds = progress or _silent, config.seeds()
+    timings: dict[str, Any] = {}
     device = resolve_device(config.device)
     _check_execution(config)
     inputs = _data(config, model, data, forget_ids, original, seeds, device, tick)
@@ -262,12 +264,15 @@ def _run(
         value = method.knob_for_sigma(
             config.sigma_budget, inputs.forget, config.epsilon, config.delta, config.mechanism
         )
-        method.set_option(type(method).capabilities.knob.option, value)
+        knob = type(method).capabilities.knob
+        assert knob is not None  # the config refuses sigma_budget for a method without a knob
+        method.set_option(knob.option, value)
     unlearned, releases = _unlearn(method, inputs, config, tick, timings)
     retrained = _retrain(method, inputs, config.timing_repeats, tick, timings)
     worlds, sections["realized"], sections["checkpoint_recovery"] = _certify(
         method, inputs.forget, config, Worlds(theta0, original_theta, unlearned, retrained, releases), tick
     )
+    assert worlds.certificate is not None  # set by the certify stage
     sections["ledger"] = None
     if releases is not None:
         with _clock(timings, "ledger_s"):
@@ -508,6 +513,7 @@ def _utility(
     keep[forget] = False
     splits = {"retain": (X[keep], y[keep]), "forget": (X[forget], y[forget]), "test": inputs.test}
     models = {"original": worlds.original, "unlearned": worlds.unlearned, "retrained": worlds.retrained}
+    assert worlds.certificate is not None  # the utility is measured after the certify stage
     objective, sigma = inputs.objective, worlds.certificate.sigma
     passes = {
         name: {
@@ -603,6 +609,7 @@ def _attack(
     when the release adds output noise, the training randomness redrawn per trial otherwise. A
     release that no finite noise certifies has no released model to attack (skipped)."""
     certificate = worlds.certificate
+    assert certificate is not None  # the attacks run after the certify stage
     if not config.attacks:
         return Attacked()
     if not math.isfinite(certificate.sigma):
@@ -708,13 +715,13 @@ def _report(
     data = inputs.data
     return schema.ReportModel(
         schema_version=SCHEMA_VERSION,
-        tool={"name": TOOL, "version": tool_version()},
+        tool={"name": TOOL, "version": tool_version()},  # type: ignore[arg-type]  # pydantic validates it into Tool
         created_at=_now(),
         started_at=started,
         verdict=rules.verdict_of(found),
         findings=found,
         config=config.to_dict(),
-        method={
+        method={  # type: ignore[arg-type]  # pydantic validates the dict into Method
             "name": method.name,
             "title": method.title,
             "paper": method.paper,
@@ -722,14 +729,16 @@ def _report(
             "capabilities": type(method).capabilities.describe(),
             "hyperparameters": method.report_hyperparameters(),
         },
-        dataset={
+        dataset={  # type: ignore[arg-type]  # pydantic validates the dict into Dataset
             **data.describe(),
             "forget_size": int(inputs.forget.numel()),
             "source": data.source,
             "preprocessing": data.preprocessing,
         },
-        model=describe(inputs.objective, inputs.model_source, data.input_shape, worlds.theta0, method.model_conditions),
-        deletion_request=commitment(
+        model=describe(  # type: ignore[arg-type]  # pydantic validates the dict into Model
+            inputs.objective, inputs.model_source, data.input_shape, worlds.theta0, method.model_conditions
+        ),
+        deletion_request=commitment(  # type: ignore[arg-type]  # pydantic validates it into DeletionRequest
             data.train_ids()[inputs.forget_positions], salt, identifier(data, config), config.request_id
         ),
         certificate=schema.Certificate.of(worlds.certificate),
@@ -740,9 +749,11 @@ def _report(
         checkpoint_recovery=sections["checkpoint_recovery"],
         attacks=sections["attacks"],
         **{name: sections[name] for name in _OPTIONAL if sections[name] is not None},
-        timings=timings,
-        seeds={"root": config.seed, **seeds},
-        environment=environment(inputs.device, inputs.threads, run_dtype(config)),
+        timings=timings,  # type: ignore[arg-type]  # pydantic validates the dict into Timings
+        seeds={"root": config.seed, **seeds},  # type: ignore[arg-type]  # pydantic validates it into Seeds
+        environment=environment(  # type: ignore[arg-type]  # pydantic validates it into Environment
+            inputs.device, inputs.threads, run_dtype(config)
+        ),
     ).with_salt(salt)
 
 
@@ -859,7 +870,11 @@ def timed(
         repeats, spare = 1, None
     result, seconds = None, []
     for k in range(repeats):
-        target = method if k == 0 else spare if k == repeats - 1 else copy.deepcopy(spare)
+        if k == 0:
+            target = method
+        else:
+            assert spare is not None  # copied above whenever repeats > 1
+            target = spare if k == repeats - 1 else copy.deepcopy(spare)
         t0 = time.perf_counter()
         out = call(target)
         if device.type == "cuda":  # kernels run asynchronously: time them, not their launch

@@ -141,7 +141,7 @@ class RunStore:
         import io
 
         buffer = io.BytesIO()
-        np.savez(buffer, **result)
+        np.savez(buffer, **result)  # type: ignore[arg-type]  # the keys are feature names, never allow_pickle
         try:
             _atomic_write(self.file(shard), buffer.getvalue())
         except OSError as exc:  # a disk that filled during the run: one sentence naming the directory

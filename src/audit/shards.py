@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from attacks.base import AttackInputs, ModelRows, to_numpy
+from attacks.base import Attack, AttackInputs, ModelRows, to_numpy
 from audit.seeds import child_seed
 from certify.errors import InvalidInput
 
@@ -92,7 +92,7 @@ class ShardContext:
     together."""
 
     setup: Any
-    attacks: tuple[type, ...]
+    attacks: tuple[type[Attack], ...]
     mode: str
     seed: int
     settings: dict[str, Any]
@@ -101,7 +101,7 @@ class ShardContext:
     smoothness: float | None = None
     _inputs: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def attacks_of(self, role: str) -> list[type]:
+    def attacks_of(self, role: str) -> list[type[Attack]]:
         """The attack classes whose features a shard of ``role`` computes (shadows: only those
         that need shadow models)."""
         return list(self.attacks) if role == "trials" else [c for c in self.attacks if "shadows" in c.needs]
@@ -109,7 +109,7 @@ class ShardContext:
     def role_seed(self, role: str) -> int:
         return child_seed(self.seed, role)
 
-    def inputs(self, cls: type, game: str) -> AttackInputs:
+    def inputs(self, cls: type[Attack], game: str) -> AttackInputs:
         """The shared inputs of one attack in one game (no models: those come as rows)."""
         key = (cls.name, game)
         if key not in self._inputs:
@@ -217,7 +217,7 @@ def compute_shard(ctx: ShardContext, shard: Shard) -> dict[str, np.ndarray]:
                 lambda r: {"v": _digests(r.released)}, rows[world], ctx.granule, "digest"
             )["v"]
             out[f"_distance{SEP}{world}"] = _blocked(
-                lambda r, ref=reference: {"v": to_numpy((r.released - ref).pow(2).sum(dim=1))},
+                lambda r: {"v": to_numpy((r.released - reference).pow(2).sum(dim=1))},  # noqa: B023 (called at once)
                 rows[world],
                 ctx.granule,
                 "distance",
@@ -247,9 +247,7 @@ def _digests(released: Tensor) -> np.ndarray:
     )
 
 
-def _padded(rows: Tensor | None, size: int) -> Tensor | None:
-    if rows is None:
-        return None
+def _padded(rows: Tensor, size: int) -> Tensor:
     extra = size - rows.shape[0]
     return rows if extra == 0 else torch.cat([rows, rows[-1:].expand(extra, -1)])
 
@@ -264,7 +262,7 @@ def _blocked(
         real = min(granule, n - a)
         block = ModelRows(
             _padded(rows.released[a : a + real], granule),
-            _padded(None if rows.noiseless is None else rows.noiseless[a : a + real], granule),
+            None if rows.noiseless is None else _padded(rows.noiseless[a : a + real], granule),
         )
         got = fn(block)
         if not isinstance(got, Mapping) or not got:

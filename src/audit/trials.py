@@ -441,6 +441,7 @@ def _loop(method: Unlearner, thetas0: Tensor, forget: Tensor, seed: int, first: 
     """The three worlds of every trial from a replica's own fit, unlearn and retrain; row i is
     trial ``first + i`` (:meth:`~unlearners.base.Unlearner.seed_trial` tells the replica which)."""
     worker = method.replica()
+    assert method.X_ is not None and method.y_ is not None  # the trials replay a fitted method
     rows = []
     for i, theta0 in enumerate(thetas0):
         worker.seed_trial(seed, first + i)

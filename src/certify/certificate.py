@@ -223,7 +223,8 @@ def issue(
             notes.append(c.detail)
     sensitivity = None if bound is None else float(bound.value)
     text = (bound.formula + ("; " + theorem if theorem else "")) if bound else theorem
-    cert_epsilon: float | None = float(epsilon)
+    cert_epsilon: float | None
+    cert_epsilon = float(epsilon)  # assigned apart from its declaration so the checker narrows it to float
     sigma = 0.0
 
     if kind == "exact":  # identical releases: epsilon 0, not the (weaker) epsilon that was asked for
@@ -231,6 +232,7 @@ def issue(
     elif kind == "output-noise":
         if bound is None:
             raise InvalidInput("bound", "a Bound for an output-noise certificate", None)
+        assert sensitivity is not None  # the bound's value (bound is given, checked above)
         usable = delta - reserved_delta
         if not math.isfinite(sensitivity):
             valid, sigma = False, math.inf

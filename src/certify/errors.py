@@ -408,17 +408,17 @@ FINITE = Real()
 PROBABILITY = Real(gt=0, lt=1)
 
 
-def require_positive(field: str, value: float) -> float:
+def require_positive(field: str, value: object) -> float:
     """Return ``float(value)`` if it is finite and > 0, else raise :class:`InvalidInput`."""
     return POSITIVE.check(field, value)
 
 
-def require_nonnegative(field: str, value: float) -> float:
+def require_nonnegative(field: str, value: object) -> float:
     """Return ``float(value)`` if it is finite and >= 0, else raise :class:`InvalidInput`."""
     return NONNEGATIVE.check(field, value)
 
 
-def require_finite(field: str, value: float) -> float:
+def require_finite(field: str, value: object) -> float:
     """Return ``float(value)`` if it is a finite number (not a bool), else raise."""
     return FINITE.check(field, value)
 
@@ -428,7 +428,7 @@ def require_integer(field: str, value: object, lo: int | None = None, hi: int | 
     return Integer(lo, hi).check(field, value)
 
 
-def require_probability(field: str, value: float) -> float:
+def require_probability(field: str, value: object) -> float:
     """Return ``float(value)`` if it lies in the open interval (0, 1), else raise."""
     return PROBABILITY.check(field, value)
 

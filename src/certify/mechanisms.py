@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import TypeVar
 
 import numpy as np
 
@@ -151,7 +152,10 @@ _MAX_PANELS = 64
 _ODD_FACTORIALS = np.array([1.0, 3.0, 15.0, 105.0, 945.0, 10395.0, 135135.0, 2027025.0])
 
 
-def erfcx(x: float) -> float:
+FloatOrArray = TypeVar("FloatOrArray", float, np.ndarray)  # a number, or an array of them elementwise
+
+
+def erfcx(x: FloatOrArray) -> FloatOrArray:
     """scipy.special.erfcx, imported on first use: this module is imported by every command
     (the configuration names its mechanisms), scipy only by those that calibrate."""
     from scipy.special import erfcx as scaled_erfc

@@ -12,11 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar, cast
 
 from certify.errors import InvalidInput
 
-T = TypeVar("T", bound=type)
+
+class Named(Protocol):
+    """What every entry's class has: the name it is listed under."""
+
+    name: ClassVar[str]
+
+
+T = TypeVar("T", bound=type[Named])
 
 
 class Registry(Generic[T]):
@@ -58,10 +65,11 @@ class Registry(Generic[T]):
     @property
     def base(self) -> T:
         """The interface class (imported on first use when given by path)."""
-        if isinstance(self._base, str):
-            module, _, attr = self._base.partition(":")
-            self._base = getattr(import_module(module), attr)
-        return self._base
+        base = self._base
+        if isinstance(base, str):
+            module, _, attr = base.partition(":")
+            base = self._base = getattr(import_module(module), attr)
+        return base
 
     def register(self, cls: T) -> T:
         """Make ``cls`` available under ``cls.name`` in this process (usable as a decorator)."""
@@ -90,7 +98,7 @@ class Registry(Generic[T]):
         cls = getattr(import_module(module), attr)
         if not (isinstance(cls, type) and issubclass(cls, self.base)):
             raise TypeError(f"{target} is not a subclass of {self.base.__module__}.{self.base.__name__}")
-        return cls
+        return cast(T, cls)  # checked just above: a subclass of the interface class T
 
     def scan(self) -> tuple[dict[str, T], dict[str, str]]:
         """Every entry that loads, and the error of every one that does not."""

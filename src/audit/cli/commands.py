@@ -46,9 +46,11 @@ def calibrate(
 
     if (epsilon is None) == (sigma is None):
         raise InvalidInput("--epsilon/--sigma", "exactly one of --epsilon or --sigma", None)
+    result: dict[str, float | str]
     if epsilon is not None:
         result = {"sigma": sigma_for(epsilon, delta, sensitivity, mechanism), "epsilon": epsilon}
     else:
+        assert sigma is not None  # exactly one of the two is given (checked above)
         result = {"epsilon": epsilon_for(sigma, delta, sensitivity, mechanism), "sigma": sigma}
     result.update(delta=delta, sensitivity=sensitivity, mechanism=mechanism)
     if as_json:  # an infinite epsilon is "inf", as in report.json (JSON has no Infinity)

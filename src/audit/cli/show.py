@@ -149,6 +149,7 @@ def _one_run_bound(one_run: dict) -> str:
             one_run["certified_epsilon"],
             "pairs",
         )
+    assert control is not None  # one_run_blind() holds only for a result with a control
     return (
         f"{cannot_catch_no_op(one_run['m'])} (the original model: {control['v']} of {control['r']} right, "
         f"epsilon >= {_fmt(control['epsilon_lower'])}; ceiling {_fmt(one_run['ceiling'])})"

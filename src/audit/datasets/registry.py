@@ -14,6 +14,7 @@ from __future__ import annotations
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
@@ -137,6 +138,11 @@ class Loader:
 # discovery
 
 
+def _module_loader(module: str) -> Any:
+    """The ``LOADER`` of a built-in loader module (imported when called)."""
+    return import_module(module).LOADER
+
+
 def _as_loader(obj: Any, target: str) -> Loader:
     if not isinstance(obj, Loader):
         raise TypeError(f"{target} is {type(obj).__name__}, not an audit.datasets.Loader")
@@ -160,7 +166,7 @@ def _scan() -> tuple[dict[str, Loader], dict[str, str]]:
         if info.name.startswith("_"):
             continue  # private helpers of the loaders
         module = f"{package.__name__}.{info.name}"
-        candidates.append((info.name, f"{module}:LOADER", lambda module=module: import_module(module).LOADER))
+        candidates.append((info.name, f"{module}:LOADER", partial(_module_loader, module)))
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         candidates.append((ep.name, ep.value, ep.load))
 

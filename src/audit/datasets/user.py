@@ -127,6 +127,7 @@ def from_user_data(
                 "None with the caller's own split (groups select records to forget from a single table)",
                 group_column,
             )
+        assert ordered[0].groups is not None  # the only part, and some part has groups (checked above)
         groups, _ = encode_labels(ordered[0].groups, "groups")
 
     shaped = X.ndim > 2
@@ -308,11 +309,15 @@ def _frame_part(
 
 def _encode_frames(parts: list[_Part], label_column, id_column, group_column) -> tuple[np.ndarray, list[str], dict]:
     """Feature columns of one or two frames, encoded together (one vocabulary per column)."""
-    names = list(parts[0].columns)
-    for p in parts[1:]:
-        if list(p.columns) != names:
+    frames = []
+    for p in parts:
+        assert p.columns is not None  # every part is a DataFrame part (same kind, checked by the caller)
+        frames.append(p.columns)
+    names = list(frames[0])
+    for frame in frames[1:]:
+        if list(frame) != names:
             raise InvalidInput(
-                "data['test']", "the training DataFrame's feature columns: " + ", ".join(names), list(p.columns)
+                "data['test']", "the training DataFrame's feature columns: " + ", ".join(names), list(frame)
             )
     if not names:
         raise InvalidInput(
@@ -320,9 +325,11 @@ def _encode_frames(parts: list[_Part], label_column, id_column, group_column) ->
             "a DataFrame with at least one feature column besides label, id and group",
             [label_column, id_column, group_column],
         )
-    blocks, feature_names, kinds = [], [], {}
+    blocks: list[np.ndarray] = []
+    feature_names: list[str] = []
+    kinds: dict[str, Any] = {}
     for name in names:
-        values = np.concatenate([p.columns[name] for p in parts])
+        values = np.concatenate([frame[name] for frame in frames])
         if values.dtype.kind in "biuf":
             col = values.astype(np.float64)
             if not np.all(np.isfinite(col)):

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from jinja2 import (
     BaseLoader,
@@ -510,7 +510,7 @@ def _get(d: Any, keys: tuple, default: Any = None) -> Any:
 #: α of the rows of the trade-off table (the chart's text alternative).
 FDP_ALPHAS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5)
 
-_SIGMA_ZERO = {
+_SIGMA_ZERO: dict[str | None, tuple[str, str]] = {  # keyed by certificate kind (None: absent)
     "exact": (
         "no Gaussian curve: σ = 0 (exact)",
         "No Gaussian curve: σ = 0. The release is the retrained model itself (an exact certificate), so "
@@ -610,7 +610,7 @@ def _fdp(cert: Mapping[str, Any], attack_results: Mapping[str, Any], best: Any) 
     }
 
 
-def _is_competition(details: Any) -> bool:
+def _is_competition(details: Any) -> TypeGuard[Mapping[str, Any]]:
     return (
         isinstance(details, Mapping)
         and isinstance(details.get("epsilon_histogram"), list)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import NormalDist
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 # Okabe–Ito colour-blind-safe palette
 BLUE, ORANGE, GREEN, VERMILLION = "#0072B2", "#E69F00", "#009E73", "#D55E00"
@@ -46,6 +46,20 @@ MODEL_COLOURS = {"original": GREY, "unlearned": BLUE, "retrained": GREEN}
 SPLIT_COLOURS = {"forget": VERMILLION, "retain": BLUE, "unseen": GREEN, "test": PURPLE}
 ATTACK_COLOURS = [BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, GREY]
 INK, GRID = "#333333", "#dddddd"
+
+
+class LineStyle(TypedDict):
+    """How a polyline is drawn: the keywords of :meth:`_Panel.line` besides ``steps``."""
+
+    colour: str
+    width: NotRequired[float]
+    dash: NotRequired[str | None]
+    marker: NotRequired[float]
+    opacity: NotRequired[float | None]
+
+
+#: A legend entry: its label and style (a line style, or a filled box with ``fill``)
+LegendItem = tuple[str, Mapping[str, Any]]
 
 WIDTH = 720  # viewBox width in user units; the page's CSS scales the chart to its column
 FONT = "'DejaVu Sans', 'Segoe UI', Helvetica, Arial, sans-serif"  # the page's own stack
@@ -288,7 +302,7 @@ class _Chart:
         self.panels.append(p)
         return p
 
-    def legend(self, items: Sequence[tuple[str, dict]], x: float, y: float, width: float, columns: int) -> float:
+    def legend(self, items: Sequence[LegendItem], x: float, y: float, width: float, columns: int) -> float:
         """Legend entries ``(label, style)`` in rows from (x, y), at most ``columns`` a row and
         fewer when the labels are too wide for them; returns the height used."""
         if not items:
@@ -327,7 +341,7 @@ class _Chart:
         return "".join(parts)
 
 
-def _swatch(x: float, y: float, style: dict) -> str:
+def _swatch(x: float, y: float, style: Mapping[str, Any]) -> str:
     """A legend's sample of a style: a filled box, a marker alone, or a line (with its marker)."""
     colour = style["colour"]
     if style.get("fill"):
@@ -482,7 +496,7 @@ class _Panel:
     def barh(self, y: float, left: float, right: float, height: float, colour: str, opacity: float) -> None:
         x0, x1 = self.xs(left), self.xs(right)
         ya, yb = self.ys(y + height / 2), self.ys(y - height / 2)
-        if None in (x0, x1, ya, yb):
+        if x0 is None or x1 is None or ya is None or yb is None:
             return
         self.data.append(
             f'<rect x="{_c(min(x0, x1))}" y="{_c(min(ya, yb))}" width="{_c(abs(x1 - x0))}" '
@@ -508,10 +522,12 @@ class _Panel:
         """A step histogram from the baseline 0: each value spans its two edges (matplotlib's
         ``stairs``); ``fill`` shades the area under it."""
         base = self.ys(0.0)
-        xs = [self.xs(e) for e in edges]
-        ys = [self.ys(v if math.isfinite(v) else 0.0) for v in values]
-        if base is None or None in xs or None in ys:
+        scaled_xs = [self.xs(e) for e in edges]
+        scaled_ys = [self.ys(v if math.isfinite(v) else 0.0) for v in values]
+        if base is None or None in scaled_xs or None in scaled_ys:
             return
+        # no None left (checked just above)
+        xs, ys = cast(list[float], scaled_xs), cast(list[float], scaled_ys)
         d = f"M{_c(xs[0])} {_c(base)}" + "".join(f"V{_c(y)}H{_c(x)}" for y, x in zip(ys, xs[1:])) + f"V{_c(base)}"
         if fill:
             self.data.append(f'<path d="{d}Z" fill="{colour}" fill-opacity="{opacity}"/>')
@@ -524,7 +540,7 @@ class _Panel:
             self.data.append(_label(p[0], p[1], text, **kw))
 
 
-def _line_attrs(style: dict) -> str:
+def _line_attrs(style: Mapping[str, Any]) -> str:
     return _stroke(style["colour"], style.get("width", 1.2), style.get("dash"), style.get("opacity"))
 
 
@@ -634,8 +650,8 @@ def roc_chart(curves: Mapping[str, Mapping[str, Any]]) -> str:
     # a little room beyond [1/n, 1] so curves along the edges stay visible
     p = chart.panel(84, 12, WIDTH - 84 - 24, 380, ("log", lo / 1.4, 1.4), ("log", lo / 1.4, 1.4))
     p.frame(xlabel="false-positive rate (retrained-world model called unlearned)", ylabel="true-positive rate")
-    items = []
-    blind = {"colour": GREY, "dash": ":", "width": 1.5}
+    items: list[LegendItem] = []
+    blind: LineStyle = {"colour": GREY, "dash": ":", "width": 1.5}
     p.line([lo, 1], [lo, 1], **blind)
     items.append(("blind guess (TPR = FPR)", blind))
     for ref in (1e-3, 1e-2):
@@ -646,7 +662,7 @@ def roc_chart(curves: Mapping[str, Mapping[str, Any]]) -> str:
         fpr = _clip_rates(roc["curve"]["fpr"], roc.get("n_neg"))
         tpr = _clip_rates(roc["curve"]["tpr"], roc.get("n_pos"))
         # overlapping curves stay visible: a dash pattern each, slightly transparent
-        style = {
+        style: LineStyle = {
             "colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)],
             "dash": ("-", "--", "-.")[i % 3],
             "width": 2.0,
@@ -712,7 +728,7 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
     reaches it in fewer steps remembers more of the forget set.
     """
     name, title = "relearn", "Relearn-time curves"
-    worlds = {w: relearn.get(w) for w in ("unlearned", "retrained")} if relearn else {}
+    worlds: dict[str, Any] = {w: relearn.get(w) for w in ("unlearned", "retrained")} if relearn else {}
     worlds = {w: v for w, v in worlds.items() if v and v.get("curve_forget_loss")}
     if not worlds:
         return _empty(name, title, "no relearn-time curves in this report")
@@ -726,9 +742,9 @@ def relearn_chart(relearn: Mapping[str, Any] | None) -> str:
         xlabel="fine-tuning steps on the forget set (symmetric log scale)",
         ylabel="forget-set loss of the audit's own model",
     )
-    items = []
+    items: list[LegendItem] = []
     for world, v in worlds.items():
-        style = {
+        style: LineStyle = {
             "colour": MODEL_COLOURS[world],
             "dash": "--" if world == "retrained" else None,
             "width": 2.0,
@@ -777,8 +793,9 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
     else:
         x_scale = ("linear", *_linear_domain(xs + ([chosen] if math.isfinite(chosen) else [])))
 
-    # three panels sharing x, each with its legend above it: (series, y scale, y label, extra lines)
-    distance = [
+    # three panels sharing x, each with its legend above it: (series, y scale, y label, extra lines);
+    # a series is (column key, legend label, colour, dash)
+    distance: list[tuple[str, str, str, str | None]] = [
         (key, label, colour, dash)
         for key, label, colour, dash in (
             ("sigma", "σ needed for the certified ε", BLUE, None),
@@ -788,12 +805,12 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
         if _finite_positive(col(key))
     ]
     real = col("realized_epsilon")
-    epsilon = (
+    epsilon: list[tuple[str, str, str, str | None]] = (
         [("realized_epsilon", f"realized ε (measured ‖θ_U − θ_R‖ at that {symbol}'s σ)", ORANGE, None)]
         if _finite_positive(real)
         else []
     )
-    accuracy = [
+    accuracy: list[tuple[str, str, str, str | None]] = [
         (key, label, colour, dash)
         for key, label, colour, dash in (
             ("test_accuracy_noiseless", "test accuracy, noiseless", GREY, "--"),
@@ -802,19 +819,34 @@ def tradeoff_chart(tradeoff: Mapping[str, Any] | None, certified_epsilon: Any = 
         if any(math.isfinite(y) for y in col(key))
     ]
     cert_line = math.isfinite(cert) and cert > 0
-    cert_hline = [(f"certified ε = {fmt_short(cert)}", {"colour": BLUE, "dash": "--", "width": 1.6}, cert)]
+    # an extra horizontal line: (legend label, style, y)
+    cert_hline: list[tuple[str, LineStyle, float]] = [
+        (f"certified ε = {fmt_short(cert)}", {"colour": BLUE, "dash": "--", "width": 1.6}, cert)
+    ]
+    no_hlines: list[tuple[str, LineStyle, float]] = []
     panels = (
-        (distance, ("log", *_log_domain(v for s in distance for v in col(s[0]))), "parameter-space\ndistance", []),
-        (epsilon, ("log", *_log_domain(real + ([cert] if cert_line else []))), "ε", cert_hline if cert_line else []),
-        (accuracy, ("linear", *_linear_domain(v for s in accuracy for v in col(s[0]))), "accuracy", []),
+        (
+            distance,
+            ("log", *_log_domain(v for s in distance for v in col(s[0]))),
+            "parameter-space\ndistance",
+            no_hlines,
+        ),
+        (
+            epsilon,
+            ("log", *_log_domain(real + ([cert] if cert_line else []))),
+            "ε",
+            cert_hline if cert_line else no_hlines,
+        ),
+        (accuracy, ("linear", *_linear_domain(v for s in accuracy for v in col(s[0]))), "accuracy", no_hlines),
     )
     chart = _Chart(name, title)
     left, width, y = 84.0, WIDTH - 84 - 24, 6.0
     drawn: list[_Panel] = []
     for i, (series, y_scale, ylabel, hlines) in enumerate(panels):
-        items = [
+        items: list[tuple[str, LineStyle]] = [
             (label, {"colour": colour, "dash": dash, "width": 2.0, "marker": 2.5}) for _, label, colour, dash in series
-        ] + [(label, style) for label, style, _ in hlines]
+        ]
+        items += [(label, style) for label, style, _ in hlines]
         y += chart.legend(items, left, y, width, 2) + 6
         p = chart.panel(left, y, width, 120, x_scale, y_scale)
         last = i == len(panels) - 1
@@ -863,7 +895,7 @@ def frontier_chart(
     accs += [v for v in (ref, floor) if math.isfinite(v)]
     chart = _Chart(name, title)
     left, width = 72.0, WIDTH - 72 - 24
-    styles = {
+    styles: dict[str, LineStyle] = {
         m: {
             "colour": ATTACK_COLOURS[i % len(ATTACK_COLOURS)],
             "width": 2.0,
@@ -872,7 +904,7 @@ def frontier_chart(
         }
         for i, m in enumerate(series)
     }
-    items = [(m, st) for m, st in styles.items()]
+    items: list[LegendItem] = [(m, st) for m, st in styles.items()]
     if math.isfinite(ref):
         items.append((f"retraining, noiseless ({fmt_short(ref)})", {"colour": INK, "dash": "--", "width": 1.4}))
     if math.isfinite(floor):
@@ -980,12 +1012,12 @@ def fdp_chart(
         xlabel="false-positive rate α (retrained-world release called unlearned)",
         ylabel="false-negative rate β (unlearned-world release called retrained)",
     )
-    items = []
-    blind = {"colour": GREY, "dash": ":", "width": 1.5}
+    items: list[LegendItem] = []
+    blind: LineStyle = {"colour": GREY, "dash": ":", "width": 1.5}
     p.line([0, 1], [1, 0], **blind)
     items.append(("blind guess (FNR = 1 − FPR)", blind))
     if has_mu:
-        style = {"colour": BLUE, "dash": "--", "width": 2.0}
+        style: LineStyle = {"colour": BLUE, "dash": "--", "width": 2.0}
         p.line(FDP_GRID, [gaussian_tradeoff(a, m) for a in FDP_GRID], **style)
         items.append((f"promised by the certificate: G_μ, μ = Δ/σ = {fmt_short(m)}", style))
     if alpha:

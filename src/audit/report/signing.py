@@ -187,7 +187,8 @@ class VerificationResult:
             lines.append(f"Signed file: {name} sha256:{digest} matches.")
         p = self.predicate
         if self.statement.get("predicateType") == COMPARISON_PREDICATE_TYPE:
-            rows = p.get("methods") if isinstance(p.get("methods"), list) else []
+            methods = p.get("methods")
+            rows = methods if isinstance(methods, list) else []
             ran = ", ".join(
                 f"{r.get('name')} (certified epsilon={r.get('certified_epsilon')}, verdict={r.get('verdict')})"
                 for r in rows
@@ -199,8 +200,9 @@ class VerificationResult:
                 f"signed_at={p.get('signed_at')} (self-asserted)."
             )
             return "\n".join([*lines, *_request_line(p)])
-        cert = p.get("certified") if isinstance(p.get("certified"), dict) else {}
-        real = p.get("realized") if isinstance(p.get("realized"), dict) else {}
+        certified, realized = p.get("certified"), p.get("realized")
+        cert = certified if isinstance(certified, dict) else {}
+        real = realized if isinstance(realized, dict) else {}
         lines.append(
             f"Claims: method={p.get('method')} certified epsilon={cert.get('epsilon')} "
             f"delta={cert.get('delta')} realized epsilon={real.get('epsilon')} "
@@ -534,6 +536,7 @@ def verify_report(
         why = _check_subject_name(name)
         if why:
             raise VerificationError(f"The signed statement names an unexpected subject {name!r}: {why}.")
+        assert isinstance(name, str)  # _check_subject_name refuses anything but a non-empty string
         if any(name == n for n, _ in wanted):
             raise VerificationError(f"The signed statement lists the subject {name!r} twice.")
         digest = sub.get("digest")

@@ -210,7 +210,7 @@ def rdp_group_privacy(order: float, rdp: float, m: int) -> tuple[float, float]:
     return order / 2**c, 3**c * rdp
 
 
-def rdp_to_dp(orders: Sequence[float], rdp: Sequence[float], delta: float) -> tuple[float, float]:
+def rdp_to_dp(orders: Sequence[float], rdp: Sequence[float] | np.ndarray, delta: float) -> tuple[float, float]:
     """Convert an RDP curve ρ(α) to (ε, δ)-DP at the best listed order.
 
     ε = min_α ρ(α) + log((α−1)/α) − (log δ + log α)/(α − 1), floored at 0

@@ -331,7 +331,7 @@ def guo_bound(
     ``source`` says where β came from (data-dependent or Theorem 1's worst case).
     """
     value = guo_parameter_sensitivity(beta, lam, n - m)
-    conditions = ()
+    conditions: tuple[Condition, ...] = ()
     if budget is not None:
         ok = beta <= budget
         conditions = (

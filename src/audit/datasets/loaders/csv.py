@@ -223,6 +223,7 @@ def load(
         "label": {"column": label_column},
     }
     if id_column is not None:
+        assert ids is not None  # parsed above whenever id_column is given
         preprocessing["ids"] = {"column": id_column, "type": "integer" if ids.dtype.kind == "i" else "text"}
     if group_column is not None:
         preprocessing["groups"] = {
