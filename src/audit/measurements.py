@@ -423,8 +423,8 @@ def _rerun_frontier(
         return schema.FrontierNotApplicable(
             applicable=False, reason=("the method's noisy run is calibrated by no option the audit's epsilon feeds")
         )
-    X, y = test
     start = method.rerun_starts(forget)[0]
+    X, y = test[0].to(start.dtype), test[1]  # the sample may be cast for noisy scoring; a re-run is in the run's dtype
     before, points = method.options[option], []
     try:
         for eps in sorted(epsilons):
