@@ -164,7 +164,7 @@ from certify.errors import (
     require_probability,
 )
 from certify.mechanisms import MECHANISMS
-from unlearners.base import Unlearner
+from unlearners.base import Unlearner, check_training_data
 from unlearners.batched import batched_logits
 
 __all__ = [
@@ -369,19 +369,8 @@ class OneRunResult:
 
 # -- validation -----------------------------------------------------------------------------
 def _check_data(X: object, y: object, canaries_X: object, canaries_y: object, design: str) -> None:
-    if (
-        not isinstance(X, Tensor)
-        or not isinstance(y, Tensor)
-        or X.ndim < 2
-        or y.ndim != 1
-        or X.shape[0] != y.shape[0]
-        or X.shape[0] < 2
-    ):
-        raise InvalidInput(
-            "X, y",
-            "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
-            (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))),
-        )
+    check_training_data(X, y)
+    assert isinstance(X, Tensor)  # checked just above
     if (
         not isinstance(canaries_X, Tensor)
         or tuple(canaries_X.shape[1:]) != tuple(X.shape[1:])

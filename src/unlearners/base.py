@@ -153,6 +153,23 @@ class Precision:
         return "float32" if self.float32 else "float64"
 
 
+def check_training_data(X: object, y: object) -> None:
+    """Records X (n, ...) and labels y (n,) as tensors, n >= 2: the shape every training reads."""
+    if (
+        not isinstance(X, Tensor)
+        or not isinstance(y, Tensor)
+        or X.ndim < 2
+        or y.ndim != 1
+        or X.shape[0] != y.shape[0]
+        or X.shape[0] < 2
+    ):
+        raise InvalidInput(
+            "X, y",
+            "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
+            (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))),
+        )
+
+
 class Unlearner(ABC):
     """Base class of a learning/unlearning algorithm pair.
 
@@ -264,19 +281,7 @@ class Unlearner(ABC):
     # -- the algorithm pair (template methods) ---------------------------------------------
     def fit(self, X: Tensor, y: Tensor, theta0: Tensor) -> Tensor:
         """Run A on D = (X, y) from θ_0; return A(D) before noise."""
-        if (
-            not isinstance(X, Tensor)
-            or not isinstance(y, Tensor)
-            or X.ndim < 2
-            or y.ndim != 1
-            or X.shape[0] != y.shape[0]
-            or X.shape[0] < 2
-        ):
-            raise InvalidInput(
-                "X, y",
-                "tensors with X of shape (n, ...) and y of shape (n,), n >= 2",
-                (tuple(getattr(X, "shape", ())), tuple(getattr(y, "shape", ()))),
-            )
+        check_training_data(X, y)
         if not isinstance(theta0, Tensor) or theta0.shape != (self.objective.dim,):
             raise InvalidInput(
                 "theta0", f"a parameter vector of shape ({self.objective.dim},)", tuple(getattr(theta0, "shape", ()))
