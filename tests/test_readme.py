@@ -51,8 +51,13 @@ def printed_script() -> str:
 def test_the_verifier_script_ships_in_the_package_and_is_printed():
     from audit.report.signing import VERIFY_SCRIPT_FILE
 
-    assert VERIFY_SCRIPT_FILE.parent == ROOT / "src" / "audit" / "report"  # inside a package: the wheel has it
-    assert printed_script() == VERIFY_SCRIPT_FILE.read_text() == OPENSSL_VERIFY_SCRIPT
+    import audit.report
+
+    # inside the installed package (a wheel in CI, the source tree in an editable install): the wheel has it,
+    # and it is the file in the source tree
+    assert VERIFY_SCRIPT_FILE.parent == Path(audit.report.__file__).parent
+    source = ROOT / "src" / "audit" / "report" / VERIFY_SCRIPT_FILE.name
+    assert printed_script() == VERIFY_SCRIPT_FILE.read_text() == OPENSSL_VERIFY_SCRIPT == source.read_text()
     assert printed_script().startswith("#!/usr/bin/env bash\n")
 
 
