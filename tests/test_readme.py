@@ -49,9 +49,8 @@ def printed_script() -> str:
 
 
 def test_the_verifier_script_ships_in_the_package_and_is_printed():
-    from audit.report.signing import VERIFY_SCRIPT_FILE
-
     import audit.report
+    from audit.report.signing import VERIFY_SCRIPT_FILE
 
     # inside the installed package (a wheel in CI, the source tree in an editable install): the wheel has it,
     # and it is the file in the source tree
