@@ -28,7 +28,7 @@ from attacks.competition import (
     example_epsilon,
     max_epsilon,
 )
-from attacks.lira import logit_confidence
+from attacks.lira_gaussians import logit_confidence
 from audit.report.encoding import json_safe
 from certify.errors import InvalidInput
 from unlearners.models import build_model

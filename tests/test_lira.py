@@ -12,21 +12,17 @@ import torch
 from scipy.stats import norm
 
 from attacks.base import AttackInputs
+from attacks.exposure import per_record_exposure
 from attacks.lira import (
-    GaussianFit,
     LiRAOffline,
     ULiRA,
-    choose_variance,
-    fit_gaussians,
     lira_offline_attack,
     lira_offline_example_scores,
-    logit_confidence,
-    per_record_exposure,
-    phi_of_models,
     ulira_attack,
     ulira_example_scores,
     ulira_scores,
 )
+from attacks.lira_gaussians import GaussianFit, choose_variance, fit_gaussians, logit_confidence, phi_of_models
 from attacks.registry import get_attack
 from attacks.roc import auroc
 from certify.errors import InvalidInput

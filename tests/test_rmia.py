@@ -117,7 +117,7 @@ def test_a_planted_separation_is_found(mode):
 
 
 def test_the_exposed_record_ranks_first():
-    from attacks.lira import per_record_exposure
+    from attacks.exposure import per_record_exposure
 
     r = rmia_attack(*_game(2, 2.5, m=12, exposed=7))
     e = per_record_exposure(r.example_scores_unlearned, r.example_scores_retrained, delta=1e-5)

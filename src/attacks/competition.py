@@ -11,7 +11,7 @@ implementation of that procedure, function by function:
 
 ``compute_logit_scaled_confidence``
     φ = log(p_y + 1e-45) − log(1 − p_y + 1e-45). :func:`competition_confidence` reproduces the
-    1e-45 guards (they saturate |φ| near 103.6) from :func:`attacks.lira.logit_confidence`,
+    1e-45 guards (they saturate |φ| near 103.6) from :func:`attacks.lira_gaussians.logit_confidence`,
     which itself has no cap.
 ``compute_forget_score_from_confs``
     Per example, the world whose **median** φ is larger is the "positive" one (ties: the
@@ -81,7 +81,7 @@ import numpy as np
 from scipy.special import log_expit
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows, to_numpy
-from attacks.lira import logit_confidence
+from attacks.lira_gaussians import logit_confidence
 from certify.errors import InvalidInput, require_finite_array
 from unlearners.batched import batched_logits
 
@@ -163,7 +163,7 @@ def competition_confidence(phi: object) -> np.ndarray:
     Parameters
     ----------
     phi:
-        Exact logit-scaled confidences (:func:`attacks.lira.logit_confidence`), any shape, finite.
+        Exact logit-scaled confidences (:func:`attacks.lira_gaussians.logit_confidence`), any shape, finite.
     """
     x = require_finite_array("phi", phi, "an array of finite logit-scaled confidences")
     guard = math.log(CONFIDENCE_GUARD)

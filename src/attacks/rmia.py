@@ -29,7 +29,7 @@ means, as in U-LiRA (:mod:`attacks.lira`), "trained with x and then unlearned":
 For a population record z every shadow is "out" (no model of the audit was trained on z), and
 Pr(z) is computed by the same formula. The score of a released model is the **mean** of
 Score(x; θ) over the forget set (each record's score is a fraction in [0, 1]); the per-record
-scores are kept and ranked (:func:`attacks.lira.per_record_exposure`). Larger = the model is
+scores are kept and ranked (:func:`attacks.exposure.per_record_exposure`). Larger = the model is
 relatively more confident on the forgotten records than on never-seen records, compared with
 the reference models: "unlearned world".
 
@@ -69,14 +69,8 @@ import torch
 from scipy.special import log_expit, logsumexp
 
 from attacks.base import Attack, AttackInputs, AttackOutcome, Features, ModelRows
-from attacks.lira import (
-    _column_aurocs,
-    _phi_matrix,
-    exposure_details,
-    logit_confidence,
-    phi_of_models,
-    shadow_features,
-)
+from attacks.exposure import _column_aurocs, exposure_details
+from attacks.lira_gaussians import _phi_matrix, logit_confidence, phi_of_models, shadow_features
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, auroc
 from certify.errors import InvalidInput, require_finite, require_integer, require_positive
 
@@ -110,7 +104,7 @@ _MODES = ("online", "offline")
 
 
 def log_prob_true_label(logits: object, labels: object, *, one_logit: bool | None = None) -> np.ndarray:
-    """log Pr(x | θ) = log p_y(x; θ), from logits (same layouts as :func:`attacks.lira.logit_confidence`).
+    """log Pr(x | θ) = log p_y(x; θ), from logits (same layouts as :func:`attacks.lira_gaussians.logit_confidence`).
 
     Computed as ``log_expit(φ)`` with φ the logit-scaled confidence (p_y = sigmoid(φ) exactly),
     so it stays accurate for very confident and very wrong models.

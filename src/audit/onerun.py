@@ -24,7 +24,7 @@ mislabelled with :func:`mislabel` to make them memorable) and a method (A, U).
    that certificate's σ. Canaries with S_i = −1 are never seen. Released:
    M(S) = U(A(D ∪ C₊), D ∪ C₊, C₊) + N(0, σ²I).
 3. **Guesses.** Canary c is scored by the released model's logit-scaled confidence φ(c) on its
-   own label (LiRA's statistic, :func:`attacks.lira.logit_confidence`); higher means "seen in
+   own label (LiRA's statistic, :func:`attacks.lira_gaussians.logit_confidence`); higher means "seen in
    training". The score of pair i is φ(first) − φ(second), and the score of a lone canary is
    φ(c). The top k₊ scores are guessed +1, the bottom k₋ are guessed −1, and the others
    abstain. (k₊, k₋) is fixed before the run (``rule="pre-registered"``), or a small grid is
@@ -151,7 +151,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from attacks.lira import logit_confidence
+from attacks.lira_gaussians import logit_confidence
 from attacks.onerun import OneRunBound, guess_rule, one_run_bound, one_run_ceiling
 from audit.datasets.forget import mislabel_records
 from audit.sizing import exceeds, resolution, smallest_above
