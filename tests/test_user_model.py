@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torch.utils.data import TensorDataset
 
 from audit.audited_model import architecture_text, load_factory, prepare, resolve
 from audit.config import AuditConfig
 from certify.certificate import Condition, issue
 from certify.errors import InvalidInput
+from unlearners.caller import retrain_with
 from unlearners.modelcheck import SMOOTH, STATELESS, check_model, offending_layers
 from unlearners.models import build_model
 from unlearners.objective import Objective, init_parameters
@@ -87,9 +89,15 @@ def test_a_layer_that_cannot_reinitialise_is_refused():
         def forward(self, x):
             return x * self.s
 
-    obj = Objective(nn.Sequential(nn.Linear(2, 2), Scale()), n_outputs=2)
+    model = nn.Sequential(nn.Linear(2, 2), Scale())
+    obj = Objective(model, n_outputs=2)
     with pytest.raises(InvalidInput, match=r"1 \(Scale\) has parameters but no reset_parameters"):
         init_parameters(obj, torch.Generator().manual_seed(0))
+    # the caller's own retraining re-draws the model the same way, and refuses it the same way
+    data = TensorDataset(torch.zeros(4, 2), torch.zeros(4, dtype=torch.long))
+    unlearn = retrain_with(lambda m, d, g: m)
+    with pytest.raises(InvalidInput, match=r"1 \(Scale\) has parameters but no reset_parameters"):
+        unlearn(model, data, data, torch.Generator().manual_seed(0))
 
 
 # -- where the model comes from, and the probe -------------------------------------------------------

@@ -64,7 +64,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from certify.certificate import Certificate, issue
 from certify.errors import InvalidInput
 from unlearners.base import Precision, Unlearner
-from unlearners.objective import Objective
+from unlearners.objective import Objective, reinitialise
 
 TrainFn = Callable[[nn.Module, TensorDataset, torch.Generator], nn.Module]
 UnlearnFn = Callable[[nn.Module, TensorDataset, TensorDataset, torch.Generator], nn.Module]
@@ -401,13 +401,8 @@ def retrain_with(train: TrainFn) -> UnlearnFn:
     def unlearn(
         model: nn.Module, forget: TensorDataset, retain: TensorDataset, generator: torch.Generator
     ) -> nn.Module:
+        reinitialise(model, reset_statistics=True)
         with torch.no_grad():
-            for m in model.modules():
-                if any(True for _ in m.parameters(recurse=False)):
-                    # nn.Module types unknown attributes as Tensor | Module; both are methods (torch's layers)
-                    m.reset_parameters()  # type: ignore[operator]
-                elif callable(getattr(m, "reset_running_stats", None)):
-                    m.reset_running_stats()  # type: ignore[operator]
             for buffer in model.buffers():
                 if not buffer.is_floating_point():  # num_batches_tracked: a fresh training starts at 0
                     buffer.zero_()

@@ -434,6 +434,33 @@ def _fan_in_of_bias(objective: Objective, bias_name: str) -> int:
     return int(shape[1])
 
 
+def require_reinitialisable(model: nn.Module) -> None:
+    """Raise :class:`InvalidInput` naming the first module that holds parameters but has no
+    ``reset_parameters`` (such a model cannot be drawn afresh from θ_0's law)."""
+    for name, m in model.named_modules():
+        if any(True for _ in m.parameters(recurse=False)) and not callable(getattr(m, "reset_parameters", None)):
+            raise InvalidInput(
+                "model",
+                "modules that can re-initialise their parameters (reset_parameters), "
+                "or a factory that builds the model",
+                f"{name or 'the model'} ({type(m).__name__}) has parameters but no reset_parameters",
+            )
+
+
+def reinitialise(model: nn.Module, *, reset_statistics: bool) -> None:
+    """Re-draw every parameter of ``model`` in place by its modules' own ``reset_parameters``
+    (under the global random state: callers fork and seed it), and with ``reset_statistics``
+    reset normalisation statistics too. Checks :func:`require_reinitialisable` first."""
+    require_reinitialisable(model)
+    with torch.no_grad():
+        for m in model.modules():
+            if any(True for _ in m.parameters(recurse=False)):
+                # nn.Module types unknown attributes as Tensor | Module; checked callable above
+                m.reset_parameters()  # type: ignore[operator]
+            elif reset_statistics and callable(getattr(m, "reset_running_stats", None)):
+                m.reset_running_stats()  # type: ignore[operator]
+
+
 def init_parameters(objective: Objective, generator: torch.Generator, dtype=torch.float64) -> Tensor:
     """θ_0 as a pure function of ``generator``, for any model.
 
@@ -450,25 +477,13 @@ def init_parameters(objective: Objective, generator: torch.Generator, dtype=torc
     holders = [m for m in objective.model.modules() if any(True for _ in m.parameters(recurse=False))]
     if holders and all(isinstance(m, nn.Linear) for m in holders) and not objective.buffer_names:
         return default_init(objective, generator, dtype)
-    for name, m in objective.model.named_modules():
-        if any(True for _ in m.parameters(recurse=False)) and not callable(getattr(m, "reset_parameters", None)):
-            raise InvalidInput(
-                "model",
-                "modules that can re-initialise their parameters (reset_parameters), "
-                "or a factory that builds the model",
-                f"{name or 'the model'} ({type(m).__name__}) has parameters but no reset_parameters",
-            )
+    require_reinitialisable(objective.model)
     seed = int(torch.randint(0, 2**62, (1,), generator=generator))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         fresh = copy.deepcopy(objective.model).to(device="cpu")
-        for m in fresh.modules():
-            if any(True for _ in m.parameters(recurse=False)):
-                # nn.Module types unknown attributes as Tensor | Module; reset_parameters was checked callable above
-                m.reset_parameters()  # type: ignore[operator]
-            elif objective.buffer_names and callable(getattr(m, "reset_running_stats", None)):
-                # θ_0 holds fresh statistics, whatever the caller's module had (callable: checked on the line above)
-                m.reset_running_stats()  # type: ignore[operator]
+        # θ_0 holds fresh statistics, whatever the caller's module had
+        reinitialise(fresh, reset_statistics=bool(objective.buffer_names))
         state = {**dict(fresh.named_parameters()), **dict(fresh.named_buffers())}
         theta = torch.cat([state[name].detach().reshape(-1) for name in objective.names])
     return theta.to(dtype)
