@@ -159,6 +159,7 @@ CLI_CASES = [
     ("confidence-one", ["run", "--confidence", "1"], 2, "--confidence"),
     ("seed-negative", ["run", "--seed", "-1"], 2, "--seed"),
     ("utility-records-too-few", ["run", "--utility-records", "5"], 2, "--utility-records"),
+    ("utility-records-not-a-number", ["run", "--utility-records", "many"], 2, "--utility-records"),
     ("attack-unknown", ["run", "--attacks", "nope"], 2, "--attacks"),
     ("feature-no-equals", ["run", "--feature", "bad"], 2, "--feature"),
     ("option-no-equals", ["run", "-o", "bad"], 2, "--option"),

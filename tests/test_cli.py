@@ -116,3 +116,19 @@ def test_cli_summary_of_a_method_without_a_theorem_states_no_certified_epsilon()
     assert "none: the method has no theorem (nothing is certified)" in result.stderr
     assert "certified epsilon" not in result.stderr and "certified >= realized" not in result.stderr
     assert "warning: no certificate: finetune has no theorem" in result.stderr
+
+
+def test_an_optional_number_with_a_default_takes_the_word_none():
+    """--utility-records defaults to 2,000 records, so every record has to be chosen by typing none
+    (the command line and the config file spell it the same way); any other word is refused."""
+    from audit.cli.run import settings
+    from certify.errors import InvalidInput
+
+    assert settings({"utility_records": "none"}, {})["utility_records"] is None
+    assert settings({"utility_records": " None "}, {})["utility_records"] is None
+    assert settings({"utility_records": "500"}, {})["utility_records"] == 500
+    assert settings({}, {"utility_records": "none"})["utility_records"] is None
+    assert settings({}, {"utility_records": 300})["utility_records"] == 300
+    with pytest.raises(InvalidInput, match="--utility-records"):
+        settings({"utility_records": "many"}, {})
+

@@ -91,12 +91,52 @@ def _field_parameters() -> list[inspect.Parameter]:
             params.append(
                 _option(f.name, Optional[list[str]], None, *(f.flags or (f.flag,)), help=text, rich_help_panel=panel)
             )
+        elif none_spelled(f):
+            metavar = f"{_python_type(f.constraint).__name__.upper()}|none"
+            params.append(
+                _option(
+                    f.name,
+                    Optional[str],
+                    None,
+                    f.flag,
+                    help=text,
+                    rich_help_panel=panel,
+                    show_default=False,
+                    metavar=metavar,
+                )
+            )
         else:
             kind = str if f.spelling == "csv" else _python_type(f.constraint)
             params.append(
                 _option(f.name, Optional[kind], None, f.flag, help=text, rich_help_panel=panel, show_default=False)
             )
     return params
+
+
+def none_spelled(f: Any) -> bool:
+    """Whether the field's flag (and config key) takes the word ``none``: an optional number whose
+    default is not None, so None has to be typed to be chosen (e.g. ``--utility-records none``)."""
+    from certify.errors import Optional as OptionalConstraint
+
+    return (
+        isinstance(f.constraint, OptionalConstraint)
+        and f.default is not None
+        and f.spelling not in ("csv", "keys", "pairs")
+        and _python_type(f.constraint) in (int, float)
+    )
+
+
+def _none_or_number(f: Any, value: Any) -> Any:
+    """``none`` → None; a number's text → the number (its range is checked with the configuration)."""
+    if not isinstance(value, str):
+        return value  # a TOML number
+    text = value.strip()
+    if text.lower() == "none":
+        return None
+    try:
+        return _python_type(f.constraint)(text)
+    except ValueError:
+        raise InvalidInput(f.flag, f.constraint.words, value) from None
 
 
 _OUTPUT_OPTIONS = [
@@ -352,6 +392,9 @@ def settings(params: dict[str, Any], file: dict[str, Any]) -> dict[str, Any]:
             merged[f.name] = parse_numbers(f.flag, value, f.constraint)
         else:
             merged[f.name] = value
+    for name in merged:
+        if name in FIELD and none_spelled(FIELD[name]):
+            merged[name] = _none_or_number(FIELD[name], merged[name])
     return merged
 
 
