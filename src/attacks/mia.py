@@ -384,19 +384,7 @@ def population_mia(
     if not isinstance(standardize, (bool, np.bool_)):
         raise InvalidInput("standardize", "True or False", standardize)
     standardize = bool(standardize)
-
-    xm = _features(member_features, "member_features")
-    xn = _features(nonmember_features, "nonmember_features")
-    if xm.shape[1] != xn.shape[1]:
-        raise InvalidInput(
-            "nonmember_features",
-            f"the same number of feature columns as member_features ({xm.shape[1]})",
-            f"{xn.shape[1]} column(s)",
-        )
-    ym = _labels(member_labels, "member_labels", xm.shape[0], "member_features")
-    yn = _labels(nonmember_labels, "nonmember_labels", xn.shape[0], "nonmember_features")
-    if ym.size and yn.size and (ym.dtype.kind in "US") != (yn.dtype.kind in "US"):
-        raise InvalidInput("nonmember_labels", "labels of the same kind as member_labels", f"dtype {yn.dtype}")
+    xm, ym, xn, yn = _member_arrays(member_features, member_labels, nonmember_features, nonmember_labels)
 
     rng = np.random.default_rng(seed)
     mem_idx, non_idx, counts, members_subsampled, notes = _balance(ym, yn, rng)
@@ -411,27 +399,17 @@ def population_mia(
         seed=seed,
         standardize=standardize,
         n_features=int(xm.shape[1]),
+        n_members=int(mem_idx.size),
+        n_nonmembers=int(non_idx.size),
     )
     n_bal = int(mem_idx.size)
     if n_bal < n_splits:
-        if xm.shape[0] < n_splits:
-            reason = (
-                f"{xm.shape[0]} member(s) for {n_splits}-fold cross-validation: a population "
-                "attack needs at least n_splits members; use a per-example attack (U-LiRA)"
-            )
-        else:
-            reason = (
-                f"{n_bal} member/non-member pair(s) after class balancing for {n_splits}-fold "
-                "cross-validation: too few non-members of the members' classes"
-            )
         return MiaResult(
             applicable=False,
-            reason=reason,
+            reason=_too_few_reason(int(xm.shape[0]), n_bal, n_splits),
             auroc_mean=None,
             auroc_std=None,
             fold_aurocs=(),
-            n_members=n_bal,
-            n_nonmembers=int(non_idx.size),
             stratified_by=None,
             **common,
         )
@@ -444,8 +422,63 @@ def population_mia(
     joint = membership * (int(cls_code.max()) + 1) + cls_code
     _, cell_counts = np.unique(joint, return_counts=True)
     use_joint = bool(cell_counts.min() >= n_splits)
-    strata = joint if use_joint else membership
+    values, n_not_converged = _cross_validated_aurocs(
+        x, membership, joint if use_joint else membership, n_splits, n_repeats, seed, standardize
+    )
+    return MiaResult(
+        applicable=True,
+        reason=None,
+        auroc_mean=float(values.mean()),
+        auroc_std=float(values.std()),
+        fold_aurocs=tuple(float(v) for v in values),
+        stratified_by="membership x class" if use_joint else "membership",
+        n_not_converged=n_not_converged,
+        **common,
+    )
 
+
+def _member_arrays(
+    member_features: object, member_labels: object, nonmember_features: object, nonmember_labels: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The checked feature and label arrays of :func:`population_mia` (same widths, same label kind)."""
+    xm = _features(member_features, "member_features")
+    xn = _features(nonmember_features, "nonmember_features")
+    if xm.shape[1] != xn.shape[1]:
+        raise InvalidInput(
+            "nonmember_features",
+            f"the same number of feature columns as member_features ({xm.shape[1]})",
+            f"{xn.shape[1]} column(s)",
+        )
+    ym = _labels(member_labels, "member_labels", xm.shape[0], "member_features")
+    yn = _labels(nonmember_labels, "nonmember_labels", xn.shape[0], "nonmember_features")
+    if ym.size and yn.size and (ym.dtype.kind in "US") != (yn.dtype.kind in "US"):
+        raise InvalidInput("nonmember_labels", "labels of the same kind as member_labels", f"dtype {yn.dtype}")
+    return xm, ym, xn, yn
+
+
+def _too_few_reason(n_members: int, n_balanced: int, n_splits: int) -> str:
+    if n_members < n_splits:
+        return (
+            f"{n_members} member(s) for {n_splits}-fold cross-validation: a population "
+            "attack needs at least n_splits members; use a per-example attack (U-LiRA)"
+        )
+    return (
+        f"{n_balanced} member/non-member pair(s) after class balancing for {n_splits}-fold "
+        "cross-validation: too few non-members of the members' classes"
+    )
+
+
+def _cross_validated_aurocs(
+    x: np.ndarray,
+    membership: np.ndarray,
+    strata: np.ndarray,
+    n_splits: int,
+    n_repeats: int,
+    seed: int,
+    standardize: bool,
+) -> tuple[np.ndarray, int]:
+    """Held-out AUROC of each fold of ``RepeatedStratifiedKFold(random_state=seed)``, and how many
+    fits did not converge."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import RepeatedStratifiedKFold
 
@@ -462,20 +495,7 @@ def population_mia(
         scores = model.decision_function(x[test])
         held = membership[test]
         fold_aurocs.append(auroc(scores[held == 1], scores[held == 0]))
-
-    values = np.asarray(fold_aurocs)
-    return MiaResult(
-        applicable=True,
-        reason=None,
-        auroc_mean=float(values.mean()),
-        auroc_std=float(values.std()),
-        fold_aurocs=tuple(float(v) for v in values),
-        n_members=n_bal,
-        n_nonmembers=int(non_idx.size),
-        stratified_by="membership x class" if use_joint else "membership",
-        n_not_converged=n_not_converged,
-        **common,
-    )
+    return np.asarray(fold_aurocs), n_not_converged
 
 
 class MembershipInference(Attack):
