@@ -371,18 +371,7 @@ def consecutive_release_bounds(
         (the bound above the exact ε: a fault, expected with probability < 1 − confidence),
         ``n_trials``, ``delta``, ``confidence``, ``seed``, ``draws``, ``test``, ``difference_test``.
     """
-    if not (isinstance(unlearned, Sequence) and isinstance(retrained, Sequence) and isinstance(sigmas, Sequence)):
-        raise InvalidInput(
-            "unlearned", "sequences (lists) of parameter vectors and of sigmas", type(unlearned).__name__
-        )
-    if not (len(unlearned) == len(retrained) == len(sigmas)):
-        raise InvalidInput(
-            "retrained",
-            "one model per release in both worlds and one sigma per release",
-            (len(unlearned), len(retrained), len(sigmas)),
-        )
-    if len(unlearned) < 2:
-        raise InvalidInput("unlearned", "at least 2 releases (a step needs two consecutive ones)", len(unlearned))
+    _check_releases(unlearned, retrained, sigmas)
     dlt = Real(ge=0, lt=1).check("delta", delta)
     conf = Real(gt=0, lt=1).check("confidence", confidence)
     first = Integer(0).check("first_index", first_index)
@@ -417,34 +406,48 @@ def consecutive_release_bounds(
             split=split,
             seed=split_seed,
         )
-        mu_p, mu_d = step.mu_pair, step.mu_difference
-        realized = gdp_epsilon(mu_p, dlt)
-        s0, s1 = step.sigmas
-        out.append(
-            {
-                "step": k,
-                "releases": [k, k + 1],
-                "sigmas": [s0, s1],
-                "distances": list(step.distances),
-                "difference_distance": step.difference_distance,
-                "mu_releases": [_ratio(step.distances[0], s0), _ratio(step.distances[1], s1)],
-                "mu_pair": mu_p,
-                "realized_epsilon": realized,
-                "mu_difference": mu_d,
-                "difference_realized_epsilon": gdp_epsilon(mu_d, dlt),
-                "epsilon_lower": pair.epsilon_lower,
-                "ceiling": pair.ceiling,
-                "bound": pair.to_dict(),
-                "difference_epsilon_lower": diff.epsilon_lower,
-                "difference_bound": diff.to_dict(),
-                "exceeds_realized": bool(pair.epsilon_lower > realized * (1 + 1e-9)),
-                "n_trials": int(n_trials),
-                "delta": dlt,
-                "confidence": conf,
-                "seed": seed,
-                "draws": draws,
-                "test": TEST,
-                "difference_test": DIFFERENCE_TEST,
-            }
-        )
+        record = _step_record(k, step, pair, diff, dlt)
+        setting = {"n_trials": int(n_trials), "delta": dlt, "confidence": conf, "seed": seed, "draws": draws}
+        out.append({**record, **setting, "test": TEST, "difference_test": DIFFERENCE_TEST})
     return out
+
+
+def _check_releases(unlearned: object, retrained: object, sigmas: object) -> None:
+    """Both worlds' models and the sigmas: sequences of one entry per release, at least two releases."""
+    if not (isinstance(unlearned, Sequence) and isinstance(retrained, Sequence) and isinstance(sigmas, Sequence)):
+        raise InvalidInput(
+            "unlearned", "sequences (lists) of parameter vectors and of sigmas", type(unlearned).__name__
+        )
+    if not (len(unlearned) == len(retrained) == len(sigmas)):
+        raise InvalidInput(
+            "retrained",
+            "one model per release in both worlds and one sigma per release",
+            (len(unlearned), len(retrained), len(sigmas)),
+        )
+    if len(unlearned) < 2:
+        raise InvalidInput("unlearned", "at least 2 releases (a step needs two consecutive ones)", len(unlearned))
+
+
+def _step_record(k: int, step: Any, pair: Any, diff: Any, delta: float) -> dict[str, Any]:
+    """One step's entry of :func:`consecutive_release_bounds`: distances, μ's, exact ε's and both bounds."""
+    mu_p, mu_d = step.mu_pair, step.mu_difference
+    realized = gdp_epsilon(mu_p, delta)
+    s0, s1 = step.sigmas
+    return {
+        "step": k,
+        "releases": [k, k + 1],
+        "sigmas": [s0, s1],
+        "distances": list(step.distances),
+        "difference_distance": step.difference_distance,
+        "mu_releases": [_ratio(step.distances[0], s0), _ratio(step.distances[1], s1)],
+        "mu_pair": mu_p,
+        "realized_epsilon": realized,
+        "mu_difference": mu_d,
+        "difference_realized_epsilon": gdp_epsilon(mu_d, delta),
+        "epsilon_lower": pair.epsilon_lower,
+        "ceiling": pair.ceiling,
+        "bound": pair.to_dict(),
+        "difference_epsilon_lower": diff.epsilon_lower,
+        "difference_bound": diff.to_dict(),
+        "exceeds_realized": bool(pair.epsilon_lower > realized * (1 + 1e-9)),
+    }
