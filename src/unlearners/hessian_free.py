@@ -68,17 +68,15 @@ from certify.constants import estimated_constant
 from certify.errors import Choice, Integer, InvalidInput, ListOf, OneOf, Optional, Real, require_integer
 from certify.params import Param
 from unlearners.base import Capabilities, Knob, Precision, Unlearner, record_indices
-from unlearners.footprint import meta, peak_bytes, with_margin
+from unlearners.hessian_free_memory import CURVATURE_PROBES, check_memory, memory_estimate
 from unlearners.linalg import dense_solve, power_iteration
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_loss
-from unlearners.smoothness import ConstantSampler, model_constants
+from unlearners.smoothness import model_constants
 
 INJECTIONS = ("after", "before")
 #: Default cap on what the precomputation holds (table and working memory): 2 GiB.
 DEFAULT_MEMORY_CAP = 2**31
-#: Steps at which a non-linear model's curvature is estimated (evenly spaced).
-CURVATURE_PROBES = 12
 CURVATURE_SAFETY = 1.2
 #: The paper's initial step size (MNIST logistic regression and CNN, CelebA).
 PAPER_ETA = 0.05
@@ -287,7 +285,7 @@ class HessianFree(Unlearner):
         n, d = int(X.shape[0]), self.objective.dim
         self.tracked_ = self._tracked(n, X.device)
         self.table_bytes_ = int(self.tracked_.numel()) * d * theta0.element_size()
-        self.memory_estimate_ = self._check_memory(X, y, theta0, int(self.tracked_.numel()))
+        self.memory_estimate_ = check_memory(self, X, y, theta0, int(self.tracked_.numel()))
         self.row_of_ = torch.full((n,), -1, dtype=torch.long, device=X.device)
         self.row_of_[self.tracked_] = torch.arange(self.tracked_.numel(), device=X.device)
         self.theta0_ = theta0.clone()
@@ -336,127 +334,8 @@ class HessianFree(Unlearner):
     # -- memory, before training -------------------------------------------------------------
     def memory_estimate(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
         """An upper bound of the bytes ``fit`` holds beyond its inputs, with ``tracked`` deletable
-        records: the stored state plus the peak working memory of its largest step.
-
-        Stored: the table (tracked × d), the batch schedule and row map (int64 per record and
-        epoch), the curvature probes' iterates and a few d-vectors. Working memory, whichever phase
-        is largest, each run on meta tensors of the real shapes (:func:`unlearners.footprint.peak_bytes`)
-        for the largest batch |B| with every tracked record active (the worst step):
-
-        * the clipped per-record gradients of the batch (|B| × d and their vmap intermediates);
-        * the transition (I − η H̄) A: the batched Hessian-vector products over all approximators
-          (their per-chunk intermediates grow with chunk × |B| × activations), while the batch's
-          gradients (|B| × d), the injected rows and, when a step can find only part of the
-          table active (mini-batches), the copy of the active rows are held;
-        * non-linear models: the curvature estimation after training (a batch product, the
-          per-record power iteration of L).
-
-        Returns ``{"stored", "working", "bound"}``; ``bound`` adds the margins of
-        :func:`unlearners.footprint.with_margin` (the allocator's share of the process's peak).
-        """
-        key = (tuple(X.shape), X.dtype, y.dtype, theta0.dtype, tracked, repr(sorted(self.options.items())))
-        cache = self.__dict__.setdefault("_memory_plans", {})  # a worker refitted per trial asks again
-        if key not in cache:
-            cache[key] = self._memory_plan(X, y, theta0, tracked)
-        return dict(cache[key])
-
-    def _memory_plan(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
-        n, d = int(X.shape[0]), self.objective.dim
-        es, dt = theta0.element_size(), theta0.dtype
-        B = n if self.batch_size is None else min(self.batch_size, n)
-        key = (n, B, tuple(X.shape[1:]), X.dtype, y.dtype, dt, self.chunk)
-        if getattr(self, "_phases", (None,))[0] != key:  # the phases that do not depend on tracked
-            self._phases = (key, self._fixed_phases(n, B, X, y, dt))
-        fixed = self._phases[1]
-        epochs_index = self.epochs * n * 8 + n * 8 + 2 * n  # schedule, row map, active/deleted flags
-        stored = tracked * d * es + epochs_index + (CURVATURE_PROBES + 6) * d * es
-        held = B * d * es + 2 * min(tracked, B) * d * es  # g, and the injected rows (selected, scaled)
-        if B < n:
-            held += tracked * d * es  # A[idx]: the active rows, copied
-        w, Xb, yb = meta((d,), dt), meta((B, *X.shape[1:]), X.dtype), meta((B,), y.dtype)
-        transition = held + (peak_bytes(self._transition, w, Xb, yb, meta((tracked, d), dt), 0.1) if tracked else 0)
-        working = max(transition, *fixed)
-        return {"stored": stored, "working": working, "bound": with_margin(stored + working)}
-
-    def _fixed_phases(self, n: int, B: int, X: Tensor, y: Tensor, dt: torch.dtype) -> tuple[int, int]:
-        """Peaks of the phases whose size does not depend on the deletable records: the batch's
-        clipped gradients, and (non-linear models) the curvature estimation."""
-        d = self.objective.dim
-        w, Xb, yb = meta((d,), dt), meta((B, *X.shape[1:]), X.dtype), meta((B,), y.dtype)
-        grads = peak_bytes(self._clipped_grads, w, Xb, yb)
-        if self.objective.is_linear:
-            return grads, 0
-        product = lambda v: jvp(lambda u: grad(self._batch_loss)(u, Xb, yb), (w,), (v,))[1]  # noqa: E731
-        # One power-iteration step: each step frees the previous one's tensors, so the peak of
-        # the first is the peak of all (and simulating 30 would only cost time).
-        sampler = ConstantSampler(
-            self.objective,
-            meta((n, *X.shape[1:]), X.dtype),
-            meta((n,), y.dtype),
-            generator=torch.Generator(),
-            power_iterations=1,
-        )
-        return grads, max(peak_bytes(product, meta((d,), dt)), peak_bytes(sampler._hessian_norms, w))
-
-    def _check_memory(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int) -> dict[str, int]:
-        """Refuse, before training, a configuration whose bound exceeds ``memory_cap``, naming a
-        number of deletable records that fits."""
-        plan = self.memory_estimate(X, y, theta0, tracked)
-        if plan["bound"] <= self.memory_cap:
-            return plan
-        fits = self._deletable_that_fit(X, y, theta0, tracked, plan["bound"])
-        allowed = (
-            f"at most {fits} records at memory_cap = {self.memory_cap} bytes"
-            if fits
-            else f"a configuration that fits memory_cap = {self.memory_cap} bytes (none does with these "
-            "options, even with a single deletable record)"
-        )
-        chunk = self.chunk // 2  # fewer approximators per batched product: the same statistics, less memory
-        while (
-            chunk >= 1 and self.replica(chunk=chunk).memory_estimate(X, y, theta0, tracked)["bound"] > self.memory_cap
-        ):
-            chunk //= 2
-        smaller = (
-            f"-o chunk={chunk} keeps all {tracked} records within the cap; "
-            if chunk >= 1
-            else "lower -o chunk or set -o batch_size (the products' working memory grows with chunk x batch size); "
-        )
-        raise InvalidInput(
-            "deletable",
-            allowed,
-            f"{tracked} records, whose precomputation would hold up to {plan['bound']} bytes (table "
-            f"{self.table_bytes_}, other state {plan['stored'] - self.table_bytes_}, working memory "
-            f"{plan['working']} before margins)",
-            hint=f"Declare fewer deletable records (-o deletable=...); {smaller}or raise -o memory_cap to at "
-            f"least {plan['bound']}.",
-        )
-
-    def _deletable_that_fit(self, X: Tensor, y: Tensor, theta0: Tensor, tracked: int, bound: int) -> int:
-        """A number of deletable records whose bound fits the cap (0: none). The bound is nearly
-        affine in the count (table, outputs of the products), so the affine guess between one
-        record and ``tracked`` comes first; then bisection, a few steps, between a count that fits
-        and one that does not (at most 16 steps). Every returned count was checked by :meth:`memory_estimate`."""
-        cap = self.memory_cap
-
-        def fits(k: int) -> bool:
-            return self.memory_estimate(X, y, theta0, k)["bound"] <= cap
-
-        one = self.memory_estimate(X, y, theta0, 1)["bound"]
-        if one > cap:
-            return 0
-        lo, hi = 1, tracked
-        guess = 1 + int((cap - one) * (tracked - 1) / max(bound - one, 1))
-        for k in (guess, int(guess * 0.9), int(guess * 0.5)):
-            if lo < k < hi:
-                lo, hi = (k, hi) if fits(k) else (lo, k)
-                if lo == k:
-                    break
-        for _ in range(16):
-            if hi - lo <= 1:
-                break
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        return lo
+        records (:func:`unlearners.hessian_free_memory.memory_estimate` says what it counts)."""
+        return memory_estimate(self, X, y, theta0, tracked)
 
     def _check_stable(self, A: Tensor, X: Tensor, y: Tensor) -> None:
         """Refuse statistics that blew up.
@@ -852,8 +731,8 @@ class HessianFree(Unlearner):
         with other ones measures its own): the tradeoff's refits, one per η, and the trials'
         would otherwise each simulate the same steps on meta tensors again."""
         twin = super().replica(**overrides)
-        if hasattr(self, "_phases"):
-            twin._phases = self._phases
+        if "_phases" in self.__dict__:  # set by unlearners.hessian_free_memory.memory_plan
+            twin.__dict__["_phases"] = self.__dict__["_phases"]
         return twin
 
     def pinned_options(self) -> dict[str, Any]:
