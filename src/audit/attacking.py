@@ -27,10 +27,10 @@ import torch
 from torch import Tensor
 
 from attacks.base import to_numpy
-from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate, strategy_ceiling
+from attacks.epsilon import strategy_ceiling
 from attacks.estimates import ScorePair
 from attacks.registry import get_attack
-from attacks.roc import RocSummary, auroc
+from attacks.roc import auroc
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
 from audit.seeds import child_seed
@@ -308,9 +308,8 @@ def _sd(values: np.ndarray) -> float:
 def _control(su, sr, *, delta: float, confidence: float, seed: int) -> tuple[float, float]:
     """The positive control of one attack: its bound and AUROC on original-vs-retrained (only
     these are reported, so no GDP reading is computed)."""
-    su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
-    bound = clopper_pearson_epsilon(su, sr, delta=delta, confidence=confidence, seed=seed)
-    return bound.epsilon_lower, auroc(su, sr)
+    pair = ScorePair(to_numpy(su).astype(float), to_numpy(sr).astype(float), confidence=confidence, seed=seed)
+    return pair.bound(delta).epsilon_lower, auroc(pair.u, pair.r)
 
 
 def _positive_control(controls: dict[str, tuple[float, float]]) -> schema.PositiveControl:
@@ -397,18 +396,17 @@ def _trials(
 def _result(cls, su, sr, details, *, delta: float, confidence: float, seed: int, target: float) -> schema.AttackResult:
     """One attack's section; ``target`` is the ε its ceiling must exceed to test anything (the
     certified ε, or 0 without a certificate: :func:`audit.sizing.resolution`)."""
-    su, sr = to_numpy(su).astype(float), to_numpy(sr).astype(float)
-    bound = clopper_pearson_epsilon(su, sr, delta=delta, confidence=confidence, seed=seed)
-    gdp = gdp_epsilon_estimate(su, sr, delta, confidence=confidence, seed=seed)
-    estimates = ScorePair(su, sr, confidence=confidence, seed=seed).estimates(delta, cls.orientation)
+    pair = ScorePair(to_numpy(su).astype(float), to_numpy(sr).astype(float), confidence=confidence, seed=seed)
+    bound = pair.bound(delta)
+    estimates = pair.estimates(delta, cls.orientation)
     return schema.AttackResult(
         title=cls.title,
         description=cls.description,
         estimates=estimates.to_dict(),  # type: ignore[arg-type]  # pydantic validates the dict into Estimates
         bound=schema.EpsilonBound(
             **bound.to_dict(),
-            roc=RocSummary.from_scores(su, sr).to_dict(),  # type: ignore[arg-type]  # pydantic validates it into Roc
-            gdp_estimate=gdp.to_dict(),  # type: ignore[arg-type]  # pydantic validates it into GdpEstimate
+            roc=pair.roc().to_dict(),  # type: ignore[arg-type]  # pydantic validates it into Roc
+            gdp_estimate=pair.gdp(delta).to_dict(),  # type: ignore[arg-type]  # pydantic validates it into GdpEstimate
             **resolution(bound.ceiling, target, lambda t: trials_to_test(t, delta, confidence, cap=MAX_TRIALS)),
         ),
         details=details,
