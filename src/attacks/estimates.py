@@ -60,7 +60,16 @@ from scipy.special import ndtri
 
 from attacks.epsilon import DEFAULT_STRATEGY, EpsilonBound, clopper_pearson_epsilon
 from attacks.gaussian_shape import gdp_goodness_of_fit
-from attacks.gdp import GDPEstimate, _gdp_epsilon, _gdp_point_fit, _min_count, gdp_epsilon_estimate, gdp_fit_from_counts
+from attacks.gdp import (
+    GDPBound,
+    GDPEstimate,
+    _gdp_epsilon,
+    _gdp_point_fit,
+    _min_count,
+    gdp_bound,
+    gdp_epsilon_estimate,
+    gdp_fit_from_counts,
+)
 from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, _scores, tpr_at_fpr
 from attacks.thresholds import DEFAULT_N_THRESHOLDS, ThresholdStrategy, candidate_thresholds, errors
 from certify.errors import PROBABILITY, Choice, Integer, Real
@@ -237,6 +246,21 @@ class ScorePair:
     def gdp(self, delta: float, *, split: str | ThresholdStrategy = DEFAULT_STRATEGY) -> GDPEstimate:
         """The μ-GDP reading where the Gaussian shape is accepted (:func:`attacks.gdp.gdp_epsilon_estimate`)."""
         return gdp_epsilon_estimate(self.u, self.r, delta, confidence=self.confidence, split=split, seed=self.seed)
+
+    def gdp_bound(
+        self, delta: float, *, gaussian_release: bool, split: str | ThresholdStrategy = DEFAULT_STRATEGY
+    ) -> GDPBound:
+        """The lower bound on μ and its ε (:func:`attacks.gdp.gdp_bound`): a valid bound when
+        ``gaussian_release`` (noise mode), an estimate under the Gaussian hypothesis otherwise."""
+        return gdp_bound(
+            self.u,
+            self.r,
+            delta,
+            gaussian_release=gaussian_release,
+            confidence=self.confidence,
+            split=split,
+            seed=self.seed,
+        )
 
     def roc(self, *, max_points: int = DEFAULT_CURVE_POINTS) -> RocSummary:
         """The ROC curve (at most ``max_points`` exact points), its AUROC and TPR at low FPR."""

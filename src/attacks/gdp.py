@@ -43,6 +43,32 @@ and the test cannot see it, the bound is not a bound: on Laplace scores that pas
 test (a third to a half of the repetitions at 200 trials per world, hence
 :data:`~attacks.gaussian_shape.MIN_GOF_TRIALS`; 6 % at ε = 5 with 1,000) it exceeded the true ε every time.
 
+**The GDP bound is valid in noise mode** (:func:`gdp_bound`, ``kind = "bound"``). There the two
+worlds are the toolkit's own Gaussian mechanism on two fixed models: trial i releases
+θ_u + σ·ξ_i in world U and θ_r + σ·ξ'_i in world R, with θ_u and θ_r the noiseless unlearned and
+retrained models, fixed across trials, and ξ_i, ξ'_i independent N(0, I_d)
+(:func:`audit.trials.noise_trials`). The trade-off function of N(θ_u, σ²I) against
+N(θ_r, σ²I) is exactly G_μ* with μ* = ‖θ_u − θ_r‖/σ (Dong, Roth & Su 2022, Eq. (6): the
+likelihood ratio is monotone in the projection on θ_u − θ_r, a one-dimensional N(0, 1) against
+N(μ*, 1)). An attack's score of a trial is a function of that trial's release (and of
+randomness independent of the trials' noise: its seed, shadow models drawn under their own
+role), so every test of U against R on the scores is a (randomised) post-processing of one
+release, and its rates satisfy FNR ≥ G_μ*(FPR) = Φ(Φ⁻¹(1 − FPR) − μ*), that is
+μ* ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), whatever the distribution of the scores. The right side is
+non-increasing in both rates, so Clopper–Pearson upper bounds on them, chosen and corrected by
+the same threshold strategy as the (ε, δ) bound, give μ_lo ≤ μ* with probability ≥ 1 − α.
+The release's privacy curve is exactly δ_μ*(ε) (Dong, Roth & Su 2022, Corollary 2.13), which
+increases in μ, so the smallest ε at δ is ε_GDP(μ*, δ) ≥ ε_GDP(μ_lo, δ) =: ε_lo: if ε_lo exceeds
+the certified ε, the release is not (ε_cert, δ)-DP, at confidence 1 − α. This is the μ-GDP
+auditing of Nasr et al. 2023, exact here because the mechanism is Gaussian by construction rather
+than asymptotically. It assumes nothing about the scores' distribution beyond what the
+Clopper–Pearson bound assumes (one independent score per trial); the Box–Muller noise is
+truncated at |ξ| ≤ 8.57 (probability about 1e-17 per coordinate) and rounded to the parameter
+dtype, both neglected. Elsewhere (retrain mode, re-run mode) the release's curve is whatever
+training makes it, and the same number is an estimate under the Gaussian hypothesis
+(``kind = "estimate"``, :data:`GAUSSIAN_HYPOTHESIS`): on Laplace-mechanism scores it exceeds
+the true ε (``bench/bench_gdp_bound.py``).
+
 References
 ----------
 .. [1] M. Nasr, J. Hayes, T. Steinke, B. Balle, F. Tramèr, M. Jagielski, N. Carlini and
@@ -66,14 +92,17 @@ from scipy.special import ndtri
 from attacks.epsilon import DEFAULT_STRATEGY
 from attacks.gaussian_shape import DEFAULT_GOF_BINS, DEFAULT_GOF_LEVEL, GaussianFit, gdp_goodness_of_fit
 from attacks.protocol import _n_thresholds, run_protocol
-from attacks.rates import _confidence, _delta, _scores
+from attacks.rates import _confidence, _cp_upper, _delta, _scores
 from attacks.thresholds import DEFAULT_N_THRESHOLDS, ThresholdStrategy, as_strategy, candidate_thresholds, errors
-from certify.errors import Integer
+from certify.errors import Integer, InvalidInput
 from certify.mechanisms import epsilon_for
 
 __all__ = [
     "GAUSSIAN_HYPOTHESIS",
+    "GAUSSIAN_RELEASE",
+    "GDPBound",
     "GDPEstimate",
+    "gdp_bound",
     "gdp_epsilon_estimate",
     "gdp_fit_from_counts",
 ]
@@ -345,4 +374,108 @@ def _shared_fields(
         gof_level=fit.level,
         confidence=confidence,
         lower_method=f"clopper-pearson/{strategy} on mu",
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The GDP bound: valid where the release is the Gaussian mechanism on fixed models
+
+GAUSSIAN_RELEASE = "bound: the release is the Gaussian mechanism on two fixed models (noise mode)"
+"""``GDPBound.basis`` where the bound is valid: why, in the module docstring."""
+
+
+@dataclass(frozen=True)
+class GDPBound:
+    """The Clopper–Pearson lower bound on μ of the scores, and its ε at δ.
+
+    ``kind`` is "bound" when the release is the Gaussian mechanism on two fixed models (noise
+    mode; ``basis`` = :data:`GAUSSIAN_RELEASE`) and "estimate" otherwise (``basis`` =
+    :data:`GAUSSIAN_HYPOTHESIS`). ``threshold``, ``direction``, ``fpr_upper``, ``fnr_upper``,
+    ``rate_confidence`` and ``n_tests`` describe the counted test, as in
+    :class:`attacks.epsilon.EpsilonBound`; ``ceiling`` is the ε_lo of a perfectly separating
+    attack at these trial counts.
+    """
+
+    mu_lower: float
+    epsilon_lower: float
+    kind: str
+    basis: str
+    threshold: float
+    direction: str
+    fpr_upper: float
+    fnr_upper: float
+    rate_confidence: float
+    n_tests: int
+    ceiling: float
+    confidence: float
+    delta: float
+    method: str
+
+    def to_dict(self) -> dict:
+        """Plain-Python (JSON-ready) dictionary of the fields."""
+        return dataclasses.asdict(self)
+
+
+def gdp_bound(
+    scores_u: np.ndarray,
+    scores_r: np.ndarray,
+    delta: float,
+    *,
+    gaussian_release: bool,
+    confidence: float = 0.95,
+    split: str | ThresholdStrategy = DEFAULT_STRATEGY,
+    seed: int = 0,
+) -> GDPBound:
+    """μ_lo = max over the strategy's counted tests of Φ⁻¹(1 − FPR_u) − Φ⁻¹(FNR_u), and ε_GDP(μ_lo, δ).
+
+    A valid lower bound on the release's μ and ε at ``confidence`` when ``gaussian_release``
+    (the two worlds are N(θ_u, σ²I) and N(θ_r, σ²I) with θ_u, θ_r fixed: noise mode); the
+    argument is in the module docstring. Otherwise it is an estimate under the Gaussian
+    hypothesis, and no shape test gates it here (:func:`gdp_epsilon_estimate` gives the gated
+    reading).
+
+    Parameters
+    ----------
+    scores_u, scores_r : array_like, shape (n_u,), (n_r,)
+        Attack scores in worlds U and R, one per independent trial; finite, non-empty.
+    delta : float
+        δ at which to express ε, in [0, 1).
+    gaussian_release : bool
+        Whether the release is the Gaussian mechanism on two fixed models (the caller knows: the
+        audit passes ``trial mode in audit.trials.GAUSSIAN_RELEASE_MODES``).
+    confidence, split, seed
+        As in :func:`attacks.epsilon.clopper_pearson_epsilon`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> b = gdp_bound(rng.normal(0.719, 1, 1000), rng.normal(0, 1, 1000), 1e-5, gaussian_release=True)
+    >>> b.kind, 0.4 < b.mu_lower < 0.719
+    ('bound', True)
+    """
+    if not isinstance(gaussian_release, bool):
+        raise InvalidInput("gaussian_release", "True or False", gaussian_release)
+    u, r = _scores(scores_u, "scores_u"), _scores(scores_r, "scores_r")
+    dlt, conf = _delta(delta), _confidence(confidence)
+    strategy = as_strategy(split)
+    run = run_protocol(u, r, strategy, 1.0 - conf, _mu_from_rates, fixed=None, seed=Integer(0).check("seed", seed))
+    perfect = _mu_from_rates(
+        _cp_upper(np.zeros(()), run.n_evaluated[1], run.ceiling_level),
+        _cp_upper(np.zeros(()), run.n_evaluated[0], run.ceiling_level),
+    )
+    return GDPBound(
+        mu_lower=run.value,
+        epsilon_lower=_gdp_epsilon(run.value, dlt),
+        kind="bound" if gaussian_release else "estimate",
+        basis=GAUSSIAN_RELEASE if gaussian_release else GAUSSIAN_HYPOTHESIS,
+        threshold=run.threshold,
+        direction=run.direction,
+        fpr_upper=run.fpr_upper,
+        fnr_upper=run.fnr_upper,
+        rate_confidence=run.level,
+        n_tests=run.n_tests,
+        ceiling=_gdp_epsilon(float(perfect), dlt),
+        confidence=conf,
+        delta=dlt,
+        method=f"clopper-pearson/{strategy.name} on mu",
     )

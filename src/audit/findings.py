@@ -424,7 +424,19 @@ def certificate_findings(
         )
         return findings + useful
     if comparison is not None:
-        if comparison.certificate_violated:
+        if comparison.certificate_violated and comparison.violated_by == "gdp-bound":
+            level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
+            findings.append(
+                finding(
+                    "certificate-violated",
+                    f"CERTIFICATE VIOLATED: the {comparison.best_gdp_bound_attack} attack's GDP bound proves epsilon >= "
+                    f"{comparison.best_gdp_bound_epsilon_lower:.4g} at {level} confidence (jointly over every attack "
+                    f"run), above the certified epsilon {comparison.certified_epsilon:.4g}; valid because the release "
+                    "is the Gaussian mechanism on two fixed models (noise mode). The Clopper-Pearson bound is "
+                    f"{comparison.best_empirical_epsilon:.4g}",
+                )
+            )
+        elif comparison.certificate_violated:
             level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
             findings.append(
                 finding(
