@@ -609,8 +609,9 @@ def measurement_findings(attacks: Any, confidence: float, no_op_passes: bool = F
 
 
 def direction_findings(attacks: Any) -> list[dict[str, str]]:
-    """``under-unlearning`` / ``over-unlearning``: which way the attacks whose bound exceeds what
-    the certificate allows (0 without one) point, read from their AUROC intervals. The bound is
+    """``under-unlearning`` / ``over-unlearning``: which way the attacks whose bound (the
+    Clopper-Pearson one, or the GDP bound where it is valid) exceeds what the certificate allows (0
+    without one) point, read from their AUROC intervals. The bound is
     two-sided (a leak either way); these words are not. An attack whose score cannot tell which
     way (orientation "worlds"), or whose interval contains 0.5, names neither."""
     allowed = attacks.comparison.certified_epsilon or 0.0
@@ -619,7 +620,9 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         est = getattr(r, "estimates", None)  # reports written before the estimates carry none
         if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
             continue
-        if r.bound.epsilon_lower > allowed * (1 + _TOL):
+        gdp = r.bound.gdp_bound  # a valid bound in noise mode; None elsewhere and in older reports
+        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None and gdp.kind == "bound" else 0.0)
+        if proven > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
                 f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
             )
