@@ -620,7 +620,7 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         est = getattr(r, "estimates", None)  # reports written before the estimates carry none
         if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
             continue
-        gdp = r.bound.gdp_bound  # a valid bound in noise mode; None elsewhere and in older reports
+        gdp = getattr(r.bound, "gdp_bound", None)  # a valid bound in noise mode only; older reports have none
         proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None and gdp.kind == "bound" else 0.0)
         if proven > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
