@@ -93,3 +93,21 @@ def test_noise_mode_gdp_bound_refutes_a_certificate_the_cp_bound_cannot():
         else:
             assert result.bound.gdp_bound is None and cmp.gdp_bound_epsilon_lower is None
             assert not cmp.certificate_violated and cmp.violated_by is None
+
+
+def test_direction_findings_count_the_gdp_bound_only_where_it_is_valid():
+    from audit.findings import direction_findings
+
+    est = types.SimpleNamespace(
+        direction="under-unlearning", auroc=types.SimpleNamespace(point=0.8, lower=0.7, upper=0.9)
+    )
+
+    def attacks(kind: str):
+        bound = types.SimpleNamespace(epsilon_lower=0.5, gdp_bound=types.SimpleNamespace(kind=kind, epsilon_lower=2.0))
+        return types.SimpleNamespace(
+            comparison=types.SimpleNamespace(certified_epsilon=1.0),
+            attacks={"whitebox": types.SimpleNamespace(bound=bound, estimates=est)},
+        )
+
+    assert [f["code"] for f in direction_findings(attacks("bound"))] == ["under-unlearning"]
+    assert direction_findings(attacks("estimate")) == []
