@@ -48,17 +48,17 @@ worlds are the toolkit's own Gaussian mechanism on two fixed models: trial i rel
 θ_u + σ·ξ_i in world U and θ_r + σ·ξ'_i in world R, with θ_u and θ_r the noiseless unlearned and
 retrained models, fixed across trials, and ξ_i, ξ'_i independent N(0, I_d)
 (:func:`audit.trials.noise_trials`). The trade-off function of N(θ_u, σ²I) against
-N(θ_r, σ²I) is exactly G_μ* with μ* = ‖θ_u − θ_r‖/σ (Dong, Roth & Su 2022, Eq. (6): the
+N(θ_r, σ²I) is exactly G_μ⋆ with μ⋆ = ‖θ_u − θ_r‖/σ (Dong, Roth & Su 2022, Eq. (6): the
 likelihood ratio is monotone in the projection on θ_u − θ_r, a one-dimensional N(0, 1) against
-N(μ*, 1)). An attack's score of a trial is a function of that trial's release (and of
+N(μ⋆, 1)). An attack's score of a trial is a function of that trial's release (and of
 randomness independent of the trials' noise: its seed, shadow models drawn under their own
 role), so every test of U against R on the scores is a (randomised) post-processing of one
-release, and its rates satisfy FNR ≥ G_μ*(FPR) = Φ(Φ⁻¹(1 − FPR) − μ*), that is
-μ* ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), whatever the distribution of the scores. The right side is
+release, and its rates satisfy FNR ≥ G_μ⋆(FPR) = Φ(Φ⁻¹(1 − FPR) − μ⋆), that is
+μ⋆ ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), whatever the distribution of the scores. The right side is
 non-increasing in both rates, so Clopper–Pearson upper bounds on them, chosen and corrected by
-the same threshold strategy as the (ε, δ) bound, give μ_lo ≤ μ* with probability ≥ 1 − α.
-The release's privacy curve is exactly δ_μ*(ε) (Dong, Roth & Su 2022, Corollary 2.13), which
-increases in μ, so the smallest ε at δ is ε_GDP(μ*, δ) ≥ ε_GDP(μ_lo, δ) =: ε_lo: if ε_lo exceeds
+the same threshold strategy as the (ε, δ) bound, give μ_lo ≤ μ⋆ with probability ≥ 1 − α.
+The release's privacy curve is exactly δ_μ⋆(ε) (Dong, Roth & Su 2022, Corollary 2.13), which
+increases in μ, so the smallest ε at δ is ε_GDP(μ⋆, δ) ≥ ε_GDP(μ_lo, δ) =: ε_lo: if ε_lo exceeds
 the certified ε, the release is not (ε_cert, δ)-DP, at confidence 1 − α. This is the μ-GDP
 auditing of Nasr et al. 2023, exact here because the mechanism is Gaussian by construction rather
 than asymptotically. It assumes nothing about the scores' distribution beyond what the
@@ -153,7 +153,7 @@ class GDPEstimate:
     mu_lower : float
         Clopper–Pearson lower bound on μ: the largest Φ⁻¹(1 − FPR_u) − Φ⁻¹(FNR_u) over the
         tests of the threshold strategy, with the rates bounded as for the ε bound. If the
-        release is μ*-GDP, then μ* ≥ ``mu_lower`` with probability ≥ ``confidence``. NaN when
+        release is μ⋆-GDP, then μ⋆ ≥ ``mu_lower`` with probability ≥ ``confidence``. NaN when
         refused.
     epsilon_lower : float
         ε at ``delta`` of G_{mu_lower}: a lower bound on the release's ε **only under the

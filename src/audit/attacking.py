@@ -352,8 +352,9 @@ def trials_for_ceiling(target: float, delta: float, confidence: float) -> int:
     return hi
 
 
-#: Statements each attack makes at its level: the Clopper-Pearson bound, and the GDP lower bound
-#: (valid under the Gaussian hypothesis, reported only where the goodness of fit accepts it).
+#: Statements each attack makes at its level: the Clopper-Pearson bound, and the GDP lower bound on
+#: mu (a bound in noise mode; elsewhere valid under the Gaussian hypothesis, reported only where the
+#: goodness of fit accepts it). Both readings of the GDP bound are the one statement mu >= mu_lo.
 STATEMENTS_PER_ATTACK = 2
 
 
