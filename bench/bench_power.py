@@ -47,15 +47,24 @@ from scipy.optimize import brentq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate  # noqa: E402
+from attacks.epsilon import clopper_pearson_epsilon  # noqa: E402
+from attacks.gdp import gdp_epsilon_estimate  # noqa: E402
 from attacks.whitebox import held_out_split, whitebox_direction, whitebox_scores  # noqa: E402
 from audit import AuditConfig, run  # noqa: E402
 from certify.mechanisms import epsilon_for  # noqa: E402
 
 METHODS = ("retrain", "noop", "finetune", "neggrad")
 #: A small MLP that learns (and memorises) 500 digits records: 300 full-batch steps, η·L·T = 60.
-SETTING = dict(dataset="digits", model="mlp", max_train=500, forget_fraction=0.1, steps=300, horizon=60.0,
-               curve_points=2, noise_draws=2)
+SETTING = dict(
+    dataset="digits",
+    model="mlp",
+    max_train=500,
+    forget_fraction=0.1,
+    steps=300,
+    horizon=60.0,
+    curve_points=2,
+    noise_draws=2,
+)
 
 
 def audit_methods(seeds: int, trials: int) -> dict:
@@ -65,27 +74,44 @@ def audit_methods(seeds: int, trials: int) -> dict:
             t0 = time.perf_counter()
             report = run(AuditConfig(method=method, seed=seed, trials=trials, **SETTING))
             runs[method].append(_summary(report, time.perf_counter() - t0))
-    return {m: {"detection_rate": float(np.mean([r["best_epsilon_lower"] > 0 for r in rs])),
-                "mean_best_epsilon_lower": float(np.mean([r["best_epsilon_lower"] for r in rs])),
-                "mean_ulira_auroc": float(np.mean([r["attacks"]["ulira"]["auroc"] for r in rs])),
-                "runs": rs} for m, rs in runs.items()}
+    return {
+        m: {
+            "detection_rate": float(np.mean([r["best_epsilon_lower"] > 0 for r in rs])),
+            "mean_best_epsilon_lower": float(np.mean([r["best_epsilon_lower"] for r in rs])),
+            "mean_ulira_auroc": float(np.mean([r["attacks"]["ulira"]["auroc"] for r in rs])),
+            "runs": rs,
+        }
+        for m, rs in runs.items()
+    }
 
 
 def _summary(report, seconds: float) -> dict:
     a = report.attacks
     population = a.attacks["mia"].details.get("population_auroc", {})
     return {
-        "seconds": round(seconds, 1), "verdict": report.verdict, "findings": [f.code for f in report.findings],
-        "mode": a.trials.mode, "trials_per_world": a.trials.n_per_world, "ceiling": a.trials.ceiling,
-        "spread_unlearned": a.trials.spread_unlearned, "spread_retrained": a.trials.spread_retrained,
-        "test_accuracy": {"original": report.utility.original.test.accuracy,
-                          "unlearned": report.utility.unlearned.test.accuracy,
-                          "retrained": report.utility.retrained.test.accuracy},
-        "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower, "auroc": v.bound.roc.auroc}
-                    for k, v in a.attacks.items()},
-        "best_attack": a.comparison.best_attack, "best_epsilon_lower": a.comparison.best_empirical_epsilon,
-        "positive_control": {"best_epsilon_lower": a.positive_control.best_epsilon_lower,
-                             "has_power": a.positive_control.has_power, "auroc": a.positive_control.auroc},
+        "seconds": round(seconds, 1),
+        "verdict": report.verdict,
+        "findings": [f.code for f in report.findings],
+        "mode": a.trials.mode,
+        "trials_per_world": a.trials.n_per_world,
+        "ceiling": a.trials.ceiling,
+        "spread_unlearned": a.trials.spread_unlearned,
+        "spread_retrained": a.trials.spread_retrained,
+        "test_accuracy": {
+            "original": report.utility.original.test.accuracy,
+            "unlearned": report.utility.unlearned.test.accuracy,
+            "retrained": report.utility.retrained.test.accuracy,
+        },
+        "attacks": {
+            k: {"epsilon_lower": v.bound.epsilon_lower, "auroc": v.bound.roc.auroc} for k, v in a.attacks.items()
+        },
+        "best_attack": a.comparison.best_attack,
+        "best_epsilon_lower": a.comparison.best_empirical_epsilon,
+        "positive_control": {
+            "best_epsilon_lower": a.positive_control.best_epsilon_lower,
+            "has_power": a.positive_control.has_power,
+            "auroc": a.positive_control.auroc,
+        },
         "population_mia_auroc": {name: entry["noiseless"].get("auroc_mean") for name, entry in population.items()},
     }
 
@@ -118,11 +144,18 @@ def planted(reps: int, n: int = 1000, realized: float = 3.0, certified: float = 
             gdp.append(g.epsilon_lower)
         else:
             refused += 1
-    return {"mu": mu, "realized_epsilon": realized, "certified_epsilon": certified, "trials_per_world": n,
-            "reps": reps, "cp_mean": float(np.mean(cp)), "cp_above_certified": float(np.mean(np.array(cp) > certified)),
-            "gdp_lower_mean": float(np.mean(gdp)) if gdp else None,
-            "gdp_lower_above_certified": float(np.mean(np.array(gdp) > certified)) if gdp else None,
-            "gdp_refused": refused}
+    return {
+        "mu": mu,
+        "realized_epsilon": realized,
+        "certified_epsilon": certified,
+        "trials_per_world": n,
+        "reps": reps,
+        "cp_mean": float(np.mean(cp)),
+        "cp_above_certified": float(np.mean(np.array(cp) > certified)),
+        "gdp_lower_mean": float(np.mean(gdp)) if gdp else None,
+        "gdp_lower_above_certified": float(np.mean(np.array(gdp) > certified)) if gdp else None,
+        "gdp_refused": refused,
+    }
 
 
 #: finetune's strengths for the estimates part: U's gradient steps on D \ Z (1 %, 10 %, 100 % of A's).
@@ -138,9 +171,18 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
         base = dict(SETTING, dataset=dataset, steps=steps, trials=trials, seed=0)
         if dataset != "digits":
             base.pop("model")  # the dataset's default model
-        runs = {f"finetune-{100 * f:g}pct": dict(method="finetune", method_options={"finetune_steps": max(1, round(f * steps))})
-                for f in FINETUNE_FRACTIONS}
-        runs = {"noop": dict(method="noop"), **runs, "neggrad": dict(method="neggrad"), "retrain": dict(method="retrain")}
+        runs = {
+            f"finetune-{100 * f:g}pct": dict(
+                method="finetune", method_options={"finetune_steps": max(1, round(f * steps))}
+            )
+            for f in FINETUNE_FRACTIONS
+        }
+        runs = {
+            "noop": dict(method="noop"),
+            **runs,
+            "neggrad": dict(method="neggrad"),
+            "retrain": dict(method="retrain"),
+        }
         reports, summary = {}, {}
         for name, extra in runs.items():
             t0 = time.perf_counter()
@@ -151,8 +193,11 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
 
         def best(name: str, key: str) -> float:
             # AUROC as distance from 0.5: a leak either way
-            return max(abs(a[key]["point"] - 0.5) if key == "auroc" else float(a[key]["point"])
-                       for a in summary[name]["attacks"].values() if a[key] is not None)
+            return max(
+                abs(a[key]["point"] - 0.5) if key == "auroc" else float(a[key]["point"])
+                for a in summary[name]["attacks"].values()
+                if a[key] is not None
+            )
 
         def ordered(key: str) -> bool:
             """Strictly less leakage with more steps (a tie, e.g. every finetune at the ceiling, is no order)."""
@@ -162,12 +207,20 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
             "methods": summary,
             "finetunes_ordered_by_epsilon": ordered("epsilon"),
             "finetunes_ordered_by_auroc": ordered("auroc"),
-            "finetunes_separated_at_ceiling": [n for n in finetunes if any(
-                a["epsilon"] is not None and math.isinf(float(a["epsilon"]["upper"])) for a in summary[n]["attacks"].values())],
+            "finetunes_separated_at_ceiling": [
+                n
+                for n in finetunes
+                if any(
+                    a["epsilon"] is not None and math.isinf(float(a["epsilon"]["upper"]))
+                    for a in summary[n]["attacks"].values()
+                )
+            ],
             "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
-            "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
-                                            and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
-                                            for a in summary["retrain"]["attacks"].values()),
+            "retrain_contains_no_leak": all(
+                a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
+                and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
+                for a in summary["retrain"]["attacks"].values()
+            ),
             "ranking": None if ranking is None else ranking.sentence,
         }
     return out
@@ -175,12 +228,19 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
 
 def _estimate_summary(report, seconds: float) -> dict:
     a = report.attacks
-    return {"seconds": round(seconds, 1), "findings": [f.code for f in report.findings],
-            "best_epsilon_lower": a.comparison.best_empirical_epsilon,
-            "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower,
-                            # JSON form: an infinite upper end is "inf", as in the reports
-                            **{key: v.estimates.model_dump(mode="json")[key] for key in ("auroc", "epsilon", "direction")}}
-                        for k, v in a.attacks.items()}}
+    return {
+        "seconds": round(seconds, 1),
+        "findings": [f.code for f in report.findings],
+        "best_epsilon_lower": a.comparison.best_empirical_epsilon,
+        "attacks": {
+            k: {
+                "epsilon_lower": v.bound.epsilon_lower,
+                # JSON form: an infinite upper end is "inf", as in the reports
+                **{key: v.estimates.model_dump(mode="json")[key] for key in ("auroc", "epsilon", "direction")},
+            }
+            for k, v in a.attacks.items()
+        },
+    }
 
 
 def main() -> None:
@@ -194,18 +254,29 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(2)
     timings, result = {}, {}
-    parts = {"planted": lambda: planted(args.reps), "null_whitebox": lambda: null_whitebox(args.reps),
-             "methods": lambda: audit_methods(args.seeds, args.trials),
-             "estimates": lambda: estimates(tuple(args.datasets.split(",")), args.trials, args.estimate_steps)}
+    parts = {
+        "planted": lambda: planted(args.reps),
+        "null_whitebox": lambda: null_whitebox(args.reps),
+        "methods": lambda: audit_methods(args.seeds, args.trials),
+        "estimates": lambda: estimates(tuple(args.datasets.split(",")), args.trials, args.estimate_steps),
+    }
     for name in args.parts.split(","):
         part = parts[name]
         t0 = time.perf_counter()
         result[name] = part()
         timings[name] = round(time.perf_counter() - t0, 1)
-    result["settings"] = {"audit": SETTING, "seeds": args.seeds, "trials_per_world": args.trials,
-                          "reps": args.reps, "parts": args.parts, "datasets": args.datasets,
-                          "estimate_steps": args.estimate_steps, "seconds": timings, "torch": torch.__version__,
-                          "threads": torch.get_num_threads()}
+    result["settings"] = {
+        "audit": SETTING,
+        "seeds": args.seeds,
+        "trials_per_world": args.trials,
+        "reps": args.reps,
+        "parts": args.parts,
+        "datasets": args.datasets,
+        "estimate_steps": args.estimate_steps,
+        "seconds": timings,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
     print(json.dumps(result, indent=2))
 
 

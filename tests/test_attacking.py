@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import audit
-from attacks.epsilon import clopper_pearson_epsilon, gdp_epsilon_estimate
+from attacks.epsilon import clopper_pearson_epsilon
+from attacks.gdp import gdp_epsilon_estimate
 from attacks.relearn import relearn_time
 from attacks.whitebox import whitebox_direction, whitebox_scores
 from audit import AuditConfig

@@ -22,16 +22,10 @@ import numpy as np
 import pytest
 from scipy.stats import binom, binomtest
 
-from attacks.epsilon import (
-    Counts,
-    EpsilonBound,
-    GDPEstimate,
-    clopper_pearson_epsilon,
-    clopper_pearson_interval,
-    epsilon_ceiling,
-    epsilon_from_rates,
-    gdp_epsilon_estimate,
-)
+from attacks.epsilon import EpsilonBound, clopper_pearson_epsilon, epsilon_ceiling
+from attacks.gdp import GDPEstimate, gdp_epsilon_estimate
+from attacks.protocol import Counts
+from attacks.rates import clopper_pearson_interval, epsilon_from_rates
 from certify.errors import InvalidInput
 from certify.mechanisms import delta_for, epsilon_for, sigma_for
 

@@ -75,7 +75,7 @@ def test_identical_worlds_intervals_contain_no_leak():
 
 def test_gdp_reading_where_the_shape_is_gaussian_and_it_covers_the_truth():
     # mu = 0.5: epsilon at delta 1e-5 of G_0.5
-    from attacks.epsilon import _gdp_epsilon
+    from attacks.gdp import _gdp_epsilon
 
     pair = _pair(0.5, 1000, 5, n_bootstrap=50)
     eps, how = pair.epsilon(DELTA)

@@ -20,18 +20,11 @@ from scipy.spatial import ConvexHull
 from scipy.stats import binom, norm
 from scipy.stats import laplace as laplace_dist
 
-from attacks.epsilon import (
-    GOF_VERDICTS,
-    Counts,
-    _cp_upper,
-    _eps_from_rates,
-    clopper_pearson_epsilon,
-    epsilon_ceiling,
-    epsilon_from_rates,
-    gdp_epsilon_estimate,
-    gdp_goodness_of_fit,
-    strategy_ceiling,
-)
+from attacks.epsilon import clopper_pearson_epsilon, epsilon_ceiling, strategy_ceiling
+from attacks.gaussian_shape import GOF_VERDICTS, gdp_goodness_of_fit
+from attacks.gdp import gdp_epsilon_estimate
+from attacks.protocol import Counts
+from attacks.rates import _cp_upper, _eps_from_rates, epsilon_from_rates
 from attacks.thresholds import (
     STRATEGY_NAMES,
     Bonferroni,

@@ -139,7 +139,8 @@ def attack_table() -> str:
 def estimator_docs() -> str:
     """The estimators every attack's scores go through: their modules' docstrings."""
     parts = []
-    for module in ("attacks.epsilon", "attacks.estimates", "attacks.thresholds", "attacks.onerun",
+    for module in ("attacks.estimates", "attacks.epsilon", "attacks.thresholds", "attacks.protocol",
+                   "attacks.rates", "attacks.gdp", "attacks.gaussian_shape", "attacks.onerun",
                    "attacks.consecutive"):
         parts += [f"### `{module}`", "", _docstring(import_module(module).__doc__), ""]
     return "\n".join(parts)

@@ -1,22 +1,29 @@
-"""Estimates with intervals of how much an attack's scores separate the two worlds, and which way.
+"""One object per (unlearned, retrained) pair of score samples: the bound, the estimates, the ROC.
 
-The Clopper–Pearson bound of :mod:`attacks.epsilon` is a hypothesis test: it says whether the
-scores *prove* a leak, and a no-op, a weak fine-tune and a strong one all reach the trial
-ceiling together. The numbers here say *how much* the worlds differ, with an interval at the
-given confidence, so that methods can be ranked; they are **estimates, never bounds**, and the
-report labels them so (``kind = "estimate"``).
+The audit turns every attack's scores into the same numbers, and :class:`ScorePair` is where they
+are all asked for, in the shape of jax_privacy's ``CanaryScoreAuditor`` (one object per score
+set, every metric a method, the bootstrap's draws and seed parameters):
 
-One :class:`ScorePair` per (unlearned, retrained) pair of score samples, in the shape of
-jax_privacy's ``CanaryScoreAuditor``: every number is a method, the bootstrap's draws and seed are
-parameters, and :meth:`ScorePair.estimates` collects them for the report:
+* :meth:`ScorePair.bound`: the Clopper–Pearson lower bound on ε (:mod:`attacks.epsilon`), the
+  only number that assumes nothing about the release;
+* :meth:`ScorePair.gdp`: the μ-GDP reading (:mod:`attacks.gdp`), given where the Gaussian shape
+  test accepts, and :meth:`ScorePair.gdp_bound`, its lower bound on μ, which is a valid bound
+  in noise mode and an estimate under the Gaussian hypothesis elsewhere;
+* :meth:`ScorePair.roc`: the ROC curve, its AUROC and TPR at low FPR (:mod:`attacks.roc`);
+* :meth:`ScorePair.estimates`: how much the worlds differ, with intervals, and which way.
+
+The bound is a hypothesis test: it says whether the scores *prove* a leak, and a no-op, a weak
+fine-tune and a strong one all reach the trial ceiling together. The estimates say *how much*
+the worlds differ, with an interval at the given confidence, so that methods can be ranked; they
+are **estimates, never bounds**, and the report labels them so (``kind = "estimate"``):
 
 * AUROC with a DeLong interval (DeLong, DeLong & Clarke-Pearson 1988; the variance of the
   Mann–Whitney statistic from its placement values, ties counted one half);
 * TPR at 1 % and 0.1 % FPR with bootstrap percentile intervals (worlds resampled separately);
   "cannot estimate" when the retrained world holds fewer than :data:`MIN_FALSE_POSITIVES` / FPR
   trials, with that count;
-* ε with a bootstrap interval: the μ-GDP reading (μ̂ of :func:`attacks.epsilon.gdp_epsilon_estimate`,
-  interval on the signed μ) where :func:`attacks.epsilon.gdp_goodness_of_fit` accepts the
+* ε with a bootstrap interval: the μ-GDP reading (μ̂ of :func:`attacks.gdp.gdp_epsilon_estimate`,
+  interval on the signed μ) where :func:`attacks.gaussian_shape.gdp_goodness_of_fit` accepts the
   Gaussian shape; otherwise the empirical trade-off curve: the test (threshold, direction, side
   of Eq. (1) of :mod:`attacks.epsilon`) with the largest ε at the observed rates is chosen on a
   random half of each world and read, with a percentile bootstrap, on the other half (choosing
@@ -51,16 +58,20 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from attacks.epsilon import (
-    DEFAULT_N_THRESHOLDS,
+from attacks.epsilon import DEFAULT_STRATEGY, EpsilonBound, clopper_pearson_epsilon
+from attacks.gaussian_shape import gdp_goodness_of_fit
+from attacks.gdp import (
+    GDPBound,
+    GDPEstimate,
     _gdp_epsilon,
     _gdp_point_fit,
     _min_count,
+    gdp_bound,
+    gdp_epsilon_estimate,
     gdp_fit_from_counts,
-    gdp_goodness_of_fit,
 )
-from attacks.roc import _scores, tpr_at_fpr
-from attacks.thresholds import candidate_thresholds, errors
+from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, _scores, tpr_at_fpr
+from attacks.thresholds import DEFAULT_N_THRESHOLDS, ThresholdStrategy, candidate_thresholds, errors
 from certify.errors import PROBABILITY, Choice, Integer, Real
 
 __all__ = [
@@ -178,14 +189,15 @@ def _tpr(u: _Sample, r: _Sample, fpr: float) -> float:
 
 
 class ScorePair:
-    """The scores of one attack in world U (unlearned) and world R (retrained), and what they estimate.
+    """The scores of one attack in world U (unlearned) and world R (retrained), and everything read from them.
 
     Parameters
     ----------
     scores_u, scores_r : array_like, shape (n_u,), (n_r,)
         Finite scores; a larger score says "world U" (:mod:`attacks.base`).
     confidence : float, default 0.95
-        Two-sided level of every interval, in (0, 1).
+        The level of every statement, in (0, 1): the joint level of each bound, the two-sided
+        level of every interval.
     n_bootstrap : int, default 200
         Bootstrap resamples (≥ 20) of the TPR and ε intervals.
     seed : int, default 0
@@ -207,6 +219,52 @@ class ScorePair:
         self.n_bootstrap = _BOOTSTRAP.check("n_bootstrap", n_bootstrap)
         self.seed = Integer(0).check("seed", seed)
         self._z = float(ndtri(0.5 + self.confidence / 2.0))
+
+    # -- the bounds and the ROC -----------------------------------------------------------------
+
+    def bound(
+        self,
+        delta: float,
+        *,
+        split: str | ThresholdStrategy = DEFAULT_STRATEGY,
+        n_thresholds: int | None = DEFAULT_N_THRESHOLDS,
+        thresholds: np.ndarray | None = None,
+    ) -> EpsilonBound:
+        """The Clopper–Pearson lower bound on ε at this pair's confidence and seed
+        (:func:`attacks.epsilon.clopper_pearson_epsilon`)."""
+        return clopper_pearson_epsilon(
+            self.u,
+            self.r,
+            delta=delta,
+            confidence=self.confidence,
+            split=split,
+            n_thresholds=n_thresholds,
+            thresholds=thresholds,
+            seed=self.seed,
+        )
+
+    def gdp(self, delta: float, *, split: str | ThresholdStrategy = DEFAULT_STRATEGY) -> GDPEstimate:
+        """The μ-GDP reading where the Gaussian shape is accepted (:func:`attacks.gdp.gdp_epsilon_estimate`)."""
+        return gdp_epsilon_estimate(self.u, self.r, delta, confidence=self.confidence, split=split, seed=self.seed)
+
+    def gdp_bound(
+        self, delta: float, *, gaussian_release: bool, split: str | ThresholdStrategy = DEFAULT_STRATEGY
+    ) -> GDPBound:
+        """The lower bound on μ and its ε (:func:`attacks.gdp.gdp_bound`): a valid bound when
+        ``gaussian_release`` (noise mode), an estimate under the Gaussian hypothesis otherwise."""
+        return gdp_bound(
+            self.u,
+            self.r,
+            delta,
+            gaussian_release=gaussian_release,
+            confidence=self.confidence,
+            split=split,
+            seed=self.seed,
+        )
+
+    def roc(self, *, max_points: int = DEFAULT_CURVE_POINTS) -> RocSummary:
+        """The ROC curve (at most ``max_points`` exact points), its AUROC and TPR at low FPR."""
+        return RocSummary.from_scores(self.u, self.r, max_points=max_points)
 
     # -- AUROC ---------------------------------------------------------------------------------
 

@@ -424,7 +424,19 @@ def certificate_findings(
         )
         return findings + useful
     if comparison is not None:
-        if comparison.certificate_violated:
+        if comparison.certificate_violated and comparison.violated_by == "gdp-bound":
+            level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
+            findings.append(
+                finding(
+                    "certificate-violated",
+                    f"CERTIFICATE VIOLATED: the {comparison.best_gdp_bound_attack} attack's GDP bound proves epsilon >= "
+                    f"{comparison.best_gdp_bound_epsilon_lower:.4g} at {level} confidence (jointly over every attack "
+                    f"run), above the certified epsilon {comparison.certified_epsilon:.4g}; valid because the release "
+                    "is the Gaussian mechanism on two fixed models (noise mode). The Clopper-Pearson bound is "
+                    f"{comparison.best_empirical_epsilon:.4g}",
+                )
+            )
+        elif comparison.certificate_violated:
             level = f"{100 * confidence:.0f}%" if confidence is not None else "the stated"
             findings.append(
                 finding(
@@ -597,8 +609,9 @@ def measurement_findings(attacks: Any, confidence: float, no_op_passes: bool = F
 
 
 def direction_findings(attacks: Any) -> list[dict[str, str]]:
-    """``under-unlearning`` / ``over-unlearning``: which way the attacks whose bound exceeds what
-    the certificate allows (0 without one) point, read from their AUROC intervals. The bound is
+    """``under-unlearning`` / ``over-unlearning``: which way the attacks whose bound (the
+    Clopper-Pearson one, or the GDP bound where it is valid) exceeds what the certificate allows (0
+    without one) point, read from their AUROC intervals. The bound is
     two-sided (a leak either way); these words are not. An attack whose score cannot tell which
     way (orientation "worlds"), or whose interval contains 0.5, names neither."""
     allowed = attacks.comparison.certified_epsilon or 0.0
@@ -607,7 +620,9 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         est = getattr(r, "estimates", None)  # reports written before the estimates carry none
         if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
             continue
-        if r.bound.epsilon_lower > allowed * (1 + _TOL):
+        gdp = getattr(r.bound, "gdp_bound", None)  # a valid bound in noise mode only; older reports have none
+        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None and gdp.kind == "bound" else 0.0)
+        if proven > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
                 f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
             )

@@ -70,6 +70,11 @@ from unlearners.training import ROW_BLOCK
 MODES = ("noise", "retrain", "rerun")
 #: What ``trial_mode`` accepts: a mode, or ``"auto"`` (:func:`choose_mode`).
 MODE_CHOICES = ("auto", *MODES)
+#: The modes whose two worlds are the Gaussian mechanism on two fixed models (θ_u + σξ against
+#: θ_r + σξ'): the release's trade-off curve is G_μ by construction, so the GDP bound on μ is a
+#: valid bound there and an estimate elsewhere (:mod:`attacks.gdp`). Retrain and re-run trials
+#: redraw training, whose randomness has no known shape.
+GAUSSIAN_RELEASE_MODES = frozenset({"noise"})
 
 #: The random streams of a trial (see the module docstring).
 STREAM_INIT, STREAM_UNLEARNED, STREAM_RETRAINED, STREAM_ORIGINAL = 0, 1, 2, 3

@@ -222,6 +222,8 @@ def summary(err: Console, report: Any) -> None:
                     ),
                 )
             )
+            if b.gdp_bound is not None:
+                rows.append((f"GDP bound epsilon >= ({name}, valid in noise mode)", _fmt(b.gdp_bound.epsilon_lower)))
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
         placed = report.attacks.production

@@ -381,10 +381,14 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                 "gof": gdp.get("gof"),
                 "gof_p": gdp.get("gof_p_value"),
                 "gdp_lower": gdp.get("epsilon_lower"),
+                "gdp_bound": b.get("gdp_bound"),
                 "per_record": _per_record(r.get("details") or {}),
                 "estimates": r.get("estimates"),
                 "exceeds": certified is not None
-                and plots.num(b.get("epsilon_lower")) > plots.num(certified) * (1 + 1e-9),
+                and max(
+                    plots.num(b.get("epsilon_lower")), plots.num((b.get("gdp_bound") or {}).get("epsilon_lower", 0))
+                )
+                > plots.num(certified) * (1 + 1e-9),
                 "best": name == comparison.get("best_attack"),
             }
         )

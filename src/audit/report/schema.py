@@ -1208,6 +1208,34 @@ class GdpEstimate(_Section):
     lower_kind: Literal["bound under the Gaussian (mu-GDP) hypothesis"] | None = Absent()
 
 
+class GdpBound(_Section):
+    """The Clopper-Pearson lower bound on mu of an attack's scores and its epsilon at delta, reported in
+    noise mode only: there the release is the Gaussian mechanism on two fixed models, its trade-off
+    curve is G_mu by construction, and this is a valid bound that can refute the certificate
+    (attacks.gdp, Nasr et al. 2023). Elsewhere the GDP lower bound is ``gdp_estimate.epsilon_lower``,
+    an estimate under the Gaussian hypothesis."""
+
+    mu_lower: ExtNonNegNoNan
+    epsilon_lower: ExtNonNegNoNan
+    """Epsilon at delta of mu_lower (exact GDP conversion); inf when delta is 0 and mu_lower > 0."""
+    kind: Literal["bound", "estimate"]
+    basis: Literal[
+        "bound: the release is the Gaussian mechanism on two fixed models (noise mode)",
+        "bound under the Gaussian (mu-GDP) hypothesis",
+    ]
+    threshold: ExtFloat
+    direction: Direction
+    fpr_upper: Probability
+    fnr_upper: Probability
+    rate_confidence: OpenUnit
+    n_tests: PosCount
+    ceiling: ExtNonNegNoNan
+    """The epsilon_lower of a perfectly separating attack at these trial counts."""
+    confidence: OpenUnit
+    delta: Delta
+    method: Text
+
+
 class EpsilonBound(_Section):
     """Clopper-Pearson lower bound on epsilon from an attack's scores on both worlds' releases."""
 
@@ -1239,6 +1267,8 @@ class EpsilonBound(_Section):
     kind: Literal["bound"]
     roc: Roc
     gdp_estimate: GdpEstimate
+    gdp_bound: GdpBound | None = Absent()
+    """Noise mode only: the GDP bound, valid there (absent in other modes and in older reports)."""
     n_tests: PosCount | None = Absent()
     """(threshold, direction) tests the error was shared among (absent in older reports)."""
     can_test: Bool | None = Absent()
@@ -1352,6 +1382,13 @@ class Comparison(_Section):
     realized_below_empirical: Bool
     ordering_holds: Bool | None
     """null when no certificate was issued."""
+    gdp_bound_epsilon_lower: dict[AttackName, ExtNonNegNoNan] | None = Absent()
+    """Noise mode only: every attack's GDP bound (valid there: the release is the Gaussian mechanism
+    on two fixed models), which can refute the certificate like the Clopper-Pearson bound."""
+    best_gdp_bound_attack: AttackName | None = Absent()
+    best_gdp_bound_epsilon_lower: ExtNonNegNoNan | None = Absent()
+    violated_by: Literal["clopper-pearson", "gdp-bound"] | None = Absent()
+    """Which bound refuted the certificate (the Clopper-Pearson one when both did); null when none did."""
 
 
 class PositiveControl(_Section):
