@@ -131,4 +131,3 @@ def test_an_optional_number_with_a_default_takes_the_word_none():
     assert settings({}, {"utility_records": 300})["utility_records"] == 300
     with pytest.raises(InvalidInput, match="--utility-records"):
         settings({"utility_records": "many"}, {})
-

@@ -4,7 +4,7 @@ that fits ``memory_cap``. See :func:`memory_estimate` for what is counted."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -14,8 +14,9 @@ from certify.errors import InvalidInput
 from unlearners.footprint import meta, peak_bytes, with_margin
 from unlearners.smoothness import ConstantSampler
 
-if TYPE_CHECKING:
-    from unlearners.hessian_free import HessianFree
+# Every function takes ``hf``, the unlearners.hessian_free.HessianFree whose fit it plans; typed
+# as a name only (HessianFree imports this module, and the architecture allows no import circle).
+HessianFree = Any
 
 #: Steps at which a non-linear model's curvature is estimated (evenly spaced); their iterates are
 #: part of the stored state.
