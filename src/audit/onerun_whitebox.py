@@ -82,6 +82,7 @@ References
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -101,6 +102,7 @@ from attacks.fdp_onerun import (
 )
 from attacks.onerun import one_run_ceiling, one_run_epsilon, one_run_guesses
 from audit.onerun import ROLES, SEED_SCHEME, _check_data, _covers, _rng, _tie_seed, _torch_generator, default_guesses
+from audit.seeds import child_seed
 from certify.errors import (
     PROBABILITY,
     Integer,
@@ -117,9 +119,12 @@ __all__ = [
     "CANARY_ROLE",
     "WhiteBoxOneRun",
     "isotropic_canaries",
+    "pipeline_section",
     "whitebox_ceiling",
     "whitebox_one_run_audit",
 ]
+
+log = logging.getLogger("unlearn_audit.onerun_whitebox")
 
 #: spawn_key of the isotropic canaries' stream (after :data:`audit.onerun.ROLES`).
 CANARY_ROLE = max(ROLES.values()) + 1
@@ -385,3 +390,48 @@ def _note(m: int, r: int, confidence: float, covers: bool) -> str:
             "only (the certificate depends on the data or on estimated constants); the reference test needs only it."
         )
     return " ".join(parts)
+
+
+def ceiling_line(ceiling: dict[str, Any], certified: float | None) -> str:
+    """The design's ceiling in words, printed before the game runs (and kept in the report)."""
+    target = f" against the certified {certified:.4g}" if certified is not None else ""
+    return (
+        f"white-box one-run audit: {ceiling['m']} canary pairs, {ceiling['r']} guesses; from its guesses it can "
+        f"prove at most epsilon >= {ceiling['per_canary_epsilon']:.4g} (f-DP one-run bound; Steinke et al. "
+        f"{ceiling['steinke_epsilon']:.4g}){target}; its test against the reference A(D) has no ceiling"
+    )
+
+
+def pipeline_section(config: Any, method: Unlearner, inputs: Any, init: Callable, seed: int) -> dict[str, Any]:
+    """The report section: ``one_run_whitebox_canaries`` pairs of isotropic canaries on the sphere
+    of the training rows' largest norm (the domain the constants were computed on), a game seed
+    derived from the audit's, the ceiling logged before the game; a certificate that is not a
+    finite Gaussian output noise is recorded as skipped."""
+    m = int(config.one_run_whitebox_canaries)
+    ceiling = whitebox_ceiling(m, config.delta, config.confidence)
+    log.info("%s", ceiling_line(ceiling, config.epsilon))
+    game_seed = child_seed(seed, "one-run-whitebox")
+    X = inputs.X
+    flat = X.reshape(X.shape[0], -1)
+    radius = float(torch.linalg.vector_norm(flat.to(torch.float64), dim=1).max())
+    classes = max(2, int(inputs.objective.n_outputs))
+    cX, cy = isotropic_canaries(2 * m, int(flat.shape[1]), classes, game_seed, radius=max(radius, 1e-12))
+    try:
+        result = whitebox_one_run_audit(
+            method,
+            X,
+            inputs.y,
+            cX.reshape(2 * m, *X.shape[1:]),
+            cy,
+            init,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            mechanism=config.mechanism,
+            confidence=config.confidence,
+            seed=game_seed,
+        )
+    except InvalidInput as exc:
+        if exc.field in ("canaries_X", "canaries_y", "k_plus + k_minus"):
+            raise
+        return {"skipped": f"{exc.field}: {exc.allowed} (got {exc.got!r})", "ceiling": ceiling, "seed": game_seed}
+    return result.to_dict()
