@@ -489,7 +489,15 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "utility_records", "diagnostic_budget")
+CONFIG_ADDED_LATER = (
+    "train",
+    "unlearn",
+    "original",
+    "time_budget",
+    "utility_records",
+    "diagnostic_budget",
+    "one_run_whitebox_canaries",
+)
 
 
 def _config_model() -> type[BaseModel]:
