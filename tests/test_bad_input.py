@@ -158,6 +158,8 @@ CLI_CASES = [
     ),
     ("confidence-one", ["run", "--confidence", "1"], 2, "--confidence"),
     ("seed-negative", ["run", "--seed", "-1"], 2, "--seed"),
+    ("one-run-whitebox-too-few", ["run", "--one-run-whitebox-canaries", "5"], 2, "--one-run-whitebox-canaries"),
+    ("one-run-whitebox-text", ["run", "--one-run-whitebox-canaries", "many"], 2, "--one-run-whitebox-canaries"),
     ("utility-records-too-few", ["run", "--utility-records", "5"], 2, "--utility-records"),
     ("attack-unknown", ["run", "--attacks", "nope"], 2, "--attacks"),
     ("feature-no-equals", ["run", "--feature", "bad"], 2, "--feature"),
