@@ -140,7 +140,7 @@ def estimator_docs() -> str:
     """The estimators every attack's scores go through: their modules' docstrings."""
     parts = []
     for module in ("attacks.epsilon", "attacks.estimates", "attacks.thresholds", "attacks.onerun",
-                   "attacks.consecutive"):
+                   "attacks.fdp_onerun", "attacks.consecutive"):
         parts += [f"### `{module}`", "", _docstring(import_module(module).__doc__), ""]
     return "\n".join(parts)
 
