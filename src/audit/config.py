@@ -521,6 +521,7 @@ FIELDS: tuple[Field, ...] = (
         "then deleted, scored by the release's alignment with each canary's gradient and bounded with the f-DP "
         "one-run analysis (Mahloujifar et al. 2025), on a copy apart from the forget set's audit.",
         "attacks",
+        flags=("--one-run-whitebox",),
     ),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
     Field(
