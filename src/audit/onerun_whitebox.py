@@ -62,7 +62,8 @@ certificate is for the *group* of m canaries (so it is the group's ε that is bo
 every S (``covers_all_assignments``), and the reference must be the certificate's: a method whose
 training is deterministic given θ₀ and its seed (the audit's noise mode), with options chosen
 from data pinned before the game. Only certificates of kind ``output-noise`` with a finite σ > 0
-are tested; others are recorded as skipped.
+are tested; others are recorded as skipped. z is exactly N(0, 1) in float64; a float32 release is
+rounded (about 6e-8·|θ| per coordinate), which is negligible only while σ is far above that.
 
 Positive control: the game's original model A(D ∪ C₊), released with the same σ and noise draw,
 analysed the same way (``control``), as in :mod:`audit.onerun`.
