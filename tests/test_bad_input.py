@@ -158,6 +158,8 @@ CLI_CASES = [
     ),
     ("confidence-one", ["run", "--confidence", "1"], 2, "--confidence"),
     ("seed-negative", ["run", "--seed", "-1"], 2, "--seed"),
+    ("one-run-whitebox-too-few", ["run", "--one-run-whitebox", "5"], 2, "--one-run-whitebox"),
+    ("one-run-whitebox-text", ["run", "--one-run-whitebox", "many"], 2, "--one-run-whitebox"),
     ("utility-records-too-few", ["run", "--utility-records", "5"], 2, "--utility-records"),
     ("utility-records-not-a-number", ["run", "--utility-records", "many"], 2, "--utility-records"),
     ("attack-unknown", ["run", "--attacks", "nope"], 2, "--attacks"),

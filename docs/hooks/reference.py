@@ -141,7 +141,7 @@ def estimator_docs() -> str:
     parts = []
     for module in ("attacks.estimates", "attacks.epsilon", "attacks.thresholds", "attacks.protocol",
                    "attacks.rates", "attacks.gdp", "attacks.gaussian_shape", "attacks.onerun",
-                   "attacks.consecutive"):
+                   "attacks.fdp_onerun", "attacks.consecutive"):
         parts += [f"### `{module}`", "", _docstring(import_module(module).__doc__), ""]
     return "\n".join(parts)
 

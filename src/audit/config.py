@@ -513,6 +513,16 @@ FIELDS: tuple[Field, ...] = (
         "record of each pair is trained on and then deleted.",
         "attacks",
     ),
+    Field(
+        "one_run_whitebox_canaries",
+        None,
+        Optional(Integer(10, 1_000_000), "for no white-box one-run audit"),
+        "Canary pairs of the white-box one-run audit: isotropic random records, one of each pair trained on and "
+        "then deleted, scored by the release's alignment with each canary's gradient and bounded with the f-DP "
+        "one-run analysis (Mahloujifar et al. 2025), on a copy apart from the forget set's audit.",
+        "attacks",
+        flags=("--one-run-whitebox",),
+    ),
     Field("relearn_max_steps", 100, Integer(1, 100_000), "Cap on relearn-time fine-tuning steps.", "attacks"),
     Field(
         "request_id",

@@ -827,3 +827,25 @@ def diagnostic_findings(tradeoff: Any, recovery: Any, budget: float) -> list[dic
             "(raise --diagnostic-budget for the whole diagnostic); no certificate depends on it",
         )
     ]
+
+
+def whitebox_one_run_findings(section: dict) -> list[dict[str, str]]:
+    """``one-run-violation`` when the white-box one-run audit's bound exceeds the certified ε (its
+    reference test has no ceiling, so there is no ``underpowered`` case to name); nothing when it was
+    skipped or stays below."""
+    if "skipped" in section or not section.get("violation"):
+        return []
+    a = section["analysis"]
+    which = (
+        f"its largest canary alignment was {a['max_abs_z']:.4g} sigma from the reference A(D)"
+        if a["epsilon_reference"] >= a["epsilon_guesses"]
+        else f"{a['v']} of {a['r']} guesses were right"
+    )
+    return [
+        finding(
+            "one-run-violation",
+            f"CERTIFICATE VIOLATED (white-box one run): deleting {section['inserted']} canaries, {which}, "
+            f"which proves epsilon >= {section['epsilon_lower']:.4g} at {100 * section['confidence']:.0f}% "
+            f"confidence, above the certified {section['certified_epsilon']:.4g}",
+        )
+    ]

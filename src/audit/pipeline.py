@@ -223,7 +223,7 @@ class Attacked:
 
 
 #: Report sections present only when their stage ran.
-_OPTIONAL = ("ledger", "one_run", "reproducibility", "frontier")
+_OPTIONAL = ("ledger", "one_run", "reproducibility", "frontier", "one_run_whitebox")
 
 
 def _run(
@@ -310,6 +310,12 @@ def _run(
     if config.one_run_canaries is not None:
         with _clock(timings, "one_run_s"):
             sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
+    sections["one_run_whitebox"] = None
+    if config.one_run_whitebox_canaries is not None:
+        from audit.onerun_whitebox import pipeline_section
+
+        with _clock(timings, "one_run_whitebox_s"):
+            sections["one_run_whitebox"] = pipeline_section(config, method, inputs, init, seeds["attacks"])
     found = _findings(config, worlds.certificate, sections, attacked) + not_learned
     return _report(
         config, method, inputs, worlds, sections, found, started=started, salt=salt, seeds=seeds, timings=timings
@@ -689,6 +695,8 @@ def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str,
         found.append(rules.degenerate_trials(attacked.refused))
     if sections["one_run"] is not None:
         found += rules.one_run_findings(sections["one_run"])
+    if sections["one_run_whitebox"] is not None:
+        found += rules.whitebox_one_run_findings(sections["one_run_whitebox"])
     found += rules.diagnostic_findings(sections["tradeoff"], sections["checkpoint_recovery"], config.diagnostic_budget)
     reproducibility = sections["reproducibility"]
     if reproducibility is not None and not reproducibility["equal"]:

@@ -237,6 +237,17 @@ def summary(err: Console, report: Any) -> None:
     one_run = report.one_run or {}
     if "ceiling" in one_run:
         rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
+    whitebox = report.one_run_whitebox or {}
+    if "epsilon_lower" in whitebox:
+        rows.append(
+            (
+                f"white-box one-run epsilon >= ({whitebox['m']} canary pairs)",
+                f"{_fmt(whitebox['epsilon_lower'])} (guesses' ceiling {_fmt(whitebox['ceiling']['per_canary_epsilon'])};"
+                f" largest alignment {_fmt(whitebox['analysis']['max_abs_z'])} sigma)",
+            )
+        )
+    elif "skipped" in whitebox:
+        rows.append(("white-box one-run audit", "skipped: " + whitebox["skipped"]))
     check = report.reproducibility
     if check is not None:
         rows.append(

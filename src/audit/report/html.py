@@ -483,6 +483,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "trials": (attacks or {}).get("trials") or {},
         "control": (attacks or {}).get("positive_control"),
         "one_run": report.get("one_run"),
+        "one_run_whitebox": report.get("one_run_whitebox"),
         # what a bound below its own resolution cannot test (audit.sizing): the words of the finding
         "cannot_test": cannot_test(comparison.get("certified_epsilon")),
         "one_run_cannot_test": cannot_test((report.get("one_run") or {}).get("certified_epsilon")),

@@ -489,7 +489,15 @@ def _annotation(c: Constraint, name: str) -> Any:
 
 
 #: Configuration fields that reports of this schema written before them do not hold (absent: None).
-CONFIG_ADDED_LATER = ("train", "unlearn", "original", "time_budget", "utility_records", "diagnostic_budget")
+CONFIG_ADDED_LATER = (
+    "train",
+    "unlearn",
+    "original",
+    "time_budget",
+    "utility_records",
+    "diagnostic_budget",
+    "one_run_whitebox_canaries",
+)
 
 
 def _config_model() -> type[BaseModel]:
@@ -1542,6 +1550,12 @@ class ReportModel(_Section):
     (optional; absent from reports before it): the game's positive control, its original model
     released at the same sigma and noise draw, with ``v`` of ``r`` guesses right, its
     ``epsilon_lower`` and ``has_power`` (that bound exceeds the certified epsilon, 0 without one)."""
+    one_run_whitebox: OpenDict | None = Absent()
+    """The white-box one-run audit (:mod:`audit.onerun_whitebox`), when one_run_whitebox_canaries is
+    set: a lower bound on the certificate's epsilon for deleting the inserted canaries, from
+    parameter-space canary scores (f-DP one-run bound on the guesses, and one test against the
+    reference A(D)), its ``ceiling`` (computed before the run), ``control`` and ``seed``; or
+    ``skipped`` with the reason when the certificate is not a finite Gaussian output noise."""
     timings: Timings
     seeds: Seeds
     environment: Environment
