@@ -28,7 +28,12 @@ Also here: any A (:meth:`NoisyFineTune.from_training`, the caller's ``train``; `
 production weights), BatchNorm statistics recomputed on D \\ Z (:func:`retain_statistics`), a
 frozen public backbone (option ``public``: not noised, the assumption stated in the certificate),
 and re-runs from fixed starts (``Capabilities.reruns``: the audit's ``rerun`` trial mode and the
-frontier's per-ε runs). Not here: the block-wise schedule of Dolgova & Stich (arXiv:2601.05134).
+frontier's per-ε runs). Not here: the block-wise schedule of Dolgova & Stich (arXiv:2601.05134):
+their code (mlolab/blockwise-noisy-fine-tuning) is reachable, the theorem behind its accounting is not.
+
+Theorem and equation numbers of Koloskova et al. are not cited: only the paper's opening is
+reachable here and the authors' code names none. :mod:`certify.bounds.noisyft` is checked against
+that code instead (tests/test_noisyft.py, to 1e-6 on their configurations).
 """
 
 from __future__ import annotations
