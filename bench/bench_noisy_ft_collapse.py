@@ -14,7 +14,8 @@ CPU seconds are ``time.process_time`` in this process; the load average is recor
 With ``--sgd-eta`` the noise-free phase is instead plain SGD (batch 64, train mode, then the
 BatchNorm statistics recomputed on D \\ Z) for as many steps as A took, from each ``restart``: close
 to the papers' noise-free phase (their code uses SGD with momentum 0.9), a step that does not adapt
-to the noisy point's scale as Adam does.
+to the noisy point's scale as Adam does. Its run with ``--sgd-eta 0.05 --seeds 0`` is
+``bench/results/noisy_ft_collapse_sgd.json``.
 
 Usage: python bench/bench_noisy_ft_collapse.py [--n 2000] [--epochs 3] [--sgd-eta ETA] [--out FILE.json]
 """
