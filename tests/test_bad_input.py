@@ -703,3 +703,28 @@ def test_a_port_that_answers_but_not_as_a_ray_head_is_refused_at_once():
             check_ray_cluster(f"127.0.0.1:{server.getsockname()[1]}", timeout=2)
         thread.join()
     assert info.value.field == "ray_address"
+
+
+# -- method options read at construction (the CLI reaches them after loading the data, ~1 s a row) ----
+METHOD_OPTION_CASES = [
+    ("noisy-ft-post-fraction-zero", {"post_train": True, "post_fraction": 0}, "post_fraction"),
+    ("noisy-ft-post-fraction-above-one", {"post_train": True, "post_fraction": 1.5}, "post_fraction"),
+    ("noisy-ft-post-fraction-text", {"post_train": True, "post_fraction": "half"}, "post_fraction"),
+    ("noisy-ft-post-fraction-none", {"post_train": True, "post_fraction": None}, "post_fraction"),
+    ("noisy-ft-restart-unknown", {"restart": "bogus"}, "restart"),
+]
+
+
+@pytest.mark.parametrize(
+    ("options", "field"), [c[1:] for c in METHOD_OPTION_CASES], ids=[c[0] for c in METHOD_OPTION_CASES]
+)
+def test_noisy_ft_bad_option(options, field):
+    import torch
+
+    from unlearners.noisyft import NoisyFineTune
+    from unlearners.objective import Objective
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    with pytest.raises(InvalidInput) as info:
+        NoisyFineTune.from_training(Objective(model, with_buffers=True), train=lambda m, d, g: m, **options)
+    assert info.value.field == field and field in str(info.value)

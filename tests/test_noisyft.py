@@ -540,3 +540,48 @@ def test_init_scale_restores_the_initial_scales_and_keeps_the_noisy_directions(b
         noisy, scaled = runs["none"][name], runs["init-scale"][name]
         assert float(scaled.norm()) == pytest.approx(float(init[name].norm()), rel=1e-12)
         assert torch.allclose(scaled / scaled.norm(), noisy / noisy.norm(), atol=1e-12)
+
+
+# -- the noise-free phase's length with the caller's training (post_fraction): post-processing ---------
+def test_post_fraction_is_the_share_of_the_retain_set_the_callers_training_reads(bn_fitted):
+    """With post_train the caller's training reads a random ceil(post_fraction * |D \\ Z|) records of
+    D \\ Z, never a forgotten one; post_fraction = 1 hands it all of D \\ Z in order."""
+    forget = torch.tensor([1, 2, 3])
+    X_r, y_r = bn_fitted.retained(forget)
+    seen: list[torch.Tensor] = []
+
+    def train(model, dataset, generator):
+        seen.append(dataset.tensors[0])
+        return _adam(model, dataset, generator)
+
+    for fraction in (0.5, 1.0):
+        method = NoisyFineTune.from_training(
+            bn_fitted.objective, train=train, **{**bn_fitted.options, "post_train": True, "post_fraction": fraction}
+        )
+        method.theta0_ = bn_fitted.theta0_
+        method.noisy_finetune(bn_fitted.theta_, X_r, y_r, role="x", generator=torch.Generator().manual_seed(3))
+    half, whole = seen
+    assert len(half) == math.ceil(0.5 * len(X_r)) and torch.equal(whole, X_r)
+    read = {tuple(r.tolist()) for r in half}
+    assert read <= {tuple(r.tolist()) for r in X_r} and len(read) == len(half)  # distinct records of D \ Z
+    assert not read & {tuple(r.tolist()) for r in bn_fitted.X_[forget]}
+
+
+def test_post_fraction_does_not_change_the_certificate(bn_fitted):
+    """The share the noise-free phase reads is post-processing: every number and condition is the
+    same; the theorem line names the share."""
+    forget = [1, 2, 3]
+    certs = {}
+    for fraction in (1.0, 0.25):
+        method = bn_fitted.replica(post_train=True, post_fraction=fraction)
+        method.fit(bn_fitted.X_, bn_fitted.y_, bn_fitted.theta0_)
+        certs[fraction] = method.certify(forget, 1.0, 1e-5)
+    whole, quarter = certs[1.0], certs[0.25]
+    assert quarter.epsilon == whole.epsilon and quarter.valid and whole.valid
+    assert [(c.name, c.value) for c in quarter.constants] == [(c.name, c.value) for c in whole.constants]
+    assert [(c.name, c.met, c.detail) for c in quarter.conditions] == [
+        (c.name, c.met, c.detail) for c in whole.conditions
+    ]
+    assert quarter.theorem == whole.theorem.replace(
+        "your own training on D \\ Z", "your own training on D \\ Z (a random 25% of its records)"
+    )

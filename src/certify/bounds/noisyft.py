@@ -48,9 +48,10 @@ from δ_0 = δ_Gauss(ε; 2C0/σ0) (or 1 without initial noise). δ_Gauss is the 
 privacy curve (:func:`certify.mechanisms.delta_for`, Balle & Wang 2018, Theorem 8; the authors'
 ``theta_epsilon``). :func:`model_clip_delta` re-derives ``Trainer.dp_accountant``'s recursion.
 
-Theorem numbers: the statements above are the ones the authors' code evaluates; the paper's own
-theorem and equation numbers could not be read offline in this session (see the method's
-``paper`` attribute) and are not quoted.
+Theorem numbers: the statements above are the ones the authors' code evaluates. The paper's own
+theorem and equation numbers are not quoted: the copies reachable here (arXiv HTML v2, the ICML
+text) give only its opening, and the code names no theorem; the accounting is checked against
+that code instead (tests/test_noisyft.py).
 """
 
 from __future__ import annotations
