@@ -50,7 +50,7 @@ MAX_DOUBLINGS = 10
 #: is still a little below the measured mean: 0.59 vs 0.70 at 1,000 trials, 1.22 vs 1.30 at 10,000,
 #: μ = 0.719, per-attack confidence 0.99375).
 PREDICTED_TESTS = 10
-_THRESHOLDS = np.linspace(-3.0, 9.0, 1201)
+_THRESHOLDS = np.linspace(-3.0, 9.0, 241)
 
 StoppedBy = Literal["plateau", "budget", "memory", "cap"]
 
@@ -82,9 +82,12 @@ def plateau_count(mu: float, delta: float, confidence: float, floor: int) -> int
     """The first count of :func:`grid` whose doubling adds less than :data:`PLATEAU_GAIN` to the
     predicted bound (the last count when every doubling still adds more)."""
     counts = grid(floor)
+    before = predicted_bound(mu, floor, delta, confidence)
     for n, doubled in zip(counts, counts[1:], strict=False):
-        if predicted_bound(mu, doubled, delta, confidence) - predicted_bound(mu, n, delta, confidence) < PLATEAU_GAIN:
+        after = predicted_bound(mu, doubled, delta, confidence)
+        if after - before < PLATEAU_GAIN:
             return n
+        before = after
     return counts[-1]
 
 
@@ -170,7 +173,7 @@ def sized_attacks(
 
     if plateau <= floor:  # an honest release: more trials cannot move the bound, so no pilot is spent
         sizing = record(floor, "plateau", None)
-        final = replace(plan, reason=f"{plan.reason}; {sizing.why}", sizing=sizing)
+        final = replace(plan, sizing=sizing)
         return attack(final, False), final
     clock_name, clock = pilot_clock(executor)
     started = clock()
@@ -192,8 +195,8 @@ def sized_attacks(
         seconds_per_trial=per_trial,
         predicted_s=n * per_trial,
     )
-    final = replace(plan, n_trials=n, reason=f"{plan.reason}; {sizing.why}", sizing=sizing)
+    final = replace(plan, n_trials=n, sizing=sizing)
     if n == floor:  # the pilot is the run: same trials, same scores
-        trials = pilot.trials.model_copy(update={"mode_reason": final.reason, "sizing": sizing})
+        trials = pilot.trials.model_copy(update={"sizing": sizing})
         return pilot.model_copy(update={"trials": trials}), final
     return attack(final, False), final

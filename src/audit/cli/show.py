@@ -222,6 +222,9 @@ def summary(err: Console, report: Any) -> None:
                     ),
                 )
             )
+        sizing = report.attacks.trials.sizing
+        if sizing is not None:
+            rows.append(("trial count", sizing.why))
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
         placed = report.attacks.production
