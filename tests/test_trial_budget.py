@@ -29,10 +29,14 @@ def test_the_predicted_bound_is_zero_without_a_leak_and_a_little_below_the_measu
     assert predicted_bound(MU3, 2000, DELTA, EACH) < 1 < predicted_bound(MU3, 8000, DELTA, EACH)
 
 
-def test_an_honest_release_plateaus_at_the_floor_a_leaky_one_does_not():
-    assert plateau_count(0.0, DELTA, EACH, 1000) == 1000
-    assert plateau_count(4e-5, DELTA, EACH, 1000) == 1000  # the default r2d audit's mu
-    assert plateau_count(MU3, DELTA, EACH, 1000) == grid(1000)[-1] == 1_024_000
+def test_an_honest_release_plateaus_at_the_floor_a_leaky_one_when_its_refutation_is_decided():
+    assert plateau_count(0.0, DELTA, EACH, 1000, 1.0) == (1000, "plateau")
+    assert plateau_count(4e-5, DELTA, EACH, 1000, 1.0) == (1000, "plateau")  # the default r2d audit's mu
+    # realized 3 against certified 1: the first count whose predicted bound is above 1.25
+    n, why = plateau_count(MU3, DELTA, EACH, 1000, 1.0)
+    assert why == "decided" and predicted_bound(MU3, n // 2, DELTA, EACH) <= 1.25 < predicted_bound(MU3, n, DELTA, EACH)
+    assert plateau_count(MU3, DELTA, EACH, 1000, 3.0) == (grid(1000)[-1], "cap")  # no decision below the truth
+    assert plateau_count(50.0, DELTA, EACH, 1000, 1.0) == (1000, "decided")  # a planted G = 1e-7: no pilot
 
 
 def test_the_budget_takes_the_largest_doubling_whose_predicted_time_fits():
@@ -53,13 +57,21 @@ class _Stage:
         return SimpleNamespace(n=plan.n_trials, trials=trials, model_copy=lambda update: SimpleNamespace(**update))
 
 
-def _sized(monkeypatch, mu, *, pilot_s=0.5, budget=5.0, fits=lambda n: True):
+def _sized(monkeypatch, mu, *, pilot_s=0.5, budget=5.0, fits=lambda n: True, certified=1.0):
     ticks = iter((10.0, 10.0 + pilot_s))
     monkeypatch.setattr(trial_budget, "pilot_clock", lambda executor: ("process-cpu", lambda: next(ticks)))
     stage = _Stage()
     plan = TrialPlan("noise", "noise mode", 1000)
     out, final = sized_attacks(
-        plan, mu=mu, delta=DELTA, confidence=EACH, budget=budget, executor="local", attack=stage, fits=fits
+        plan,
+        mu=mu,
+        delta=DELTA,
+        confidence=EACH,
+        certified=certified,
+        budget=budget,
+        executor="local",
+        attack=stage,
+        fits=fits,
     )
     return stage.runs, out, final
 
@@ -67,13 +79,14 @@ def _sized(monkeypatch, mu, *, pilot_s=0.5, budget=5.0, fits=lambda n: True):
 def test_an_honest_release_runs_once_at_the_floor_without_a_pilot(monkeypatch):
     runs, _, final = _sized(monkeypatch, 4e-5)
     assert runs == [(1000, False)]
+    assert _sized(monkeypatch, 50.0)[0] == [(1000, False)]  # decided at the floor
     s = final.sizing
     assert (s.chosen_by, s.stopped_by, s.pilot_trials, s.plateau_trials) == ("cost", "plateau", None, 1000)
     assert "no pilot" in s.why
 
 
 def test_a_leaky_release_is_sized_by_the_pilot_and_the_budget(monkeypatch):
-    runs, out, final = _sized(monkeypatch, MU3)  # pilot: 0.5 s for 1,000 trials = 0.5 ms per trial
+    runs, out, final = _sized(monkeypatch, MU3, certified=3.0)  # pilot: 0.5 s for 1,000 trials = 0.5 ms per trial
     assert runs == [(1000, True), (8000, False)] and out.n == 8000 == final.n_trials
     s = final.sizing
     assert (s.stopped_by, s.pilot_trials, s.clock) == ("budget", 1000, "process-cpu")
@@ -84,6 +97,10 @@ def test_a_leaky_release_is_sized_by_the_pilot_and_the_budget(monkeypatch):
 
 def test_memory_stops_the_doubling_and_a_count_at_the_floor_keeps_the_pilot(monkeypatch):
     runs, _, final = _sized(monkeypatch, MU3, fits=lambda n: n <= 2000)
+    assert runs == [(1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
+    runs, _, final = _sized(monkeypatch, MU3, pilot_s=0.1)  # 16,000 fit: the refutation is decided there
+    assert runs == [(1000, True), (16_000, False)] and final.sizing.stopped_by == "decided"
+    runs, _, final = _sized(monkeypatch, MU3, pilot_s=0.1, fits=lambda n: n <= 2000)
     assert runs == [(1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
     runs, out, final = _sized(monkeypatch, MU3, pilot_s=6.0)  # even the floor is over the budget
     assert runs == [(1000, True)] and final.n_trials == 1000 and final.sizing.stopped_by == "budget"
@@ -116,7 +133,6 @@ def test_the_default_audit_refutes_a_planted_realized_epsilon_of_3_with_its_boun
     first, second = r.to_json_dict()["attacks"], again.to_json_dict()["attacks"]
     for section in (first, second):
         section["trials"].pop("sizing")
-        section.pop("execution")
     assert first == second
     honest = audit.run(AuditConfig(method="r2d", epsilon=1.0))
     assert honest.attacks.trials.n_per_world == 1000 and honest.attacks.trials.sizing.stopped_by == "plateau"

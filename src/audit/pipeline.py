@@ -686,6 +686,7 @@ def _sized(setup: AttackSetup, plan: TrialPlan, config: AuditConfig, attack) -> 
         mu=distance / setup.sigma if setup.sigma > 0 else math.inf,
         delta=config.delta,
         confidence=per_attack_confidence(config.confidence, len(config.attacks)),
+        certified=setup.certified_epsilon or 0.0,
         budget=config.trial_budget,
         executor=config.executor,
         attack=attack,

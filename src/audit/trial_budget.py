@@ -11,7 +11,10 @@ the machine would give, or more than the bound can use. So, unless the user chos
   at n trials per world is predicted at the expected counts (:func:`predicted_bound`). Once a
   doubling of n adds less than :data:`PLATEAU_GAIN` to it, more trials cannot move any attack's
   bound by much (every attack is post-processing of the same release). An honest release
-  (μ ≈ 0) plateaus at once: the default audit keeps :data:`~audit.config.NOISE_TRIALS`.
+  (μ ≈ 0) plateaus at once: the default audit keeps :data:`~audit.config.NOISE_TRIALS`, and
+  spends no pilot. Nor is a doubling spent once the predicted bound exceeds the certified ε
+  by :data:`DECIDED_MARGIN` (the refutation is **decided**: a release far from its certificate,
+  such as a planted G = 1e-7, is refuted at the floor).
 * the **budget**: ``trial_budget`` seconds for the sized attack stage, at the cost per trial
   measured on a pilot (the attack stage at the floor count, whose result is kept when no more
   fits). The pilot's fixed costs are counted per trial, so the prediction is high and the stage
@@ -43,6 +46,9 @@ from audit.report import schema
 
 #: A doubling of the trials that raises the predicted best bound by less than this is not spent.
 PLATEAU_GAIN = 0.05
+#: Nor one past the count whose predicted best bound exceeds the certified ε by this much: the
+#: refutation is decided (the bound's spread is about 0.1 at 1,000-10,000 trials per world).
+DECIDED_MARGIN = 0.25
 #: The most doublings of the floor count (1,000 · 2^10 = 1,024,000 trials per world).
 MAX_DOUBLINGS = 10
 #: Tests the threshold strategy is assumed to share the error among in the prediction (the
@@ -52,7 +58,7 @@ MAX_DOUBLINGS = 10
 PREDICTED_TESTS = 10
 _THRESHOLDS = np.linspace(-3.0, 9.0, 241)
 
-StoppedBy = Literal["plateau", "budget", "memory", "cap"]
+StoppedBy = Literal["plateau", "decided", "budget", "memory", "cap"]
 
 
 def predicted_bound(mu: float, n: int, delta: float, confidence: float) -> float:
@@ -78,17 +84,21 @@ def grid(floor: int) -> list[int]:
     return [floor << k for k in range(MAX_DOUBLINGS + 1)]
 
 
-def plateau_count(mu: float, delta: float, confidence: float, floor: int) -> int:
-    """The first count of :func:`grid` whose doubling adds less than :data:`PLATEAU_GAIN` to the
-    predicted bound (the last count when every doubling still adds more)."""
+def plateau_count(mu: float, delta: float, confidence: float, floor: int, certified: float) -> tuple[int, StoppedBy]:
+    """The first count of :func:`grid` past which trials are not worth spending, and why: its
+    predicted bound exceeds ``certified`` (0 without a certificate) by :data:`DECIDED_MARGIN`
+    ("decided"), or its doubling adds less than :data:`PLATEAU_GAIN` ("plateau"); the last count
+    ("cap") when neither happens."""
     counts = grid(floor)
     before = predicted_bound(mu, floor, delta, confidence)
     for n, doubled in zip(counts, counts[1:], strict=False):
+        if before > certified + DECIDED_MARGIN:
+            return n, "decided"
         after = predicted_bound(mu, doubled, delta, confidence)
         if after - before < PLATEAU_GAIN:
-            return n
+            return n, "plateau"
         before = after
-    return counts[-1]
+    return counts[-1], "cap"
 
 
 def budget_count(seconds_per_trial: float, budget: float, floor: int, upto: int) -> int:
@@ -110,29 +120,20 @@ def pilot_clock(executor: str) -> tuple[Literal["process-cpu", "wall"], Callable
     return ("process-cpu", time.process_time) if executor == "local" else ("wall", time.perf_counter)
 
 
-def why(
-    n: int,
-    *,
-    stopped_by: StoppedBy,
-    budget: float,
-    seconds_per_trial: float | None,
-    plateau: int,
-    predicted: float,
-) -> str:
+def why(n: int, *, stopped_by: StoppedBy, budget: float, seconds_per_trial: float | None, predicted: float) -> str:
     """The report's one sentence on how the noise-mode count was chosen."""
-    if seconds_per_trial is None:
-        return (
-            f"{n:,} trials per world, sized by cost: the bound's plateau (a doubling would add less than "
-            f"{PLATEAU_GAIN} to the best attack's predicted bound, {predicted:.3g}), so no pilot was run"
-        )
-    cost = f"{seconds_per_trial * 1e3:.3g} ms per trial measured on a pilot"
     stop = {
-        "plateau": f"the bound's plateau ({plateau:,}: a doubling would add less than {PLATEAU_GAIN})",
+        "plateau": f"the bound's plateau (a doubling would add less than {PLATEAU_GAIN} to it)",
+        "decided": f"the decision (the predicted bound exceeds the certified epsilon by more than {DECIDED_MARGIN})",
         "budget": f"the budget of {budget:g} s",
         "memory": "the memory that holds the trials",
         "cap": f"the cap of {MAX_DOUBLINGS} doublings",
     }[stopped_by]
-    return f"{n:,} trials per world, sized by cost ({cost}; best attack's predicted bound {predicted:.3g}), stopped by {stop}"
+    predicted_ = f"the best attack's predicted bound {predicted:.3g}"
+    if seconds_per_trial is None:
+        return f"{n:,} trials per world, sized by cost: stopped by {stop} at once ({predicted_}), so no pilot was run"
+    cost = f"{seconds_per_trial * 1e3:.3g} ms per trial measured on a pilot"
+    return f"{n:,} trials per world, sized by cost ({cost}; {predicted_}), stopped by {stop}"
 
 
 def sized_attacks(
@@ -141,6 +142,7 @@ def sized_attacks(
     mu: float,
     delta: float,
     confidence: float,
+    certified: float,
     budget: float,
     executor: str,
     attack: Callable[[TrialPlan, bool], schema.Attacks],
@@ -148,15 +150,14 @@ def sized_attacks(
 ) -> tuple[schema.Attacks, TrialPlan]:
     """The attack stage at the count this module chooses (``plan.n_trials`` is the floor), and the plan
     it ran: ``attack(plan, pilot)`` runs the stage (a pilot keeps nothing on disk), ``fits(n)`` says
-    whether n trials per world fit in memory, ``confidence`` is each bound's own level."""
+    whether n trials per world fit in memory, ``confidence`` is each bound's own level, ``certified``
+    the certified ε (0 without a certificate)."""
     floor = plan.n_trials
-    plateau = plateau_count(mu, delta, confidence, floor)
+    plateau, why_plateau = plateau_count(mu, delta, confidence, floor, certified)
 
     def record(n: int, stopped: StoppedBy, per_trial: float | None, **pilot: object) -> schema.TrialSizing:
         predicted = predicted_bound(mu, n, delta, confidence)
-        text = why(
-            n, stopped_by=stopped, budget=budget, seconds_per_trial=per_trial, plateau=plateau, predicted=predicted
-        )
+        text = why(n, stopped_by=stopped, budget=budget, seconds_per_trial=per_trial, predicted=predicted)
         return schema.TrialSizing.model_validate(
             dict(
                 chosen_by="cost",
@@ -171,8 +172,8 @@ def sized_attacks(
             )
         )
 
-    if plateau <= floor:  # an honest release: more trials cannot move the bound, so no pilot is spent
-        sizing = record(floor, "plateau", None)
+    if plateau <= floor:  # decided or plateaued at the floor: no pilot is spent
+        sizing = record(floor, why_plateau, None)
         final = replace(plan, sizing=sizing)
         return attack(final, False), final
     clock_name, clock = pilot_clock(executor)
@@ -182,9 +183,7 @@ def sized_attacks(
     per_trial = spent / floor
     upto = largest_fitting(fits, floor, plateau)
     n = budget_count(per_trial, budget, floor, upto)
-    stopped: StoppedBy = "budget" if n < upto else "memory" if upto < plateau else "plateau"
-    if stopped == "plateau" and n == grid(floor)[-1]:
-        stopped = "cap"
+    stopped: StoppedBy = "budget" if n < upto else "memory" if upto < plateau else why_plateau
     sizing = record(
         n,
         stopped,

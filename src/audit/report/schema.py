@@ -1314,8 +1314,9 @@ class TrialSizing(_Section):
     mode's constant (retrain and rerun modes); cost: sized by the rule above (noise mode)."""
     why: Text
     """One sentence, shown in the CLI and HTML reports."""
-    stopped_by: Literal["plateau", "budget", "memory", "cap"] | None = Absent()
-    """cost only: what ended the doubling."""
+    stopped_by: Literal["plateau", "decided", "budget", "memory", "cap"] | None = Absent()
+    """cost only: what ended the doubling: the bound's plateau, the decision (the predicted bound above the
+    certified epsilon by a margin), the budget, the memory, or the cap of doublings."""
     budget_s: PosFloat | None = Absent()
     """cost only: config.trial_budget, seconds the sized attack stage may take by the pilot's rate."""
     clock: Literal["process-cpu", "wall"] | None = Absent()
@@ -1333,7 +1334,8 @@ class TrialSizing(_Section):
     predicted_bound: NonNegFloat | None = Absent()
     """cost only: the best attack's Clopper-Pearson bound predicted at this count (a sizing aid, not a bound)."""
     plateau_trials: PosCount | None = Absent()
-    """cost only: the first count of floor x 2^k whose doubling adds less than ``plateau_gain`` to it."""
+    """cost only: the first count of floor x 2^k whose doubling adds less than ``plateau_gain`` to the
+    predicted bound, or whose predicted bound exceeds the certified epsilon by the margin."""
     plateau_gain: PosFloat | None = Absent()
 
 
