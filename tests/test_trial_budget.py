@@ -87,7 +87,7 @@ def test_an_honest_release_runs_once_at_the_floor_without_a_pilot(monkeypatch):
 
 def test_a_leaky_release_is_sized_by_the_pilot_and_the_budget(monkeypatch):
     runs, out, final = _sized(monkeypatch, MU3, certified=3.0)  # pilot: 0.5 s for 1,000 trials = 0.5 ms per trial
-    assert runs == [(1000, True), (8000, False)] and out.n == 8000 == final.n_trials
+    assert runs == [(16, True), (1000, True), (8000, False)] and out.n == 8000 == final.n_trials
     s = final.sizing
     assert (s.stopped_by, s.pilot_trials, s.clock) == ("budget", 1000, "process-cpu")
     assert s.seconds_per_trial == pytest.approx(5e-4) and s.predicted_s == pytest.approx(4.0) and s.budget_s == 5.0
@@ -97,13 +97,13 @@ def test_a_leaky_release_is_sized_by_the_pilot_and_the_budget(monkeypatch):
 
 def test_memory_stops_the_doubling_and_a_count_at_the_floor_keeps_the_pilot(monkeypatch):
     runs, _, final = _sized(monkeypatch, MU3, fits=lambda n: n <= 2000)
-    assert runs == [(1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
+    assert runs == [(16, True), (1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
     runs, _, final = _sized(monkeypatch, MU3, pilot_s=0.1)  # 16,000 fit: the refutation is decided there
-    assert runs == [(1000, True), (16_000, False)] and final.sizing.stopped_by == "decided"
+    assert runs == [(16, True), (1000, True), (16_000, False)] and final.sizing.stopped_by == "decided"
     runs, _, final = _sized(monkeypatch, MU3, pilot_s=0.1, fits=lambda n: n <= 2000)
-    assert runs == [(1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
+    assert runs == [(16, True), (1000, True), (2000, False)] and final.sizing.stopped_by == "memory"
     runs, out, final = _sized(monkeypatch, MU3, pilot_s=6.0)  # even the floor is over the budget
-    assert runs == [(1000, True)] and final.n_trials == 1000 and final.sizing.stopped_by == "budget"
+    assert runs == [(16, True), (1000, True)] and final.n_trials == 1000 and final.sizing.stopped_by == "budget"
     assert out.trials.sizing is final.sizing  # the pilot's own section, now with the record
 
 

@@ -1324,7 +1324,8 @@ class TrialSizing(_Section):
     pilot_trials: PosCount | None = Absent()
     """cost only, with a pilot: trials per world of the pilot (the attack stage at the floor count)."""
     pilot_s: NonNegFloat | None = Absent()
-    """cost only, with a pilot: the pilot's measured seconds on ``clock``."""
+    """cost only, with a pilot: the pilot's measured seconds on ``clock`` (after an untimed run of 16 trials
+    that pays the attacks' first use in the process)."""
     seconds_per_trial: NonNegFloat | None = Absent()
     """cost only, with a pilot: pilot_s / pilot_trials (fixed costs counted per trial: an upper estimate)."""
     predicted_s: NonNegFloat | None = Absent()
