@@ -137,3 +137,23 @@ def test_the_default_audit_refutes_a_planted_realized_epsilon_of_3_with_its_boun
     honest = audit.run(AuditConfig(method="r2d", epsilon=1.0))
     assert honest.attacks.trials.n_per_world == 1000 and honest.attacks.trials.sizing.stopped_by == "plateau"
     assert math.isclose(honest.attacks.trials.sizing.release_mu, 4.17e-5, rel_tol=0.01)
+
+
+def test_who_chose_the_count_is_recorded_for_every_way_of_choosing_it(tmp_path):
+    from audit.pipeline import _trial_plan
+
+    def plan(mode="noise", **kw):
+        return _trial_plan(AuditConfig(attacks=("mia",), **kw), mode, "why this mode")
+
+    assert (plan().n_trials, plan().sizing.chosen_by) == (1000, "cost")  # the floor; the pipeline sizes it
+    given = plan(trials=2000)
+    assert (given.n_trials, given.sizing.chosen_by, given.sizing.why) == (
+        2000,
+        "user",
+        "2,000 trials per world, given by the user",
+    )
+    assert plan(target_ceiling=3.0).sizing.chosen_by == "target-ceiling"
+    assert (plan("retrain").n_trials, plan("retrain").sizing.chosen_by) == (200, "mode-default")
+    # a run directory's key holds the count: a count sized by this machine's speed could not resume
+    resumed = plan(resume=str(tmp_path / "run"))
+    assert (resumed.n_trials, resumed.sizing.chosen_by) == (1000, "mode-default") and "--resume" in resumed.reason

@@ -826,10 +826,13 @@ def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
         if config.trials is not None:
             n = int(config.trials)
             return TrialPlan(mode, reason, n, sizing=_sizing("user", f"{n:,} trials per world, given by the user"))
-        if mode == "noise":  # the floor: audit.trial_budget sizes the count by cost
+        if mode == "noise" and config.resume is None:  # the floor: audit.trial_budget sizes the count by cost
             return TrialPlan(mode, reason, NOISE_TRIALS, sizing=_sizing("cost", "sized by cost"))
-        said = f"{RETRAIN_TRIALS} trials per world, the default of this mode"
-        return TrialPlan(mode, reason + "; " + said, RETRAIN_TRIALS, sizing=_sizing("mode-default", said))
+        default = NOISE_TRIALS if mode == "noise" else RETRAIN_TRIALS
+        said = f"{default} trials per world, the default of this mode"
+        if mode == "noise":  # a count sized by this machine's speed could change the run directory's key
+            said += " with a run directory (--resume); pass --trials for another"
+        return TrialPlan(mode, reason + "; " + said, default, sizing=_sizing("mode-default", said))
     each = per_attack_confidence(config.confidence, len(config.attacks))
     n = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
     said = f"{n:,} trials per world, the fewest whose ceiling reaches {config.target_ceiling:g}"
