@@ -157,3 +157,21 @@ def test_who_chose_the_count_is_recorded_for_every_way_of_choosing_it(tmp_path):
     # a run directory's key holds the count: a count sized by this machine's speed could not resume
     resumed = plan(resume=str(tmp_path / "run"))
     assert (resumed.n_trials, resumed.sizing.chosen_by) == (1000, "mode-default") and "--resume" in resumed.reason
+
+
+def test_the_cli_summary_says_how_the_count_was_chosen():
+    import io
+    import json
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from audit.cli.show import summary
+    from audit.report.schema import validate_report
+
+    report = json.loads((Path(__file__).parent / "data" / "sample-report.json").read_text())
+    said = "16,000 trials per world, sized by cost (0.23 ms per trial measured on a pilot)"
+    report["attacks"]["trials"]["sizing"] = {"chosen_by": "cost", "why": said, "stopped_by": "decided"}
+    out = Console(record=True, width=300, file=io.StringIO())
+    summary(out, validate_report(report))
+    assert said in out.export_text()
