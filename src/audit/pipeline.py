@@ -35,7 +35,6 @@ from audit.attacking import (
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
-    check_run_memory,
     per_attack_confidence,
     precheck_run,
     run_attacks,
@@ -661,37 +660,14 @@ def _attack(
     with _clock(timings, "attacks_s"):
         try:
             if plan.sizing is not None and plan.sizing.chosen_by == "cost":
-                results, plan = _sized(setup, plan, config, attack)
+                from audit.trial_budget import sized_stage
+
+                results, plan = sized_stage(setup, plan, config, attack)
             else:
                 results = attack(plan, False)
         except DegenerateTrials as exc:
             refused = str(exc)
     return Attacked(results, plan, refused)
-
-
-def _sized(setup: AttackSetup, plan: TrialPlan, config: AuditConfig, attack) -> tuple[schema.Attacks, TrialPlan]:
-    """The noise-mode attack stage at the count sized by cost (:mod:`audit.trial_budget`)."""
-    from audit.trial_budget import sized_attacks
-
-    def fits(n: int) -> bool:
-        try:
-            check_run_memory(setup, dataclasses.replace(plan, n_trials=n), config.attacks, config.shadow_models)
-        except InvalidInput:
-            return False
-        return True
-
-    distance = float(torch.linalg.vector_norm(setup.theta_unlearned - setup.theta_retrained))
-    return sized_attacks(
-        plan,
-        mu=distance / setup.sigma if setup.sigma > 0 else math.inf,
-        delta=config.delta,
-        confidence=per_attack_confidence(config.confidence, len(config.attacks)),
-        certified=setup.certified_epsilon or 0.0,
-        budget=config.trial_budget,
-        executor=config.executor,
-        attack=attack,
-        fits=fits,
-    )
 
 
 def _findings(config: AuditConfig, certificate: Certificate, sections: dict[str, Any], attacked: Attacked) -> list:

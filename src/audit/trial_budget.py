@@ -37,13 +37,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import torch
 from scipy.stats import beta, norm
 
-from audit.attacking import TrialPlan
+from audit.attacking import AttackSetup, TrialPlan, check_run_memory, per_attack_confidence
 from audit.report import schema
+from certify.errors import InvalidInput
 
 #: A doubling of the trials that raises the predicted best bound by less than this is not spent.
 PLATEAU_GAIN = 0.05
@@ -205,3 +207,30 @@ def sized_attacks(
         trials = pilot.trials.model_copy(update={"sizing": sizing})
         return pilot.model_copy(update={"trials": trials}), final
     return attack(final, False), final
+
+
+def sized_stage(
+    setup: AttackSetup, plan: TrialPlan, config: Any, attack: Callable[[TrialPlan, bool], schema.Attacks]
+) -> tuple[schema.Attacks, TrialPlan]:
+    """:func:`sized_attacks` for an audit: μ from the release's pre-noise models and σ, the memory
+    check of the run's attacks, its budget, executor and certified ε."""
+
+    def fits(n: int) -> bool:
+        try:
+            check_run_memory(setup, replace(plan, n_trials=n), config.attacks, config.shadow_models)
+        except InvalidInput:
+            return False
+        return True
+
+    distance = float(torch.linalg.vector_norm(setup.theta_unlearned - setup.theta_retrained))
+    return sized_attacks(
+        plan,
+        mu=distance / setup.sigma if setup.sigma > 0 else math.inf,
+        delta=config.delta,
+        confidence=per_attack_confidence(config.confidence, len(config.attacks)),
+        certified=setup.certified_epsilon or 0.0,
+        budget=config.trial_budget,
+        executor=config.executor,
+        attack=attack,
+        fits=fits,
+    )
