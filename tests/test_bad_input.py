@@ -474,6 +474,8 @@ CLI_CASES = [
         2,
         "--time-budget must be at least what the trials would take: about ",
     ),
+    ("trial-budget-zero", ["run", "--trial-budget", "0"], 2, "--trial-budget"),
+    ("trial-budget-text", ["run", "--trial-budget", "fast"], 2, "--trial-budget"),
 ]
 
 
@@ -556,6 +558,8 @@ LIBRARY_CASES = [
     ("original-not-text", {"original": 5, "train": "module:p.py:t", "unlearn": "module:p.py:u"}, "original"),
     ("time-budget-negative", {"time_budget": -1.0}, "time_budget"),
     ("diagnostic-budget-zero", {"diagnostic_budget": 0}, "diagnostic_budget"),
+    ("trial-budget-negative", {"trial_budget": -1.0}, "trial_budget"),
+    ("trial-budget-over-a-day", {"trial_budget": 1e6}, "trial_budget"),
 ]
 
 

@@ -50,7 +50,7 @@ def test_help_shows_every_default_choice_and_panel():
             assert f"[default: {shown}]" in text, f.name
         if hasattr(f.constraint, "options"):
             assert "<" + "|".join(map(str, f.constraint.options)) + ">" in text, f.name
-    assert "[default: 1000 in noise mode, 200 in retrain mode]" in text
+    assert "[default: 1000+ in noise mode (sized by cost: --trial-budget), 200 in retrain mode]" in text
     assert "[audit]" in text  # not eaten as markup
 
 

@@ -84,6 +84,8 @@ class TrialPlan:
     reason: str
     n_trials: int
     sized_for_ceiling: float | None = None
+    #: Who chose the count and why (the report's ``trials.sizing``; :mod:`audit.trial_budget`).
+    sizing: schema.TrialSizing | None = None
 
 
 @dataclass(frozen=True)
@@ -171,19 +173,7 @@ def run_attacks(
     needs = set().union(*(cls.needs for cls in classes))
     # the trial stacks are the audit's largest allocation and their size is known now: refuse a
     # count that cannot fit here, with the bytes needed and available, instead of dying in it
-    check_trial_memory(
-        trials=plan.n_trials,
-        n_params=int(setup.theta_original.numel()),
-        dtype=setup.theta_original.dtype,
-        mode=plan.mode,
-        shadow_models=shadow_models_ if "shadows" in needs else 0,
-        device=setup.theta_original.device,
-        forget_size=int(setup.forget.numel()),
-        width=activation_width(setup.objective, setup.X),
-        train_records=int(setup.X.shape[0]),
-        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
-        ceiling=plan.sized_for_ceiling,
-    )
+    check_run_memory(setup, plan, attacks, shadow_models_)
     settings = {"shadow_models": shadow_models_, "relearn_max_steps": relearn_max_steps}
     sizes = {"trials": plan.n_trials, **({"shadows": shadow_models_} if "shadows" in needs else {})}
     granule = shard_granule(setup.method, plan.mode, setup.objective, setup.X)
@@ -267,6 +257,25 @@ def run_attacks(
             run_directory=execution.resume,
             **({} if cost is None else {"cost": cost}),
         ),
+    )
+
+
+def check_run_memory(setup: AttackSetup, plan: TrialPlan, attacks: tuple[str, ...], shadow_models_: int) -> None:
+    """:func:`audit.memory.check_trial_memory` for this run's trials (and shadow models where a
+    selected attack needs them): raises :class:`InvalidInput` when they cannot fit."""
+    needs = set().union(*(get_attack(name).needs for name in attacks))
+    check_trial_memory(
+        trials=plan.n_trials,
+        n_params=int(setup.theta_original.numel()),
+        dtype=setup.theta_original.dtype,
+        mode=plan.mode,
+        shadow_models=shadow_models_ if "shadows" in needs else 0,
+        device=setup.theta_original.device,
+        forget_size=int(setup.forget.numel()),
+        width=activation_width(setup.objective, setup.X),
+        train_records=int(setup.X.shape[0]),
+        trials_field="trials" if plan.sized_for_ceiling is None else "target_ceiling",
+        ceiling=plan.sized_for_ceiling,
     )
 
 
@@ -395,6 +404,7 @@ def _trials(
         confidence=confidence,
         per_attack_confidence=each,
         delta=setup.delta,
+        **({} if plan.sizing is None else {"sizing": plan.sizing}),
     )
 
 

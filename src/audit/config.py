@@ -477,7 +477,10 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "trials",
         None,
-        Optional(Integer(10, 10_000_000), f"for {NOISE_TRIALS} in noise mode, {RETRAIN_TRIALS} in retrain mode"),
+        Optional(
+            Integer(10, 10_000_000),
+            f"for {NOISE_TRIALS}+ in noise mode (sized by cost: --trial-budget), {RETRAIN_TRIALS} in retrain mode",
+        ),
         "Released models per world scored by the attacks.",
         "trials",
     ),
@@ -580,6 +583,16 @@ FIELDS: tuple[Field, ...] = (
         "(gradients over D, T per training). A diagnostic cut short says so (finding diagnostic-cut); "
         "no certificate depends on one.",
         "run",
+    ),
+    Field(
+        "trial_budget",
+        5.0,
+        Real(gt=0, le=86_400),
+        "Noise mode without --trials: seconds the attack stage may take, predicted from a pilot of 1000 trials "
+        "(its seconds per trial, fixed costs included, so the stage takes less); the count doubles from 1000 "
+        "until this budget, the bound's plateau or the memory stops it (recorded in the report; rerun with "
+        "--trials at the recorded count for the same bounds on any machine).",
+        "trials",
     ),
 )
 FIELD = {f.name: f for f in FIELDS}

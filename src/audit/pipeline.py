@@ -646,26 +646,31 @@ def _attack(
         timings={k: timings[k] for k in ("learn_s", "unlearn_s", "retrain_s")},
     )
     results, refused = None, None
+    execution = ExecutionSettings(
+        config.executor, config.workers, config.ray_address, config.shard_size, config.resume, config.time_budget
+    )
+
+    def attack(plan: TrialPlan, pilot: bool) -> schema.Attacks:
+        return run_attacks(
+            setup,
+            attacks=config.attacks,
+            plan=plan,
+            shadow_models_=config.shadow_models,
+            confidence=config.confidence,
+            relearn_max_steps=config.relearn_max_steps,
+            seed=seed,
+            tick=tick,
+            execution=dataclasses.replace(execution, resume=None) if pilot else execution,
+        )
+
     with _clock(timings, "attacks_s"):
         try:
-            results = run_attacks(
-                setup,
-                attacks=config.attacks,
-                plan=plan,
-                shadow_models_=config.shadow_models,
-                confidence=config.confidence,
-                relearn_max_steps=config.relearn_max_steps,
-                seed=seed,
-                tick=tick,
-                execution=ExecutionSettings(
-                    config.executor,
-                    config.workers,
-                    config.ray_address,
-                    config.shard_size,
-                    config.resume,
-                    config.time_budget,
-                ),
-            )
+            if plan.sizing is not None and plan.sizing.chosen_by == "cost":
+                from audit.trial_budget import sized_stage
+
+                results, plan = sized_stage(setup, plan, config, attack)
+            else:
+                results = attack(plan, False)
         except DegenerateTrials as exc:
             refused = str(exc)
     return Attacked(results, plan, refused)
@@ -803,12 +808,23 @@ def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
     """The trial count: ``trials``, or the fewest that reach ``target_ceiling`` (said in the report)."""
     if config.target_ceiling is None:
         if config.trials is not None:
-            return TrialPlan(mode, reason, int(config.trials))
+            n = int(config.trials)
+            return TrialPlan(mode, reason, n, sizing=_sizing("user", f"{n:,} trials per world, given by the user"))
+        if mode == "noise" and config.resume is None:  # the floor: audit.trial_budget sizes the count by cost
+            return TrialPlan(mode, reason, NOISE_TRIALS, sizing=_sizing("cost", "sized by cost"))
         default = NOISE_TRIALS if mode == "noise" else RETRAIN_TRIALS
-        return TrialPlan(mode, reason + f"; {default} trials per world, the default of this mode", default)
+        said = f"{default} trials per world, the default of this mode"
+        if mode == "noise":  # a count sized by this machine's speed could change the run directory's key
+            said += " with a run directory (--resume); pass --trials for another"
+        return TrialPlan(mode, reason + "; " + said, default, sizing=_sizing("mode-default", said))
     each = per_attack_confidence(config.confidence, len(config.attacks))
     n = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
-    return TrialPlan(mode, reason, n, float(config.target_ceiling))
+    said = f"{n:,} trials per world, the fewest whose ceiling reaches {config.target_ceiling:g}"
+    return TrialPlan(mode, reason, n, float(config.target_ceiling), _sizing("target-ceiling", said))
+
+
+def _sizing(by: str, why: str) -> schema.TrialSizing:
+    return schema.TrialSizing(chosen_by=by, why=why)  # type: ignore[arg-type]  # pydantic checks the Literal
 
 
 def _one_run(config: AuditConfig, method: Unlearner, inputs: Inputs, init, seed: int) -> dict:

@@ -224,6 +224,9 @@ def summary(err: Console, report: Any) -> None:
             )
             if b.gdp_bound is not None:
                 rows.append((f"GDP bound epsilon >= ({name}, valid in noise mode)", _fmt(b.gdp_bound.epsilon_lower)))
+        sizing = report.attacks.trials.sizing
+        if sizing is not None:
+            rows.append(("trial count", sizing.why))
         if cmp.ordering_holds is not None:
             rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
         placed = report.attacks.production

@@ -497,6 +497,7 @@ CONFIG_ADDED_LATER = (
     "utility_records",
     "diagnostic_budget",
     "one_run_whitebox_canaries",
+    "trial_budget",
 )
 
 
@@ -1339,6 +1340,44 @@ class AttackResult(_Section):
     """Estimates with intervals next to the bound (absent in older reports)."""
 
 
+class TrialSizing(_Section):
+    """Who chose the trial count and why (:mod:`audit.trial_budget`). In noise mode, unless the user chose,
+    the count is sized by cost: the smallest of the bound's plateau (from the release's mu, known before any
+    trial), the count a pilot's measured cost per trial fits in ``budget_s``, and the memory. The count depends
+    on the machine's speed only through the budget: rerun with ``--trials`` at ``n_per_world`` (and the seed)
+    for the same trials, bounds and verdict anywhere."""
+
+    chosen_by: Literal["user", "target-ceiling", "mode-default", "cost"]
+    """user: config.trials; target-ceiling: the fewest reaching config.target_ceiling; mode-default: the
+    mode's constant (retrain and rerun modes); cost: sized by the rule above (noise mode)."""
+    why: Text
+    """One sentence, shown in the CLI and HTML reports."""
+    stopped_by: Literal["plateau", "decided", "budget", "memory", "cap"] | None = Absent()
+    """cost only: what ended the doubling: the bound's plateau, the decision (the predicted bound above the
+    certified epsilon by a margin), the budget, the memory, or the cap of doublings."""
+    budget_s: PosFloat | None = Absent()
+    """cost only: config.trial_budget, seconds the sized attack stage may take by the pilot's rate."""
+    clock: Literal["process-cpu", "wall"] | None = Absent()
+    """cost only, with a pilot: this process's CPU time (local executor) or wall time (workers)."""
+    pilot_trials: PosCount | None = Absent()
+    """cost only, with a pilot: trials per world of the pilot (the attack stage at the floor count)."""
+    pilot_s: NonNegFloat | None = Absent()
+    """cost only, with a pilot: the pilot's measured seconds on ``clock`` (after an untimed run of 16 trials
+    that pays the attacks' first use in the process)."""
+    seconds_per_trial: NonNegFloat | None = Absent()
+    """cost only, with a pilot: pilot_s / pilot_trials (fixed costs counted per trial: an upper estimate)."""
+    predicted_s: NonNegFloat | None = Absent()
+    """cost only, with a pilot: n_per_world x seconds_per_trial."""
+    release_mu: ExtNonNeg | None = Absent()
+    """cost only: ||theta_U - theta_R|| / sigma, the Gaussian release's mu (the realized epsilon's)."""
+    predicted_bound: NonNegFloat | None = Absent()
+    """cost only: the best attack's Clopper-Pearson bound predicted at this count (a sizing aid, not a bound)."""
+    plateau_trials: PosCount | None = Absent()
+    """cost only: the first count of floor x 2^k whose doubling adds less than ``plateau_gain`` to the
+    predicted bound, or whose predicted bound exceeds the certified epsilon by the margin."""
+    plateau_gain: PosFloat | None = Absent()
+
+
 class Trials(_Section):
     """The released models the attacks scored: N per world."""
 
@@ -1368,6 +1407,8 @@ class Trials(_Section):
     per_attack_confidence: OpenUnit
     """Each bound's own level: 1 - (1 - confidence)/(2k) for k attacks with two statements each (Bonferroni)."""
     delta: Delta
+    sizing: TrialSizing | None = Absent()
+    """How the trial count was chosen (absent in older reports)."""
 
 
 class Comparison(_Section):
