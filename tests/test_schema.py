@@ -12,6 +12,7 @@ from typing import get_args
 
 import pytest
 
+from audit.findings import CODES
 from audit.report import schema as S
 from audit.report.schema import ReportModel, json_schema, schema_path, schema_text, validate_report
 from certify.errors import InvalidInput
@@ -437,7 +438,7 @@ def test_verdict_rule_is_the_findings_table(codes, verdict):
     findings = [{"severity": s, "code": c, "message": "m"} for s, c in codes]
     assert verdict_of(findings) == S.verdict_of(findings) == verdict
     d = _stringify_seeds(_load("sample-report.json"))
-    d["findings"] = [dict(f, severity=S.CODES[f["code"]].severity) for f in findings]
+    d["findings"] = [dict(f, severity=CODES[f["code"]].severity) for f in findings]
     d["verdict"] = verdict
     assert ReportModel.from_report_dict(d).verdict == verdict
 
