@@ -10,7 +10,7 @@ import torch
 
 import audit
 from audit import AuditConfig
-from audit.pipeline import timed
+from audit.timing import timed
 
 CPU = torch.device("cpu")
 
@@ -75,12 +75,12 @@ def test_the_reports_times_are_the_medians_of_every_repeat():
 
 def test_repeats_stop_once_the_runs_took_long_enough(monkeypatch):
     """A run of TIMING_ENOUGH_S or more is timed once; shorter runs are repeated until they add up."""
-    from audit import pipeline
+    from audit import timing
 
     clock = iter(float(t) for t in range(0, 1000, 1))
-    monkeypatch.setattr(pipeline.time, "perf_counter", lambda: next(clock) * 6.0)  # each run: 6 s
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock) * 6.0)  # each run: 6 s
     _, seconds = timed(lambda m: m.unlearn(), Memo(), 3, CPU)
     assert seconds == [6.0, 6.0]  # 6 s < 10 s: once more; 12 s >= 10 s: enough
     clock = iter(float(t) for t in range(0, 1000, 1))
-    monkeypatch.setattr(pipeline.time, "perf_counter", lambda: next(clock) * 0.5)
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock) * 0.5)
     assert len(timed(lambda m: m.unlearn(), Memo(), 3, CPU)[1]) == 3

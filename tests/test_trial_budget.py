@@ -140,7 +140,7 @@ def test_the_default_audit_refutes_a_planted_realized_epsilon_of_3_with_its_boun
 
 
 def test_who_chose_the_count_is_recorded_for_every_way_of_choosing_it(tmp_path):
-    from audit.pipeline import _trial_plan
+    from audit.attacking import trial_plan as _trial_plan
 
     def plan(mode="noise", **kw):
         return _trial_plan(AuditConfig(attacks=("mia",), **kw), mode, "why this mode")

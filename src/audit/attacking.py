@@ -600,3 +600,28 @@ def gradient_attacks(attacks: tuple[str, ...], objective) -> None:
             + ")",
             list(attacks),
         )
+
+
+def trial_plan(config: Any, mode: str, reason: str) -> TrialPlan:
+    """The trial count: ``trials``, or the fewest that reach ``target_ceiling`` (said in the report)."""
+    from audit.config import NOISE_TRIALS, RETRAIN_TRIALS
+
+    if config.target_ceiling is None:
+        if config.trials is not None:
+            n = int(config.trials)
+            return TrialPlan(mode, reason, n, sizing=_sizing("user", f"{n:,} trials per world, given by the user"))
+        if mode == "noise" and config.resume is None:  # the floor: audit.trial_budget sizes the count by cost
+            return TrialPlan(mode, reason, NOISE_TRIALS, sizing=_sizing("cost", "sized by cost"))
+        default = NOISE_TRIALS if mode == "noise" else RETRAIN_TRIALS
+        said = f"{default} trials per world, the default of this mode"
+        if mode == "noise":  # a count sized by this machine's speed could change the run directory's key
+            said += " with a run directory (--resume); pass --trials for another"
+        return TrialPlan(mode, reason + "; " + said, default, sizing=_sizing("mode-default", said))
+    each = per_attack_confidence(config.confidence, len(config.attacks))
+    n = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
+    said = f"{n:,} trials per world, the fewest whose ceiling reaches {config.target_ceiling:g}"
+    return TrialPlan(mode, reason, n, float(config.target_ceiling), _sizing("target-ceiling", said))
+
+
+def _sizing(by: str, why: str) -> schema.TrialSizing:
+    return schema.TrialSizing(chosen_by=by, why=why)  # type: ignore[arg-type]  # pydantic checks the Literal

@@ -558,11 +558,11 @@ def _configs(config: AuditConfig, names: tuple[str, ...], own: _Candidates | Non
 
 
 def _applicability(configs: dict[str, AuditConfig], own: _Candidates | None, **inputs: Any) -> dict[str, str | None]:
-    """Why each registered method is not run (:func:`audit.pipeline.applicability`), None for each
+    """Why each registered method is not run (:func:`audit.inputs.applicability`), None for each
     candidate (the caller's code runs on any model the audit accepts). A model that the toolkit's
     own training cannot use at all (no per-record gradients) excludes every registered method,
     not the candidates, which train it with the caller's code."""
-    from audit.pipeline import applicability
+    from audit.inputs import applicability
 
     reasons: dict[str, str | None] = {}
     if configs:

@@ -202,3 +202,33 @@ def resolve_device(name: str) -> torch.device:
 def to_tensor(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> Tensor:
     """An array as a contiguous tensor of the run's dtype on its device."""
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
+
+
+def applicability(
+    configs: dict[str, Any], *, model: Any = None, data: Any = None, forget_ids: Any = None
+) -> dict[str, str | None]:
+    """For each method (name → its configuration), why its theorem excludes this model and data
+    (one sentence), or None.
+
+    The data and the model are prepared once, as :func:`run` prepares them (the configurations
+    differ only in their method and its options); each method is then built on them, which is
+    where a method refuses a model it cannot run on (Newton removal on anything but binary
+    logistic regression), and the model is checked against the theorem's requirements (a ReLU
+    where smoothness is needed). Nothing is trained.
+    """
+    from audit.methods import build_method, run_dtype
+    from unlearners.modelcheck import exclusion
+
+    first = with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
+    seeds = first.seeds()
+    device, dtype = resolve_device(first.device), getattr(torch, run_dtype(first)[0])
+    *_, objective = load_inputs(first, model, data, forget_ids, seeds, dtype, device)
+    reasons: dict[str, str | None] = {}
+    for name, config in configs.items():
+        try:
+            method = build_method(config, objective, seeds)
+        except InvalidInput as exc:
+            reasons[name] = str(exc)
+            continue
+        reasons[name] = exclusion(objective.model, type(method).model_requirements)
+    return reasons

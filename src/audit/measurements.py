@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from audit.config import NOISE_TRIALS
 from audit.evaluation import Scores, accuracy_se, score
 from audit.report import schema
 from audit.trials import noise_draws
@@ -483,3 +484,54 @@ def _norm(t: Tensor) -> float:
 
 def tensor_sha(t: Tensor) -> str:
     return hashlib.sha256(t.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
+
+
+def ledger_section(
+    method: Unlearner,
+    requests: list[Tensor],
+    releases: list,
+    config: Any,
+    retrained_all: Tensor,
+    tick,
+    seed: int,
+) -> dict:
+    """Record every release of the sequence with its measured distance to retraining
+    (``retrained_all``, the retrain without every request, is the last release's reference), and
+    attack every pair of consecutive releases (:mod:`attacks.consecutive`)."""
+    from attacks.consecutive import consecutive_release_bounds
+    from certify.ledger import PrivacyLedger
+
+    book = PrivacyLedger(delta=config.delta, budget_epsilon=config.budget_epsilon)
+    references = []
+    for k, (theta, certificate) in enumerate(releases, start=1):
+        tick("ledger", k - 1, len(releases))
+        union = torch.cat(requests[:k])
+        retrained = retrained_all if k == len(releases) else method.retrain(union)
+        references.append(retrained)
+        distance = float(torch.linalg.vector_norm(theta - retrained))
+        certified = certificate.epsilon if certificate.certified else None
+        spent = realized(certificate.sigma, config.delta, distance, certificate.sensitivity, certified)
+        book.record_certificate(
+            certificate,
+            forget_total=int(union.numel()),
+            distance=distance,
+            realized_epsilon=spent.epsilon,
+            label=f"request {k}",
+        )
+    tick("ledger", len(releases), len(releases))
+    ledger = book.to_dict()
+    sigmas = [float(c.sigma) for _, c in releases]
+    if all(math.isfinite(s) for s in sigmas):
+        steps = len(releases) - 1  # every step's bound holds together at the audit's confidence
+        ledger["consecutive"] = consecutive_release_bounds(
+            [theta for theta, _ in releases],
+            references,
+            sigmas,
+            n_trials=NOISE_TRIALS,
+            delta=config.delta,
+            confidence=1.0 - (1.0 - config.confidence) / max(1, steps),
+            seed=seed,
+            split="pareto-bonferroni",
+            draws="projected",
+        )
+    return ledger

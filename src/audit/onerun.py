@@ -154,6 +154,7 @@ from torch import Tensor
 from attacks.lira_gaussians import logit_confidence
 from attacks.onerun import OneRunBound, guess_rule, one_run_bound, one_run_ceiling
 from audit.datasets.forget import mislabel_records
+from audit.seeds import child_seed
 from audit.sizing import exceeds, resolution, smallest_above
 from certify.errors import (
     PROBABILITY,
@@ -673,3 +674,40 @@ def _note(
     elif pinned:
         parts.append("Options chosen from data before the game and reused: " + ", ".join(pinned) + ".")
     return " ".join(parts)
+
+
+def pipeline_section(config: Any, method: Unlearner, inputs: Any, init: Any, seed: int) -> dict:
+    """The one-run audit on ``one_run_canaries`` pairs of held-out records, mislabelled so that a
+    model that keeps them memorises them (this module); a certificate that needs infinite
+    noise for the canaries is recorded as skipped."""
+    unseen = inputs.unseen
+    pairs, available = int(config.one_run_canaries), int(unseen[0].shape[0])
+    if 2 * pairs > available:
+        raise InvalidInput(
+            "one_run_canaries",
+            f"at most {available // 2} (two held-out records per pair; {available} are held out of training)",
+            pairs,
+        )
+    game_seed = child_seed(seed, "one-run")
+    canaries_X = unseen[0][: 2 * pairs]
+    n_outputs = max(2, int(inputs.objective.n_outputs))
+    canaries_y = mislabel(unseen[1][: 2 * pairs], n_outputs, game_seed).to(unseen[1].device)
+    try:
+        result = one_run_audit(
+            method,
+            inputs.X,
+            inputs.y,
+            canaries_X,
+            canaries_y,
+            init,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            mechanism=config.mechanism,
+            confidence=config.confidence,
+            seed=game_seed,
+        )
+    except InvalidInput as exc:
+        if exc.field in ("one_run_canaries", "canaries_X", "canaries_y"):
+            raise
+        return {"skipped": f"{exc.field}: {exc.allowed} (got {exc.got!r})"}
+    return result.to_dict()

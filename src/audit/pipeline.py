@@ -14,7 +14,6 @@ its certificate means from the certificate's kind.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import functools
 import logging
@@ -35,15 +34,14 @@ from audit.attacking import (
     DegenerateTrials,
     ExecutionSettings,
     TrialPlan,
-    per_attack_confidence,
     precheck_run,
     run_attacks,
     smoothness_of,
-    trials_for_ceiling,
+    trial_plan,
 )
 from audit.audited_model import describe
 from audit.commitment import check_salt, commitment
-from audit.config import NOISE_TRIALS, RETRAIN_TRIALS, AuditConfig
+from audit.config import AuditConfig
 from audit.datasets import AuditData
 from audit.evaluation import Evaluated, noisy_dtype, outputs, subsample
 from audit.inputs import identifier, load_inputs, resolve_device, split_requests, to_tensor, with_caller_inputs
@@ -51,6 +49,7 @@ from audit.measurements import (
     agreement,
     chance_accuracy,
     frontier,
+    ledger_section,
     loss_histograms,
     model_utility,
     parameters,
@@ -60,13 +59,14 @@ from audit.measurements import (
 )
 from audit.memory import activation_width
 from audit.methods import build_method, caller_code, run_dtype
+from audit.onerun import pipeline_section as one_run_section
 from audit.report import SCHEMA_VERSION, TOOL, environment, schema, tool_version
 from audit.seeds import child_seed
+from audit.timing import timed
 from audit.trials import choose_mode
 from certify.certificate import Certificate
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
-from unlearners.modelcheck import exclusion
 from unlearners.objective import Objective, init_parameters
 
 log = logging.getLogger("unlearn_audit.pipeline")
@@ -276,7 +276,7 @@ def _run(
     sections["ledger"] = None
     if releases is not None:
         with _clock(timings, "ledger_s"):
-            sections["ledger"] = _ledger(
+            sections["ledger"] = ledger_section(
                 method, inputs.requests, releases, config, retrained, tick, child_seed(seeds["attacks"], "consecutive")
             )
     noise_gen = torch.Generator().manual_seed(seeds["noise"])  # the utility's draws, then the tradeoff's
@@ -309,7 +309,7 @@ def _run(
     sections["attacks"], sections["one_run"] = attacked.results, None
     if config.one_run_canaries is not None:
         with _clock(timings, "one_run_s"):
-            sections["one_run"] = _one_run(config, method, inputs, init, seeds["attacks"])
+            sections["one_run"] = one_run_section(config, method, inputs, init, seeds["attacks"])
     sections["one_run_whitebox"] = None
     if config.one_run_whitebox_canaries is not None:
         from audit.onerun_whitebox import pipeline_section
@@ -620,7 +620,7 @@ def _attack(
         return Attacked()
     if not math.isfinite(certificate.sigma):
         return Attacked(skipped=True)
-    plan = _trial_plan(
+    plan = trial_plan(
         config,
         *choose_mode(config.trial_mode, certificate.sigma, certificate.kind, reruns=type(method).capabilities.reruns),
     )
@@ -770,208 +770,11 @@ def _report(
     ).with_salt(salt)
 
 
-def applicability(
-    configs: dict[str, AuditConfig], *, model: Any = None, data: Any = None, forget_ids: Any = None
-) -> dict[str, str | None]:
-    """For each method (name → its configuration), why its theorem excludes this model and data
-    (one sentence), or None.
-
-    The data and the model are prepared once, as :func:`run` prepares them (the configurations
-    differ only in their method and its options); each method is then built on them, which is
-    where a method refuses a model it cannot run on (Newton removal on anything but binary
-    logistic regression), and the model is checked against the theorem's requirements (a ReLU
-    where smoothness is needed). Nothing is trained.
-    """
-    first = with_caller_inputs(next(iter(configs.values())), model=model, data=data, forget_ids=forget_ids)
-    seeds = first.seeds()
-    device, dtype = resolve_device(first.device), getattr(torch, run_dtype(first)[0])
-    *_, objective = load_inputs(first, model, data, forget_ids, seeds, dtype, device)
-    reasons: dict[str, str | None] = {}
-    for name, config in configs.items():
-        try:
-            method = build_method(config, objective, seeds)
-        except InvalidInput as exc:
-            reasons[name] = str(exc)
-            continue
-        reasons[name] = exclusion(objective.model, type(method).model_requirements)
-    return reasons
-
-
 # ----------------------------------------------------------------------------------------
 def _initial_point(objective, dtype: torch.dtype, device: torch.device, generator: torch.Generator) -> Tensor:
     """θ_0 drawn from ``generator`` (:func:`unlearners.objective.init_parameters`) in float64, then
     rounded to the run's dtype on its device: a float32 run starts from the float64 run's θ_0."""
     return init_parameters(objective, generator, torch.float64).to(device=device, dtype=dtype)
-
-
-def _trial_plan(config: AuditConfig, mode: str, reason: str) -> TrialPlan:
-    """The trial count: ``trials``, or the fewest that reach ``target_ceiling`` (said in the report)."""
-    if config.target_ceiling is None:
-        if config.trials is not None:
-            n = int(config.trials)
-            return TrialPlan(mode, reason, n, sizing=_sizing("user", f"{n:,} trials per world, given by the user"))
-        if mode == "noise" and config.resume is None:  # the floor: audit.trial_budget sizes the count by cost
-            return TrialPlan(mode, reason, NOISE_TRIALS, sizing=_sizing("cost", "sized by cost"))
-        default = NOISE_TRIALS if mode == "noise" else RETRAIN_TRIALS
-        said = f"{default} trials per world, the default of this mode"
-        if mode == "noise":  # a count sized by this machine's speed could change the run directory's key
-            said += " with a run directory (--resume); pass --trials for another"
-        return TrialPlan(mode, reason + "; " + said, default, sizing=_sizing("mode-default", said))
-    each = per_attack_confidence(config.confidence, len(config.attacks))
-    n = trials_for_ceiling(float(config.target_ceiling), config.delta, each)
-    said = f"{n:,} trials per world, the fewest whose ceiling reaches {config.target_ceiling:g}"
-    return TrialPlan(mode, reason, n, float(config.target_ceiling), _sizing("target-ceiling", said))
-
-
-def _sizing(by: str, why: str) -> schema.TrialSizing:
-    return schema.TrialSizing(chosen_by=by, why=why)  # type: ignore[arg-type]  # pydantic checks the Literal
-
-
-def _one_run(config: AuditConfig, method: Unlearner, inputs: Inputs, init, seed: int) -> dict:
-    """The one-run audit on ``one_run_canaries`` pairs of held-out records, mislabelled so that a
-    model that keeps them memorises them (:mod:`audit.onerun`); a certificate that needs infinite
-    noise for the canaries is recorded as skipped."""
-    from audit.onerun import mislabel, one_run_audit
-
-    unseen = inputs.unseen
-    pairs, available = int(config.one_run_canaries), int(unseen[0].shape[0])
-    if 2 * pairs > available:
-        raise InvalidInput(
-            "one_run_canaries",
-            f"at most {available // 2} (two held-out records per pair; {available} are held out of training)",
-            pairs,
-        )
-    game_seed = child_seed(seed, "one-run")
-    canaries_X = unseen[0][: 2 * pairs]
-    n_outputs = max(2, int(inputs.objective.n_outputs))
-    canaries_y = mislabel(unseen[1][: 2 * pairs], n_outputs, game_seed).to(unseen[1].device)
-    try:
-        result = one_run_audit(
-            method,
-            inputs.X,
-            inputs.y,
-            canaries_X,
-            canaries_y,
-            init,
-            epsilon=config.epsilon,
-            delta=config.delta,
-            mechanism=config.mechanism,
-            confidence=config.confidence,
-            seed=game_seed,
-        )
-    except InvalidInput as exc:
-        if exc.field in ("one_run_canaries", "canaries_X", "canaries_y"):
-            raise
-        return {"skipped": f"{exc.field}: {exc.allowed} (got {exc.got!r})"}
-    return result.to_dict()
-
-
-#: Repeated timings stop once a method's runs have taken this many seconds together: a run that long
-#: is timed to a small fraction of its length (the report lists every repeat), and repeating a CNN's
-#: 50 s retraining twice more made it 40 % of a 2,000-image audit.
-TIMING_ENOUGH_S = 10.0
-
-
-def timed(
-    call: Callable[[Unlearner], Any], method: Unlearner, repeats: int, device: torch.device
-) -> tuple[Any, list[float]]:
-    """``call(method)``'s result and the wall-clock seconds of up to ``repeats`` runs of it (fewer
-    once the runs have taken :data:`TIMING_ENOUGH_S` together).
-
-    The first run is on ``method`` itself and its result is the one the audit uses. Every further
-    run is on a deep copy of ``method`` as it was before the first (its per-record state included,
-    so for a large model ``timing_repeats = 1`` saves that memory), because methods remember work
-    per forget set (NGD's and CNS's retrains, NGD's step): a repeat on the same object would time a
-    dictionary lookup. The runs are deterministic functions of the seeds; a repeat whose result
-    differs (a nondeterministic GPU kernel) is logged, and never used. A method that cannot be
-    copied (a plug-in holding a lock, a tensor inside an autograd graph) is timed once, and the log
-    says so.
-    """
-    try:
-        spare = copy.deepcopy(method) if repeats > 1 else None
-    except (TypeError, RuntimeError, copy.Error) as exc:
-        log.warning("%s cannot be copied for repeated timings (%s): timed once", type(method).__name__, exc)
-        repeats, spare = 1, None
-    result, seconds = None, []
-    for k in range(repeats):
-        if k == 0:
-            target = method
-        else:
-            assert spare is not None  # copied above whenever repeats > 1
-            target = spare if k == repeats - 1 else copy.deepcopy(spare)
-        t0 = time.perf_counter()
-        out = call(target)
-        if device.type == "cuda":  # kernels run asynchronously: time them, not their launch
-            torch.cuda.synchronize(device)
-        seconds.append(time.perf_counter() - t0)
-        if k == 0:
-            result = out
-        elif not _same_models(out, result):
-            log.warning(
-                "timing repeat %d of %d gave another model than the first (only the first is used)", k + 1, repeats
-            )
-        if k + 1 < repeats and sum(seconds) >= TIMING_ENOUGH_S:
-            log.info("timed %d of %d times: the runs took %.1f s together", k + 1, repeats, sum(seconds))
-            break
-    return result, seconds
-
-
-def _same_models(a: Any, b: Any) -> bool:
-    """The same parameters: one vector, or the models of a sequence of (model, certificate) releases."""
-    if isinstance(a, Tensor):
-        return torch.equal(a, b)
-    return len(a) == len(b) and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
-
-
-def _ledger(
-    method: Unlearner,
-    requests: list[Tensor],
-    releases: list,
-    config: AuditConfig,
-    retrained_all: Tensor,
-    tick,
-    seed: int,
-) -> dict:
-    """Record every release of the sequence with its measured distance to retraining
-    (``retrained_all``, the retrain without every request, is the last release's reference), and
-    attack every pair of consecutive releases (:mod:`attacks.consecutive`)."""
-    from attacks.consecutive import consecutive_release_bounds
-    from certify.ledger import PrivacyLedger
-
-    book = PrivacyLedger(delta=config.delta, budget_epsilon=config.budget_epsilon)
-    references = []
-    for k, (theta, certificate) in enumerate(releases, start=1):
-        tick("ledger", k - 1, len(releases))
-        union = torch.cat(requests[:k])
-        retrained = retrained_all if k == len(releases) else method.retrain(union)
-        references.append(retrained)
-        distance = float(torch.linalg.vector_norm(theta - retrained))
-        certified = certificate.epsilon if certificate.certified else None
-        spent = realized(certificate.sigma, config.delta, distance, certificate.sensitivity, certified)
-        book.record_certificate(
-            certificate,
-            forget_total=int(union.numel()),
-            distance=distance,
-            realized_epsilon=spent.epsilon,
-            label=f"request {k}",
-        )
-    tick("ledger", len(releases), len(releases))
-    ledger = book.to_dict()
-    sigmas = [float(c.sigma) for _, c in releases]
-    if all(math.isfinite(s) for s in sigmas):
-        steps = len(releases) - 1  # every step's bound holds together at the audit's confidence
-        ledger["consecutive"] = consecutive_release_bounds(
-            [theta for theta, _ in releases],
-            references,
-            sigmas,
-            n_trials=NOISE_TRIALS,
-            delta=config.delta,
-            confidence=1.0 - (1.0 - config.confidence) / max(1, steps),
-            seed=seed,
-            split="pareto-bonferroni",
-            draws="projected",
-        )
-    return ledger
 
 
 def _now() -> str:
