@@ -121,23 +121,26 @@ def trials_to_separate(a: Any, b: Any, n_trials: int) -> int | None:
 
 
 def _separability(tied: list[list[str]], needed: list[int | None], at_ceiling: list[str]) -> str:
-    if not tied:
-        return "Every neighbour is separable at this trial count."
-    pairs = []
-    for (a, b), n in zip(tied, needed, strict=True):
-        if a in at_ceiling and b in at_ceiling:
-            why = "both at the trial ceiling: no trial count orders them by this estimate"
-        elif n is None:
-            why = "equal estimates"
-        else:
-            why = f"about {n:,} trials per world would separate them"
-        pairs.append(f"{a} and {b} ({why})")
-    return "Not separable at this trial count (intervals overlap): " + ", ".join(pairs) + "."
+    """The sentence's second half: the overlapping pairs, with the trials that would separate each,
+    and the methods at the trial ceiling named once, as a group that no trial count orders."""
+    ceiling = [n for n in at_ceiling if any(n in pair for pair in tied)]
+    pairs = [
+        f"{a} and {b} ({'equal estimates' if n is None else f'about {n:,} trials per world would separate them'})"
+        for (a, b), n in zip(tied, needed, strict=True)
+        if not (a in at_ceiling and b in at_ceiling)
+    ]
+    parts = ["Not separable at this trial count (intervals overlap): " + ", ".join(pairs) + "."] if pairs else []
+    if len(ceiling) > 1:
+        parts.append(
+            f"{', '.join(ceiling[:-1])} and {ceiling[-1]} are all at the trial ceiling (every trial separates "
+            "them from retraining): no trial count orders them by this estimate."
+        )
+    return " ".join(parts) or "Every neighbour is separable at this trial count."
 
 
 def _entry(x: Any) -> str:
     """An ε estimate in the sentence: at the trial ceiling only its lower end is shown."""
-    return f"≥ {x.lower:.3g} (at the trial ceiling)" if math.isinf(x.upper) else _interval(x)
+    return f"≥ {x.lower:.3g}, at the trial ceiling," if math.isinf(x.upper) else _interval(x)
 
 
 def _interval(x: Any) -> str:
