@@ -100,6 +100,7 @@ def _best_estimates(rows: Sequence[Any], modes: tuple[str, ...]) -> tuple[dict[s
             continue
         attack = max(sorted(points), key=points.__getitem__)
         estimate = r.leakage.estimates[attack]
+        # getattr: a row assembled by hand (tests, older callers) may not say; a Leakage always does
         if not getattr(r.leakage, "positive_control_has_power", True) and estimate.epsilon.lower <= 0.0:
             not_ranked[r.name] = NO_POWER
             continue
@@ -109,9 +110,9 @@ def _best_estimates(rows: Sequence[Any], modes: tuple[str, ...]) -> tuple[dict[s
 
 def trials_to_separate(a: Any, b: Any, n_trials: int) -> int | None:
     """Trials per world at which the intervals of ``a`` and ``b`` (points a ≤ b) would stop
-    overlapping if their half-widths shrink like 1/√n: n·((upper_a − a + b − lower_b)/(b − a))².
-    None where no count would: equal points, or both at the trial ceiling (each interval's upper
-    end infinite: more trials raise both estimates alike)."""
+    overlapping if their half-widths shrink like 1/√n: n·((upper_a − a + b − lower_b)/(b − a))²,
+    upper_a capped at b (a ceiling's infinite end). None where no count would: equal points, or
+    both at the trial ceiling (each upper end infinite: more trials raise both estimates alike)."""
     a, b = (a, b) if a.point <= b.point else (b, a)
     gap = b.point - a.point
     if gap <= 0.0 or (math.isinf(a.upper) and math.isinf(b.upper)):
