@@ -93,3 +93,29 @@ def test_the_page_shows_both_rankings_with_their_intervals_and_sentences():
     auroc = retrain.auroc["retrain"]
     assert f"[{auroc.lower:.3g}" in page or f"[{auroc.lower:.3f}" in page  # the AUROC interval column
     assert "(at the trial ceiling)</td>" in page and "<b>quiet</b>: not ranked" in page
+
+
+def test_the_compare_summary_prints_each_ranking_sentence():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from audit.cli.compare import _summary
+
+    rows = [_row("noop", 12.0, seed=21), _row("retrain", 0.0, seed=22)]
+    rows += [_row("r2d", 0.5, "noise", seed=23), _row("noisy-ft", 2.0, "rerun", seed=24)]
+    doc = NS(
+        methods=[],
+        not_applicable=[],
+        epsilon=1.0,
+        delta=1e-5,
+        recommendation=NS(why="w", rule="r", method=None),
+        estimated_ranking=estimated_ranking(rows),
+        estimated_ranking_fixed_training=estimated_ranking(rows, "fixed-training"),
+        measured_ranking=None,
+    )
+    out = StringIO()
+    _summary(Console(file=out, width=10_000), doc)
+    text = out.getvalue()
+    assert f"estimates, not bounds: {doc.estimated_ranking.sentence}" in text
+    assert f"estimates, not bounds: {doc.estimated_ranking_fixed_training.sentence}" in text
