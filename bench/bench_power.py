@@ -27,8 +27,8 @@ Four parts, one JSON object on stdout (``bench/results/power.json``):
     the bound, the estimates with intervals (AUROC, ε, TPR at low FPR, direction) and the score
     gap in units of the trials' spread (effect size, bootstrap interval; not a privacy estimate).
     Per dataset: for noop and the fine-tunes in order of the fraction closed, whether each
-    estimate falls with it, pair by pair ("ordered, separable", "ordered, not separable at this
-    trial count", "both at the trial ceiling", "reversed"); whether neggrad is named
+    estimate falls with it, pair by pair ("ordered, separable", "not separable at this trial
+    count", "both at the trial ceiling", "reversed, separable"); whether neggrad is named
     over-unlearning; whether retrain's intervals contain "no leak"; the comparison's ranking
     sentence with the trial counts that would separate its overlapping pairs.
 ``tpr_coverage``
@@ -231,8 +231,8 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
 
 
 #: How a leakier neighbour compares (:func:`_verdicts`).
-PAIR_WORDS = ("ordered, separable", "ordered, not separable at this trial count", "both at the trial ceiling",
-              "reversed")
+PAIR_WORDS = ("ordered, separable", "not separable at this trial count", "both at the trial ceiling",
+              "reversed, separable")
 
 
 def _verdicts(summary: dict) -> dict:
@@ -259,15 +259,15 @@ def _verdicts(summary: dict) -> dict:
         x, y = best(a, key), best(b, key)  # a closed less: expected to leak more
         if x["ceiling"] and y["ceiling"]:
             return PAIR_WORDS[2]
-        if x["point"] <= y["point"]:
-            return PAIR_WORDS[3]
-        return PAIR_WORDS[0] if x["lower"] > y["upper"] else PAIR_WORDS[1]
+        if x["lower"] > y["upper"]:
+            return PAIR_WORDS[0]
+        return PAIR_WORDS[3] if y["lower"] > x["upper"] else PAIR_WORDS[1]
 
     keys = ("epsilon", "auroc", "effect_size")
     pairs = {f"{a} > {b}": {k: pair(a, b, k) for k in keys} for a, b in zip(by_closed, by_closed[1:])}
     return {"order_by_closed": by_closed,
-            "ordered_by": {k: all(p[k] != PAIR_WORDS[3] for p in pairs.values()) for k in keys},
             "separated_by": {k: all(p[k] == PAIR_WORDS[0] for p in pairs.values()) for k in keys},
+            "reversed_by": {k: any(p[k] == PAIR_WORDS[3] for p in pairs.values()) for k in keys},
             "pairs": pairs,
             "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
             "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
