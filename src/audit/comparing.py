@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import logging
 import math
 import re
@@ -34,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from audit.config import CALLER_CODE, AuditConfig, CodeRef
+from audit.ranking import estimated_ranking
 from audit.report import TOOL, tool_version
 from audit.report.comparison import (
     COMPARISON_SCHEMA_VERSION,
     ComparisonModel,
-    EstimatedRanking,
     Leakage,
     MeasuredRanking,
     MethodRow,
@@ -409,9 +408,10 @@ def _assemble(
             "measured_ranking": measured_ranking(rows),
         }
     )
-    ranking = estimated_ranking(rows)
-    if ranking is not None:
-        extra["estimated_ranking"] = ranking
+    for group, key in (("retrain", "estimated_ranking"), ("fixed-training", "estimated_ranking_fixed_training")):
+        ranking = estimated_ranking(rows, group)
+        if ranking is not None:
+            extra[key] = ranking
     document = ComparisonModel(
         schema_version=COMPARISON_SCHEMA_VERSION,
         kind="comparison",
@@ -604,55 +604,6 @@ def measured_ranking(rows: Sequence[MethodRow]) -> MeasuredRanking:
 
     order = sorted(ranked, key=leakage_order)
     return MeasuredRanking(rule=MEASURED_RULE, order=[r.name for r in order], not_ranked=not_ranked)
-
-
-#: The estimated ranking, in words (the page and the document state it).
-ESTIMATED_RULE = (
-    "estimates, not bounds: the methods audited in retrain mode (every trial a fresh training, no "
-    "output noise) ordered by the largest epsilon estimate of any of their attacks (lowest first); "
-    "neighbours whose intervals overlap cannot be told apart at this trial count"
-)
-
-
-def estimated_ranking(rows: Sequence[MethodRow]) -> EstimatedRanking | None:
-    """The retrain-mode rows ordered by their largest ε estimate (:data:`ESTIMATED_RULE`), with the
-    neighbours whose intervals overlap; None with fewer than two rows to rank."""
-    best: dict[str, tuple[str, Any]] = {}
-    for r in rows:
-        if r.leakage is None or r.leakage.trial_mode != "retrain" or not r.leakage.estimates:
-            continue
-        points = {a: e.epsilon.point for a, e in r.leakage.estimates.items() if e.epsilon is not None}
-        if points:
-            attack = max(sorted(points), key=points.__getitem__)
-            best[r.name] = (attack, r.leakage.estimates[attack])
-    if len(best) < 2:
-        return None
-    order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))
-    eps = {n: best[n][1].epsilon for n in order}
-    tied = [
-        [a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper
-    ]
-    n_trials = min(min(best[n][1].n_trials) for n in order)
-    listed = "; ".join(f"{n} {_interval(eps[n])} ({best[n][0]}, {best[n][1].direction})" for n in order)
-    separable = (
-        "not separable at this trial count (intervals overlap): " + ", ".join(f"{a} and {b}" for a, b in tied)
-        if tied
-        else "every neighbour is separable at this trial count"
-    )
-    return EstimatedRanking(
-        rule=ESTIMATED_RULE,
-        order=order,
-        epsilon=eps,
-        attack={n: best[n][0] for n in order},
-        direction={n: best[n][1].direction for n in order},
-        not_separable=tied,
-        sentence=f"Estimated epsilon, least first ({n_trials} trials per world): {listed}. {separable[0].upper()}"
-        f"{separable[1:]}",
-    )
-
-
-def _interval(x: Any) -> str:
-    return f"{x.point:.3g} [{x.lower:.3g}, {x.upper:.3g}]"
 
 
 def row_of(name: str, report: Any, title: str | None = None) -> MethodRow:

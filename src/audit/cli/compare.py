@@ -267,6 +267,9 @@ def _summary(err: Any, document: Any) -> None:
         err.print(f"not run: {m.name}: {escape(m.reason)}", highlight=False, soft_wrap=True)
     err.print(f"recommendation: {escape(rec.why)}", highlight=False, soft_wrap=True)
     err.print(f"rule: {escape(rec.rule)}", highlight=False, soft_wrap=True)
+    for estimated in (document.estimated_ranking, document.estimated_ranking_fixed_training):
+        if estimated is not None:  # the uncertified methods' order, with what it cannot separate
+            err.print(f"estimates, not bounds: {escape(estimated.sentence)}", highlight=False, soft_wrap=True)
     ranking = document.measured_ranking
     if ranking is not None:
         mine = ", ".join(r.name for r in document.methods if r.trained_by is not None)

@@ -73,7 +73,7 @@ MethodName = Annotated[str, Field(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$")]
 class Leakage(_Section):
     """What the attacks measured on the method's releases (from its report's ``attacks``)."""
 
-    trial_mode: Literal["noise", "retrain"]
+    trial_mode: Literal["noise", "retrain", "rerun"]
     n_trials: PosCount
     best_empirical_epsilon: ExtNonNegNoNan
     """The largest epsilon lower bound any attack proved (Clopper-Pearson, at the audit's confidence)."""
@@ -168,8 +168,8 @@ class MeasuredRanking(_Section):
 
 
 class EstimatedRanking(_Section):
-    """The methods audited in retrain mode ordered by their largest estimated epsilon (estimates, not bounds),
-    and which neighbours this trial count cannot separate."""
+    """The methods of one group of trial modes ordered by their largest estimated epsilon (estimates, not
+    bounds), and which neighbours this trial count cannot separate (:mod:`audit.ranking`)."""
 
     rule: Text
     order: list[MethodName]
@@ -182,6 +182,18 @@ class EstimatedRanking(_Section):
     not_separable: list[list[MethodName]]
     """Neighbours in ``order`` whose intervals overlap: this trial count cannot tell them apart."""
     sentence: Text
+    auroc: dict[MethodName, EstimateInterval] | None = Absent()
+    """The AUROC (with its interval) of the attack that gave each method's epsilon estimate."""
+    trials_to_separate: list[PosCount | None] | None = Absent()
+    """Per pair of ``not_separable``: trials per world that would separate it if the intervals shrink like
+    1/sqrt(n); null where none would (equal estimates, or both at the trial ceiling)."""
+    at_ceiling: list[MethodName] | None = Absent()
+    """Methods whose epsilon estimate is at the trial ceiling (every trial separates the worlds; the upper end
+    is infinite): the estimate is what the trials can show, not an order among them."""
+    trial_modes: list[Literal["noise", "retrain", "rerun"]] | None = Absent()
+    """The trial modes ranked together (retrain mode alone; noise and rerun, which hold training fixed)."""
+    not_ranked: dict[MethodName, Text] | None = Absent()
+    """Methods of these modes left out, and why (no power and an estimate that contains no leak)."""
 
 
 class Recommendation(_Section):
@@ -228,6 +240,9 @@ class ComparisonModel(_Section):
     estimated_ranking: EstimatedRanking | None = Absent()
     """The methods audited in retrain mode (fresh trainings, no output noise: the uncertified methods and
     retraining) ranked by their epsilon estimates; absent with fewer than two."""
+    estimated_ranking_fixed_training: EstimatedRanking | None = Absent()
+    """The methods audited in noise or rerun mode (the trained models fixed, the release's own noise redrawn)
+    ranked among themselves by their epsilon estimates; absent with fewer than two."""
     measured_ranking: MeasuredRanking | None = Absent()
     """The candidates ranked by measured leakage (with candidates only); the recommendation never picks one."""
     dataset: Dataset
