@@ -11,8 +11,9 @@ Every second-order unlearning method (Newton step, NGD, CNS/LiSSA, CureNewton) n
   (:func:`conjugate_gradient`, matrix-free, deterministic) or by the LiSSA stochastic Neumann
   series (:func:`lissa`, matrix-free, cost independent of n);
 * **extreme eigenvalues** (:func:`power_iteration`, :func:`smallest_eigenvalue`,
-  :func:`lanczos_extremes`): the LiSSA scale must exceed ‖A‖, and the certificates use
-  λ_min(∇²f_D);
+  :func:`lanczos_extremes`; :func:`unlearners.lanczos.lanczos_bounds` stops on the Ritz residuals
+  and moves each end outward by its residual): the LiSSA scale must exceed ‖A‖, and the
+  certificates use λ_min(∇²f_D);
 * **minimisers** of the L2-regularised empirical risk (:func:`newton_minimize` for convex linear
   models, :func:`lbfgs_minimize` otherwise, :func:`fit_regularized` choosing between them) and
   the dense Fisher (:func:`fisher_matrix`).
@@ -56,6 +57,7 @@ from torch.func import vmap
 from certify.errors import InvalidInput, require_integer
 from certify.errors import require_nonnegative as _nonneg
 from certify.errors import require_positive as _positive
+from unlearners.lanczos import lanczos_extremes
 from unlearners.objective import Objective, regularized_grad, regularized_loss, vjp_pair
 
 Operator = Callable[[Tensor], Tensor]
@@ -696,51 +698,6 @@ def smallest_eigenvalue(
     shifted = lambda u: c * u - matvec(u)  # noqa: E731
     _, v = _power(shifted, _randn(d, generator, dtype, device), k, tol)
     return float(torch.dot(v, matvec(v))), v
-
-
-def lanczos_extremes(
-    matvec: Operator,
-    dim: int,
-    *,
-    iters: int = 50,
-    generator: torch.Generator,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-) -> tuple[float, float]:
-    """Estimates (λ_min, λ_max) of a symmetric operator by the Lanczos method.
-
-    Golub & Van Loan §10.1: ``min(iters, dim)`` products build a Krylov basis (fully
-    re-orthogonalised, so memory is iters·d), and the extreme eigenvalues of the tridiagonal
-    projection are returned. They are Rayleigh–Ritz values: λ_min estimate >= λ_min,
-    λ_max estimate <= λ_max, converging much faster than power iteration (Kaniel–Paige bounds).
-    """
-    d = _count("dim", dim)
-    m = min(_count("iters", iters), d)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    q = _randn(d, generator, dtype, device)
-    q = q / torch.linalg.vector_norm(q)
-    Q = [q]
-    alphas: list[Tensor] = []
-    betas: list[Tensor] = []
-    for j in range(m):
-        w = matvec(Q[j])
-        a = torch.dot(Q[j], w)
-        alphas.append(a)
-        basis = torch.stack(Q)
-        w = w - basis.T @ (basis @ w)  # full re-orthogonalisation (twice is enough)
-        w = w - basis.T @ (basis @ w)
-        beta = torch.linalg.vector_norm(w)
-        if j == m - 1 or float(beta) <= 1e-12 * max(abs(float(a)), 1e-300):
-            break
-        betas.append(beta)
-        Q.append(w / beta)
-    k = len(alphas)
-    T = torch.diag(torch.stack(alphas))
-    if k > 1:
-        off = torch.stack(betas[: k - 1])
-        T = T + torch.diag(off, 1) + torch.diag(off, -1)
-    ev = torch.linalg.eigvalsh(T)
-    return float(ev[0]), float(ev[-1])
 
 
 # ----------------------------------------------------------------------------------------------
