@@ -276,3 +276,31 @@ def test_planted_violation_on_adult_is_refuted_by_the_audit():
     assert planted.verdict == "violated" and section["violation"] and section["epsilon_lower"] > 1
     honest = audit.run(AuditConfig(one_run_whitebox_canaries=100, **common))
     assert json.loads(honest.to_json())["one_run_whitebox"]["violation"] is False
+
+
+def test_the_page_and_the_terminal_summary_show_the_game(adult_like):
+    """The planted game's section reaches the report page (its own heading, the bound, the reference
+    test) and the terminal summary (one row with the guesses' ceiling and the largest alignment)."""
+    import io
+    import json
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from audit.cli.show import summary
+    from audit.report.encoding import json_safe
+    from audit.report.html import render_html
+    from audit.report.schema import ReportModel
+
+    section = json_safe(_game(adult_like, constants={"G": 1e-7}).to_dict())
+    report = json.loads((Path(__file__).parent / "data" / "sample-report.json").read_text())
+    report["one_run_whitebox"] = section
+    page = " ".join(render_html(report).split())
+    start = page.index('id="one-run-whitebox"')
+    text = page[start : page.index("</p>", page.index("Positive control", start))]
+    assert "40 pairs" in text and "trained on and then deleted" in text and "(no ceiling)" in text
+    assert f"{section['analysis']['v']} of {section['analysis']['r']} right" in text
+    out = io.StringIO()
+    summary(Console(file=out, width=200), ReportModel.from_report_dict(report))
+    row = next(line for line in out.getvalue().splitlines() if "white-box one-run epsilon >=" in line)
+    assert "(40 canary pairs)" in row and "guesses' ceiling" in row and "largest alignment" in row
