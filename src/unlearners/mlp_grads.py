@@ -37,15 +37,16 @@ from unlearners.objective import GRAD_CHUNK, Objective
 
 
 def _softplus_backward(module: nn.Module, g: Tensor, pre: Tensor, out: Tensor) -> Tensor:
-    return torch.ops.aten.softplus_backward(g, pre, module.beta, module.threshold)
+    return torch.ops.aten.softplus_backward.grad_input(g, pre, module.beta, module.threshold, grad_input=g)
 
 
 def _tanh_backward(module: nn.Module, g: Tensor, pre: Tensor, out: Tensor) -> Tensor:
-    return torch.ops.aten.tanh_backward(g, out)
+    return torch.ops.aten.tanh_backward.grad_input(g, out, grad_input=g)
 
 
 #: Activations whose autograd backward is one ATen kernel, called here with the tensors autograd
-#: saves (the input for softplus, the output for tanh).
+#: saves (the input for softplus, the output for tanh), writing over the incoming gradient ``g``
+#: (a temporary of :func:`_chunk_grads`; elementwise, so each element is read before it is written).
 ACTIVATION_BACKWARD: dict[type, Callable[[nn.Module, Tensor, Tensor, Tensor], Tensor]] = {
     nn.Softplus: _softplus_backward,
     nn.Tanh: _tanh_backward,
@@ -115,7 +116,7 @@ def _chunk_grads(
     biases = [thetas[:, b : b + o].view(B, 1, o) for _, b, o, _ in layout.layers]
     inputs, pres = [X.expand(B, *X.shape)], []
     for k, (W, b) in enumerate(zip(weights, biases)):
-        pre = torch.add(b.mul(1), torch.bmm(inputs[-1], W.transpose(1, 2)))  # F.linear under vmap
+        pre = torch.bmm(inputs[-1], W.transpose(1, 2)).add_(b)  # F.linear under vmap: b + x Wᵀ, the bias after
         if k == len(layout.activations):
             break
         pres.append(pre)
