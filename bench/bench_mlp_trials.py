@@ -48,6 +48,20 @@ VARIANTS = {"baseline": ("base", "default"), "allocator": ("base", "tuned"), "fa
 VOLATILE = ("timings", "created_at", "started_at")
 
 
+def _extract(commit: str, into: Path) -> Path:
+    """``src/`` of ``commit``, written under ``into`` (``git archive``: nothing in the repository changes)."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def _commit(ref: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], capture_output=True, text=True
+    ).stdout.strip()
+
+
 def _env(src: Path, allocator: str) -> dict:
     env = dict(os.environ)
     env.pop("AUDIT_MALLOC", None)
@@ -154,6 +168,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-train", type=int, default=1000)
     parser.add_argument("--base", default=BASE, help="reference commit")
+    parser.add_argument("--this", default="worktree", help="the tree measured: the working tree, or a commit")
     parser.add_argument("--report", action="store_true", help="also compare a whole audit's report")
     parser.add_argument("--report-trials", type=int, default=64)
     args = parser.parse_args()
@@ -161,15 +176,16 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "src"], capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(work)], input=archive.stdout, check=True)
-        trees = {"base": work / "src", "this": ROOT / "src"}
+        trees = {"base": _extract(args.base, work / "base"), "this": ROOT / "src"}
+        if args.this != "worktree":
+            trees["this"] = _extract(args.this, work / "this")
         result = {
             "benchmark": "mlp_trials",
             "what": "retrain-mode trials of the built-in MLP (method retrain, eps 1, Adult, "
             f"max_train {args.max_train}): reference {args.base} (vmapped autograd training) "
             "with glibc's allocator as it comes and tuned, against this tree's closed-form training",
             "base_commit": args.base,
+            "this": args.this if args.this == "worktree" else _commit(args.this),
             "repeats": args.repeats,
             "cpu_count": os.cpu_count(),
             "note": "shared, loaded machine: CPU time (user + sys) of the trials alone, variants interleaved",
