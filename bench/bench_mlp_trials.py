@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -142,15 +143,19 @@ def _reports(trees: dict[str, Path], trials: int, max_train: int, work: Path) ->
     for tree in ("base", "this"):
         args = ["--model", "mlp", "--method", "retrain", "--trial-mode", "retrain", "--max-train", str(max_train)]
         args += ["--trials", str(trials), "--seed", "0", "--commitment-salt", str(salt), "--json", "-q"]
-        code = f"import resource, runpy, sys; sys.argv = ['audit', 'run', *{args!r}]\ntry:\n"
-        code += "    runpy.run_module('audit', run_name='__main__')\nfinally:\n"
-        code += "    u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime, file=sys.stderr)"
-        env = _env(trees[tree], "tuned")
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=work)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run(
+            [sys.executable, "-m", "audit", "run", *args],
+            capture_output=True,
+            text=True,
+            env=_env(trees[tree], "tuned"),
+            cwd=work,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if not proc.stdout.strip():
             sys.exit(proc.stderr[-3000:])
         reports[tree] = {k: v for k, v in json.loads(proc.stdout).items() if k not in VOLATILE}
-        cpu[tree] = float(proc.stderr.strip().splitlines()[-1])
+        cpu[tree] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     differ = _differences(reports["base"], reports["this"])
     return {
         "command": "audit run --model mlp --method retrain --trial-mode retrain "
@@ -191,13 +196,18 @@ def main() -> None:
             "note": "shared, loaded machine: CPU time (user + sys) of the trials alone, variants interleaved",
             "trials": _timings(trees, counts, args.max_train, args.repeats),
         }
+        _write(result, load_before)  # kept if the report's audits fail
         if args.report:
             result["report"] = _reports(trees, args.report_trials, args.max_train, work)
+    print(_write(result, load_before))
+
+
+def _write(result: dict, load_before: float) -> str:
     result["load_average_before"], result["load_average_after"] = load_before, os.getloadavg()[0]
     text = json.dumps(result, indent=2)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(text + "\n")
-    print(text)
+    return text
 
 
 if __name__ == "__main__":
