@@ -5,6 +5,7 @@ do not cover (:func:`minibatches`, :func:`full_batch_condition`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Protocol
 
 import torch
@@ -14,6 +15,7 @@ from torch.func import vmap
 from certify.certificate import Condition
 from certify.errors import InvalidInput
 from unlearners.batched import chunk_size
+from unlearners.mlp_grads import mlp_grads, mlp_layout, padded_rows
 from unlearners.objective import Objective
 
 
@@ -89,7 +91,10 @@ def batched_gradient_descent(
     (θ_t = θ_{t−1} − η ∇f_D(θ_{t−1})), with the gradients of all rows computed by one
     ``vmap`` of :meth:`Objective.grad` per step, ``chunk`` rows at a time (default: a block size
     fixed by the model and the data, :data:`ROW_BLOCK`; the last block is padded), so that row
-    i's result does not depend on how many rows are stacked with it.
+    i's result does not depend on how many rows are stacked with it. An MLP that
+    :func:`unlearners.mlp_grads.mlp_layout` recognises gets the same gradients, bit for bit, in
+    closed form (:func:`unlearners.mlp_grads.mlp_grads`), and its last block is padded only as
+    far as :func:`unlearners.mlp_grads.padded_rows` needs to keep those bits.
 
     Returns ``(θ_T, {t: θ_t})`` with stacks of shape (N, d) for every requested t ∈ [0, T].
     """
@@ -97,9 +102,10 @@ def batched_gradient_descent(
         raise InvalidInput("thetas0", "a stack of parameter vectors of shape (N, d)", tuple(thetas0.shape))
     size = chunk_size(objective, X, ROW_BLOCK, chunk)  # a function of the model and data, never of N
     n = thetas0.shape[0]
-    grads = vmap(objective.grad, in_dims=(0, None, None))
+    layout = mlp_layout(objective)
+    grads = vmap(objective.grad, in_dims=(0, None, None)) if layout is None else partial(mlp_grads, objective, layout)
     wanted = set(int(t) for t in keep)
-    thetas = _padded(thetas0, size)
+    thetas = _padded(thetas0, n + -n % size if layout is None else padded_rows(n, size, X))
     kept: dict[int, Tensor] = {0: thetas[:n].clone()} if 0 in wanted else {}
     for t in range(1, int(steps) + 1):
         g = torch.cat([grads(part, X, y) for part in thetas.split(size)])
@@ -119,9 +125,9 @@ def batched_gradient_descent(
 ROW_BLOCK = 16
 
 
-def _padded(rows: Tensor, size: int) -> Tensor:
-    """``rows`` with copies of its last row appended up to a multiple of ``size`` (dropped after)."""
-    extra = -rows.shape[0] % size
+def _padded(rows: Tensor, total: int) -> Tensor:
+    """``rows`` with copies of its last row appended up to ``total`` rows (dropped after)."""
+    extra = total - rows.shape[0]
     return rows if extra == 0 else torch.cat([rows, rows[-1:].expand(extra, -1)])
 
 
