@@ -54,7 +54,7 @@ from certify.certificate import Certificate, Condition, Constant, issue
 from certify.errors import Boolean, Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
 from certify.params import Param
 from unlearners.base import Capabilities, Precision
-from unlearners.blockwise import SCHEDULES, block_split, blockwise_phase, check_schedule, schedule_terms
+from unlearners.blockwise import SCHEDULES, BlockSplit, block_split, blockwise_phase, check_schedule, schedule_terms
 from unlearners.buffers import Batch, holding, keeps_statistics, retain_statistics
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
@@ -279,7 +279,7 @@ class NoisyFineTune(Retrain):
             return self._grad(_placed(frame, private, x), reset, X_r[batch], y_r[batch])[private]
 
         if self.schedule == "blockwise":
-            split = block_split(self.objective, self._private_names(), self.blocks, self.seed, h)
+            split = self._block_split(h)
             h = blockwise_phase(
                 split, h, grad, batches, sigma=sigma, gamma=gamma, lam=lam, clip=lambda g: project(g, self.C1), gen=gen
             )
@@ -362,6 +362,15 @@ class NoisyFineTune(Retrain):
         return retain_statistics(
             self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen, frozen=self._public_names()
         )
+
+    _split: tuple[tuple, BlockSplit] | None = None
+
+    def _block_split(self, like: Tensor) -> BlockSplit:
+        """The orthonormal split: a function of the seed and the model's shapes only, drawn once."""
+        key = (like.dtype, like.device, self.blocks, self.seed, tuple(self.public))
+        if self._split is None or self._split[0] != key:
+            self._split = (key, block_split(self.objective, self._private_names(), self.blocks, self.seed, like))
+        return self._split[1]
 
     def _private_names(self) -> list[str]:
         public, buffers = self._public_names(), set(self.objective.buffer_names)
