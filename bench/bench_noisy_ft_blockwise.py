@@ -48,7 +48,13 @@ from certify.bounds.blockwise import authors_block_parameters  # noqa: E402
 from unlearners.noisyft import CallerTrainedNoisyFineTune, NoisyFineTune  # noqa: E402
 from unlearners.objective import Objective  # noqa: E402
 
-RADII = VARIANTS["gradient-clip"]  # gamma 0.01, lam 50, C0 0.01, C1 1, noisy_steps 5
+#: ``bench``: the radii of bench_noisy_ft_user.py (γ 0.01, λ 50, C0 0.01, C1 1, T = 5); ``authors``: those of the
+#: authors' visualize_sigma_by_xk (visualize_plots.py:237: η 1e-4, λ 10, C0 0.01, C1 1) at their T (105)
+RADII_SETS = {
+    "bench": VARIANTS["gradient-clip"],
+    "authors": {"variant": "gradient-clip", "gamma": 1e-4, "lam": 10.0, "C0": 0.01, "C1": 1.0, "noisy_steps": 105},
+}
+RADII = dict(RADII_SETS["bench"])
 
 
 class Unprojected(CallerTrainedNoisyFineTune):
@@ -61,8 +67,8 @@ class Unprojected(CallerTrainedNoisyFineTune):
 def schedules(blocks: int, epsilon: float) -> list[tuple[str, dict]]:
     authors_T = authors_block_parameters(epsilon, 1e-5, blocks, RADII["C0"], RADII["C1"], RADII["gamma"], RADII["lam"])
     return [
-        ("plain, T = 5", {}),
-        (f"blockwise k = {blocks}, T = 5 per block", {"schedule": "blockwise", "blocks": blocks}),
+        (f"plain, T = {RADII['noisy_steps']}", {}),
+        (f"blockwise k = {blocks}, T = {RADII['noisy_steps']} per block", {"schedule": "blockwise", "blocks": blocks}),
         (
             f"blockwise k = {blocks}, the authors' T = {authors_T.steps} per block",
             {"schedule": "blockwise", "blocks": blocks, "noisy_steps": authors_T.steps},
@@ -126,11 +132,13 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--radii", choices=sorted(RADII_SETS), default="bench")
     ap.add_argument("--noisy-only", action="store_true", help="only the noisy phase's outputs")
     ap.add_argument("--unprojected", action="store_true", help="add the authors' unprojected start (not certified)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     torch.set_num_threads(1)
+    RADII.update(RADII_SETS[args.radii])
     load_before = os.getloadavg()[0]
     X, y, Xt, yt, forget = _load(args)
     heads, rows = [], []
