@@ -22,6 +22,10 @@ their accuracy comes from. CPU seconds are ``time.process_time``; the load avera
 
 ``--epsilon`` sets the target (default 1) and ``--noisy-only`` keeps only the noisy outputs: at a
 larger ε the noise no longer erases the start, which is where the schedules could differ.
+``--radii authors`` takes the radii of the authors' plotting code instead. The runs behind the
+docs: ``--unprojected`` (``bench/results/noisy_ft_blockwise.json``), ``--seeds 0 --epsilon 16
+--noisy-only --unprojected`` (``bench/results/noisy_ft_blockwise_eps16.json``) and ``--seeds 0 --radii
+authors --noisy-only --unprojected`` (``bench/results/noisy_ft_blockwise_authors_radii.json``).
 
 Usage: python bench/bench_noisy_ft_blockwise.py [--n 2000] [--blocks 4] [--seeds 0 1] [--epsilon 1] [--noisy-only]
        [--unprojected] [--out FILE.json]

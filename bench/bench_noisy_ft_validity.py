@@ -11,7 +11,8 @@ target: at most 5 %) and, over ``--planted-games`` games with σ divided by 100 
 the run adds less noise than the certificate assumes), how often it is caught.
 
 With ``--blocks k`` (k >= 2) the run is noisy-ft's block-wise schedule (Dolgova & Stich): k orthogonal
-blocks of T = 5 steps each, σ solved for the same ε; its re-runs take the loop path.
+blocks of T = 5 steps each, σ solved for the same ε; its re-runs take the loop path (``--blocks 2``:
+``bench/results/noisy_ft_blockwise_validity.json``).
 
 Usage: python bench/bench_noisy_ft_validity.py [--games 200] [--trials 60] [--blocks K] [--out bench/results/noisy_ft_validity.json]
 """
