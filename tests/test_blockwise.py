@@ -207,6 +207,8 @@ def test_the_blockwise_certificate_states_the_blocks_and_is_not_conditional(bloc
 def test_rerun_trials_rerun_the_blockwise_phase(block_method):
     from audit.trials import rerun_trials
 
+    assert block_method.replica(target_epsilon=0.5).sigma_ > block_method.sigma_  # each epsilon its own sigma
+
     trials = rerun_trials(block_method, [0, 5, 9], 3, seed=1)
     assert trials.path == "loop" and len({tuple(r.tolist()) for r in trials.unlearned}) == 3
 
@@ -219,3 +221,26 @@ def test_a_planted_violation_of_the_blockwise_run_is_caught(block_method):
     assert planted > eps
     eps, honest = _game(1.0, seed=2, n_trials=60, fitted_method=block_method)
     assert honest <= eps
+
+
+@pytest.mark.slow  # 0.9 s: the frontier's runs take the loop path; the fast lane checks sigma's solve below
+def test_the_frontier_resolves_the_blockwise_sigma_at_each_epsilon(block_method):
+    from audit.measurements import frontier
+
+    forget = torch.tensor([0, 5, 9])
+    sigma = block_method.sigma_
+    front = frontier(
+        block_method,
+        block_method.certify(forget, 1.0, 1e-5),
+        forget,
+        block_method.unlearn(forget),
+        epsilons=(0.5, 2.0),
+        delta=1e-5,
+        mechanism="analytic",
+        objective=block_method.objective,
+        test=(block_method.X_, block_method.y_),
+        draws=2,
+        gen=torch.Generator().manual_seed(0),
+    )
+    assert front.applicable and front.points[0].sigma > sigma > front.points[1].sigma
+    assert block_method.sigma_ == sigma
