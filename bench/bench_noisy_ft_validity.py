@@ -10,7 +10,11 @@ JSON has, over ``--games`` games, how often the honest run's bound exceeds the c
 target: at most 5 %) and, over ``--planted-games`` games with σ divided by 100 (a planted bug:
 the run adds less noise than the certificate assumes), how often it is caught.
 
-Usage: python bench/bench_noisy_ft_validity.py [--games 200] [--trials 60] [--out bench/results/noisy_ft_validity.json]
+With ``--blocks k`` (k >= 2) the run is noisy-ft's block-wise schedule (Dolgova & Stich): k orthogonal
+blocks of T = 5 steps each, σ solved for the same ε; its re-runs take the loop path (``--blocks 2``:
+``bench/results/noisy_ft_blockwise_validity.json``).
+
+Usage: python bench/bench_noisy_ft_validity.py [--games 200] [--trials 60] [--blocks K] [--out bench/results/noisy_ft_validity.json]
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=200)
     ap.add_argument("--planted-games", type=int, default=20)
     ap.add_argument("--trials", type=int, default=60)
+    ap.add_argument("--blocks", type=int, default=1, help="k >= 2: the block-wise schedule with k blocks")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     X, y = synthetic(n=40, d=3, seed=6)
@@ -66,7 +71,8 @@ def main() -> None:
     # the noisy phase's own output (no restart, no noise-free steps): post-processing could only hide
     # what the attack is to find
     method = NoisyFineTune(obj, variant="gradient-clip", steps=5, eta=0.5, C0=1.0, C1=1.0, gamma=0.1, noisy_steps=5,
-                           post_steps=0, restart="none")
+                           post_steps=0, restart="none",
+                           **({"schedule": "blockwise", "blocks": args.blocks} if args.blocks > 1 else {}))
     method.fit(X, y, default_init(obj, torch.Generator().manual_seed(0)))
     t = time.process_time()
     honest = [game(method, 1.0, seed, args.trials) for seed in range(args.games)]
@@ -74,7 +80,7 @@ def main() -> None:
     eps = honest[0][0]
     out = {"game": "logreg, 40 records, 3 forgotten; noisy-ft gradient-clip C0=C1=1, gamma=0.1, T=5, starts at "
                    "opposite ends of the C0-ball; white-box direction from half the runs, Clopper-Pearson (95 %) "
-                   "on the other half; the release is the noisy phase's output (post_steps 0, restart none)", "certified_epsilon": eps, "delta": 1e-5, "sigma": method.sigma_,
+                   "on the other half; the release is the noisy phase's output (post_steps 0, restart none)", "certified_epsilon": eps, "delta": 1e-5, "blocks": args.blocks, "sigma": method.sigma_,
            "trials_per_world": args.trials, "games": args.games,
            "honest_exceedances": sum(b > e for e, b in honest),
            "honest_exceedance_rate": sum(b > e for e, b in honest) / args.games,

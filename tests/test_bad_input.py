@@ -716,6 +716,11 @@ METHOD_OPTION_CASES = [
     ("noisy-ft-post-fraction-text", {"post_train": True, "post_fraction": "half"}, "post_fraction"),
     ("noisy-ft-post-fraction-none", {"post_train": True, "post_fraction": None}, "post_fraction"),
     ("noisy-ft-restart-unknown", {"restart": "bogus"}, "restart"),
+    ("noisy-ft-schedule-unknown", {"schedule": "sequential"}, "schedule"),
+    ("noisy-ft-blockwise-model-clip", {"schedule": "blockwise", "blocks": 2}, "schedule"),
+    ("noisy-ft-blocks-without-blockwise", {"variant": "gradient-clip", "blocks": 2}, "blocks"),
+    ("noisy-ft-blocks-zero", {"variant": "gradient-clip", "schedule": "blockwise", "blocks": 0}, "blocks"),
+    ("noisy-ft-blocks-empty", {"variant": "gradient-clip", "schedule": "blockwise", "blocks": 4}, "blocks"),
 ]
 
 

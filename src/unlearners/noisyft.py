@@ -28,8 +28,8 @@ Also here: any A (:meth:`NoisyFineTune.from_training`, the caller's ``train``; `
 production weights), BatchNorm statistics recomputed on D \\ Z (:func:`retain_statistics`), a
 frozen public backbone (option ``public``: not noised, the assumption stated in the certificate),
 and re-runs from fixed starts (``Capabilities.reruns``: the audit's ``rerun`` trial mode and the
-frontier's per-ε runs). Not here: the block-wise schedule of Dolgova & Stich (arXiv:2601.05134):
-their code (mlolab/blockwise-noisy-fine-tuning) is reachable, the theorem behind its accounting is not.
+frontier's per-ε runs), and the block-wise schedule of Dolgova & Stich (arXiv:2601.05134; option
+``schedule = blockwise``, :mod:`unlearners.blockwise`, accounting :mod:`certify.bounds.blockwise`).
 
 Theorem and equation numbers of Koloskova et al. are not cited: only the paper's opening is
 reachable here and the authors' code names none. :mod:`certify.bounds.noisyft` is checked against
@@ -48,11 +48,13 @@ import torch
 from torch import Tensor
 from torch.func import functional_call
 
+from certify.bounds.blockwise import blockwise_account, blockwise_sigma
 from certify.bounds.noisyft import VARIANTS, account, gradient_clip_sigma, model_clip_sigma
 from certify.certificate import Certificate, Condition, Constant, issue
 from certify.errors import Boolean, Choice, Integer, InvalidInput, ListOf, Optional, Real, Text
 from certify.params import Param
 from unlearners.base import Capabilities, Precision
+from unlearners.blockwise import SCHEDULES, BlockSplit, block_split, blockwise_phase, check_schedule, schedule_terms
 from unlearners.buffers import Batch, holding, keeps_statistics, retain_statistics
 from unlearners.objective import Objective
 from unlearners.retrain import GRADIENT_DESCENT_OPTIONS, Retrain
@@ -131,6 +133,9 @@ class NoisyFineTune(Retrain):
         "BatchNorm running statistics are not part of the theorem: the start's are discarded, the noisy steps use "
         "the reset statistics, the released ones are recomputed on D \\ Z (or left by the caller's training on "
         "D \\ Z): post-processing",
+        "schedule = blockwise (Dolgova & Stich, arXiv:2601.05134): the accounting is derived here (their theorem is "
+        "not reachable) and reproduces their code's sigma; the start is projected onto the C0-ball (their code "
+        "leaves it unprojected); only their default M = 2 (a clipped step, then a noise step)",
     )
     hyperparameters: ClassVar[tuple[Param, ...]] = GRADIENT_DESCENT_OPTIONS + (
         Param("variant", "model-clip", Choice(VARIANTS), "model clipping (C2) or gradient clipping (C0, C1, lam)"),
@@ -169,6 +174,14 @@ class NoisyFineTune(Retrain):
             "names (or name prefixes) of parameters you declare public, never trained on the private data: "
             "a frozen backbone; they are not noised and stay as in the start (a private head is fine-tuned)",
         ),
+        Param(
+            "schedule",
+            "joint",
+            Choice(SCHEDULES),
+            "joint: every noisy step moves every parameter; blockwise (Dolgova & Stich, gradient-clip only): the "
+            "parameters are split into `blocks` orthogonal subspaces run one after another, noisy_steps each",
+        ),
+        Param("blocks", 1, Integer(1, 100_000), "k: the number of orthogonal blocks (schedule blockwise)"),
         Param("target_epsilon", 1.0, Real(gt=0), "epsilon sigma is solved for", audit="epsilon"),
         Param("target_delta", 1e-5, Real(gt=0, lt=1), "delta sigma is solved for", audit="delta"),
         Param("seed", 0, Integer(0), "seed of the noise and the batches (mixed with the start)", audit="seed"),
@@ -188,9 +201,14 @@ class NoisyFineTune(Retrain):
                 + ")",
                 self.public,
             )
+        check_schedule(self.objective, self._private_names(), self.schedule, self.variant, self.blocks)
         self.sigma_ = self._solve_sigma(self.target_epsilon, self.target_delta)
 
     def _solve_sigma(self, epsilon: float, delta: float) -> float:
+        if self.schedule == "blockwise":
+            return blockwise_sigma(
+                epsilon, delta, self.C0, self.C1, self.gamma, self.lam, self.noisy_steps, self.blocks
+            )
         if self.variant == "gradient-clip":
             return gradient_clip_sigma(epsilon, delta, self.C0, self.C1, self.gamma, self.lam, self.noisy_steps)
         return model_clip_sigma(epsilon, delta, self.C2, self.noisy_steps, C0=self.C0, sigma0=self.sigma0)
@@ -255,8 +273,19 @@ class NoisyFineTune(Retrain):
         private = self._private(P, start.device)  # every coordinate unless a backbone is declared public
         frame = start[:P].clone()  # the public coordinates stay as in the start
         h = self._initial(start[:P][private], gen)
-        for batch in self._batches(int(X_r.shape[0]), self.noisy_steps, gen):
-            g = self._grad(_placed(frame, private, h), reset, X_r[batch], y_r[batch])[private]
+        batches = self._batches(int(X_r.shape[0]), self.noisy_steps * self.blocks, gen)  # blocks = 1 if joint
+
+        def grad(x: Tensor, batch: Any) -> Tensor:
+            return self._grad(_placed(frame, private, x), reset, X_r[batch], y_r[batch])[private]
+
+        if self.schedule == "blockwise":
+            split = self._block_split(h)
+            h = blockwise_phase(
+                split, h, grad, batches, sigma=sigma, gamma=gamma, lam=lam, clip=lambda g: project(g, self.C1), gen=gen
+            )
+            batches = []
+        for batch in batches:
+            g = grad(h, batch)
             if self.variant == "gradient-clip":
                 h = h - gamma * (project(g, self.C1) + lam * h)
             else:
@@ -334,6 +363,19 @@ class NoisyFineTune(Retrain):
             self.objective, torch.cat([x, reset]), X_r, y_r, batches, eta, gen, frozen=self._public_names()
         )
 
+    _split: tuple[tuple, BlockSplit] | None = None
+
+    def _block_split(self, like: Tensor) -> BlockSplit:
+        """The orthonormal split: a function of the seed and the model's shapes only, drawn once."""
+        key = (like.dtype, like.device, self.blocks, self.seed, tuple(self.public))
+        if self._split is None or self._split[0] != key:
+            self._split = (key, block_split(self.objective, self._private_names(), self.blocks, self.seed, like))
+        return self._split[1]
+
+    def _private_names(self) -> list[str]:
+        public, buffers = self._public_names(), set(self.objective.buffer_names)
+        return [n for n in self.objective.names if n not in public and n not in buffers]
+
     def _public_names(self) -> set[str]:
         return {n for n in self.objective.names if any(n == p or n.startswith(p + ".") for p in self.public)}
 
@@ -372,7 +414,7 @@ class NoisyFineTune(Retrain):
     def can_rerun_many(self) -> bool:
         """Whether :meth:`rerun_many` can batch the runs: full-batch steps (every run reads the
         same records) and no buffers (the noise-free phase of a model with buffers runs a module)."""
-        return self.batch_size is None and not self.objective.buffer_names and not self.public
+        return self.batch_size is None and not self.objective.buffer_names and not self.public and self.blocks == 1
 
     def rerun_many(self, start: Tensor, X_r: Tensor, y_r: Tensor, generators: list[torch.Generator]) -> Tensor:
         """N noisy fine-tunings from one ``start``, all at once (one vmapped gradient per step), row
@@ -474,18 +516,11 @@ class NoisyFineTune(Retrain):
     def _certify(self, forget: Tensor, epsilon: float, delta: float, mechanism: str, **knob: Any) -> Certificate:
         """The (ε, δ) the run's σ gives at the requested δ (kind ``training-noise``; no knob is
         declared: ``knob`` is always empty)."""
-        acc = account(
-            self.variant,
-            delta=delta,
-            sigma=self.sigma_,
-            steps=self.noisy_steps,
-            gamma=self.gamma,
-            lam=self.lam,
-            C0=self.C0,
-            C1=self.C1,
-            C2=self.C2,
-            sigma0=self.sigma0,
-        )
+        common = dict(delta=delta, sigma=self.sigma_, steps=self.noisy_steps, gamma=self.gamma, lam=self.lam)
+        if self.schedule == "blockwise":
+            acc = blockwise_account(**common, C0=self.C0, C1=self.C1, blocks=self.blocks)
+        else:
+            acc = account(self.variant, **common, C0=self.C0, C1=self.C1, C2=self.C2, sigma0=self.sigma0)
         warnings = []
         if acc.epsilon > epsilon * (1 + 1e-9):
             warnings.append(
@@ -503,8 +538,8 @@ class NoisyFineTune(Retrain):
             theorem=f"noisy fine-tuning on D \\ Z only, {self.variant} (Koloskova et al. 2025): "
             + acc.formula
             + self._post_processing(),
-            constants=self._constants(acc),
-            conditions=self._conditions(),
+            constants=self._constants(acc) + schedule_terms(self.schedule, self.blocks)[0],
+            conditions=self._conditions() + schedule_terms(self.schedule, self.blocks)[1],
             assumptions=self.assumptions + ((self._public_assumption(),) if self.public else ()),
             warnings=warnings,
         )
