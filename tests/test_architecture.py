@@ -4,6 +4,7 @@ audit layer asks methods what they declare instead of inspecting them."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+@functools.cache  # parsed once for the session's tests, which only read it (the sources do not change under them)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(path, name, modules) for name, path in modules.items()}

@@ -32,9 +32,12 @@ import socketserver
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import BrowserType, sync_playwright
+
+if TYPE_CHECKING:  # Playwright loads only where a browser test runs, not in every worker's collection
+    from playwright.sync_api import BrowserType
 
 from audit.report.html import CSP, render_html
 
@@ -88,6 +91,8 @@ def chromium() -> Iterator[tuple[BrowserType, str]]:
         if os.environ.get("CI"):
             pytest.fail(message + ": .ci/run installs it, so under CI this is an error")
         pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         yield playwright.chromium, path
 
