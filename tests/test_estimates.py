@@ -153,6 +153,8 @@ def test_the_page_shows_the_estimates_next_to_the_bound():
     page = " ".join(render_html(report).split())
     assert "Estimates, not bounds" in page and "direction: <b>over-unlearning</b>" in page
     assert page.index("TPR at 1% FPR cannot estimate (500 retrained") < page.index("TPR at 0.1% FPR cannot estimate")
+    # the effect size, negative like the direction, and said to be a distance that bounds nothing
+    assert "Effect size -" in page and "own spread; bounds nothing (mean score U minus R" in page
 
 
 # -- audit compare: a ranking by the estimates -----------------------------------------------

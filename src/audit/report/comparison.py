@@ -174,7 +174,7 @@ class EstimatedRanking(_Section):
 
     rule: Text
     order: list[MethodName]
-    """Least estimated leakage first."""
+    """Least estimated leakage first; neighbours at the trial ceiling, least effect size first (``effect_size``)."""
     epsilon: dict[MethodName, EstimateInterval]
     """Each ranked method's largest epsilon estimate (over its attacks) with its interval."""
     attack: dict[MethodName, AttackName]
