@@ -166,6 +166,15 @@ def test_an_epsilon_separable_pair_is_never_reordered_by_effect_size():
     ranking = estimated_ranking(rows)
     assert ranking.order == ["x", "y", "z"] and ranking.effect_size is None
     assert "effect size" not in ranking.sentence
+    # two runs at the ceiling with y, separable by ε, between them: each run ordered among itself, y stays
+    rows = [_hand_row("p", (3.9, 3.9, inf), 50.0), _hand_row("q", (3.9, 3.9, inf), 10.0), rows[1]]
+    rows += [_hand_row("r", (4.6, 4.6, inf), 90.0), _hand_row("s", (4.6, 4.6, inf), 5.0)]
+    ranking = estimated_ranking(rows)
+    assert ranking.order == ["q", "p", "y", "s", "r"]
+    assert (
+        "At the trial ceiling, q and p; s and r (each group among itself) are ordered by effect size"
+        in ranking.sentence
+    )
 
 
 def test_the_page_and_the_summary_show_the_effect_size_order():

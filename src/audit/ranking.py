@@ -107,7 +107,13 @@ def estimated_ranking(rows: Sequence[Any], group: str = "retrain") -> EstimatedR
         trial_modes=list(GROUPS[group]),  # type: ignore[arg-type]  # modes of audit.trials.MODES; pydantic checks the Literal
         not_ranked=not_ranked,
         sentence=f"Estimated epsilon, least first ({n_trials} trials per world): {listed}. "
-        + _separability(tied, needed, at_ceiling, list(by_effect), effect_tied),
+        + _separability(
+            tied,
+            needed,
+            at_ceiling,
+            [list(g) for k, g in itertools.groupby(order, by_effect.__contains__) if k],
+            effect_tied,
+        ),
         effect_size={n: asdict(x) for n, (_, x) in by_effect.items()} or None,  # type: ignore[misc]  # pydantic validates the dicts
         effect_size_attack={n: a for n, (a, _) in by_effect.items()} or None,
         effect_size_not_separable=effect_tied if by_effect else None,
@@ -183,7 +189,7 @@ def _separability(
     tied: list[list[str]],
     needed: list[int | None],
     at_ceiling: list[str],
-    by_effect: list[str],
+    effect_runs: list[list[str]],
     effect_tied: list[list[str]],
 ) -> str:
     """The sentence's second half: the overlapping pairs, with the trials that would separate each,
@@ -201,9 +207,10 @@ def _separability(
             f"{_names(ceiling)} are all at the trial ceiling (every trial separates "
             "them from retraining): no trial count orders them by this estimate."
         )
-    if by_effect:
+    if effect_runs:
+        groups = "; ".join(_names(run) for run in effect_runs) + (" (each group among itself)" * (len(effect_runs) > 1))
         parts.append(
-            f"At the trial ceiling, {_names(by_effect)} are ordered by effect size, which measures distance, not "
+            f"At the trial ceiling, {groups} are ordered by effect size, which measures distance, not "
             "leakage (the gap between the scores in standard deviations of the trials; it bounds nothing), least first"
             + (
                 "; not separable by it (intervals overlap): " + ", ".join(f"{a} and {b}" for a, b in effect_tied) + "."
