@@ -24,13 +24,15 @@ Four parts, one JSON object on stdout (``bench/results/power.json``):
     ``--datasets``, one audit each in retrain mode. The strength a fine-tune is ordered by is
     *measured*, not its step count: the fraction of the parameter distance from A(D) to A(D \\ Z)
     it closed, per trial (the trials' stacks are observed, not changed). Per method and attack:
-    the bound, the estimates with intervals (AUROC, ε, TPR at low FPR, direction) and the score
-    gap in units of the trials' spread (effect size, bootstrap interval; not a privacy estimate).
+    the bound, the estimates with intervals (AUROC, ε, TPR at low FPR, direction, and the product's
+    effect size: the score gap in units of the trials' spread, bootstrap interval, not a privacy estimate).
     Per dataset: for noop and the fine-tunes in order of the fraction closed, whether each
     estimate falls with it, pair by pair ("ordered, separable", "not separable at this trial
     count", "both at the trial ceiling", "reversed, separable"); whether neggrad is named
     over-unlearning; whether retrain's intervals contain "no leak"; the comparison's ranking
-    sentence with the trial counts that would separate its overlapping pairs.
+    sentence and order (methods at the trial ceiling ordered among themselves by effect size) with
+    the trial counts that would separate its overlapping pairs, and whether that order follows the
+    fraction closed.
 ``tpr_coverage``
     Coverage of the TPR-at-low-FPR intervals over ``--reps`` samples of Gaussian and Laplace
     scores (truth known), at the fewest retrained trials an FPR accepts and above.
@@ -177,32 +179,26 @@ FINETUNE_FRACTIONS = (0.01, 0.1, 1.0)
 
 class _Observed:
     """What an audit computed and its report does not keep: the retrain-mode trial stacks (for the distance to
-    retraining) and each attack's scores (for the effect size). Wraps two functions, changes nothing."""
+    retraining). Wraps one function, changes nothing."""
 
     def __enter__(self):
-        import audit.attacking as attacking
         import audit.trials as trials
 
-        self.stacks, self.scores = [], {}
-        self._saved = (trials.make_trials, attacking._result)
+        self.stacks = []
+        self._saved = trials.make_trials
 
         def make_trials(*args, **kwargs):
-            out = self._saved[0](*args, **kwargs)
+            out = self._saved(*args, **kwargs)
             self.stacks.append(out)
             return out
 
-        def result(cls, su, sr, details, **kwargs):
-            self.scores[cls.name] = (attacking.to_numpy(su).astype(float), attacking.to_numpy(sr).astype(float))
-            return self._saved[1](cls, su, sr, details, **kwargs)
-
-        trials.make_trials, attacking._result = make_trials, result
+        trials.make_trials = make_trials
         return self
 
     def __exit__(self, *exc):
-        import audit.attacking as attacking
         import audit.trials as trials
 
-        trials.make_trials, attacking._result = self._saved
+        trials.make_trials = self._saved
 
     def distance(self, n_trials: int) -> dict:
         """Per trial, 1 − |U − R| / |A − R| (parameters; A, U and R of a trial share θ_0): the fraction of the
@@ -214,26 +210,6 @@ class _Observed:
         return {"closed_mean": float(closed.mean()), "closed_2_5_97_5": np.quantile(closed, [0.025, 0.975]).tolist(),
                 "gap_over_spread": float((u - r).norm(dim=1).mean()) / spread if spread > 0 else math.inf,
                 "original_gap_over_spread": float((a - r).norm(dim=1).mean()) / spread if spread > 0 else math.inf}
-
-
-def effect_size(su: np.ndarray, sr: np.ndarray, seed: int, reps: int = 200) -> dict:
-    """(mean U − mean R) / pooled s.d. with a 95 % percentile bootstrap interval: the score gap in units of the
-    trials' own spread. Not a privacy estimate (it assumes nothing and bounds nothing); it keeps ordering where the
-    worlds are separated at every trial and the AUROC and ε estimates sit at their ceiling."""
-
-    def d(u, r):
-        sd = math.sqrt(0.5 * (u.var() + r.var()))
-        gap = u.mean() - r.mean()
-        return 0.0 if gap == 0 else (gap / sd if sd > 0 else math.copysign(math.inf, gap))
-
-    rng = np.random.default_rng(seed)
-    draws = [d(rng.choice(su, su.size), rng.choice(sr, sr.size)) for _ in range(reps)]
-    lo, hi = np.quantile(draws, [0.025, 0.975], method="inverted_cdf")  # no interpolation: inf stays inf
-
-    def text(x: float) -> float | str:  # JSON form: an infinite value is "inf", as in the reports
-        return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-    return {"point": text(d(su, sr)), "lower": text(lo), "upper": text(hi)}
 
 
 def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
@@ -267,8 +243,11 @@ def estimates(datasets: tuple[str, ...], trials: int, steps: int) -> dict:
         ranking = estimated_ranking([row_of(n, r) for n, r in reports.items()])
         out[dataset] = {"methods": summary, **_verdicts(summary),
                         "ranking": None if ranking is None else ranking.sentence,
+                        "ranking_order": None if ranking is None else ranking.order,
                         "not_separable": None if ranking is None else ranking.not_separable,
-                        "trials_to_separate": None if ranking is None else ranking.trials_to_separate}
+                        "trials_to_separate": None if ranking is None else ranking.trials_to_separate,
+                        "effect_size_not_separable": None if ranking is None else ranking.effect_size_not_separable,
+                        "ranking_follows_closed": _follows_closed(ranking, summary)}
     return out
 
 
@@ -317,6 +296,15 @@ def _verdicts(summary: dict) -> dict:
                                             for a in summary["retrain"]["attacks"].values())}
 
 
+def _follows_closed(ranking, summary: dict) -> bool | None:
+    """Whether the comparison's order puts noop and the fine-tunes in order of the fraction closed, most closed
+    (least leaky) first; None without a ranking."""
+    if ranking is None:
+        return None
+    tuned = [n for n in ranking.order if n == "noop" or n.startswith("finetune")]
+    return tuned == sorted(tuned, key=lambda n: -summary[n]["distance"]["closed_mean"])
+
+
 def _estimate_summary(report, seen: _Observed, seconds: float, cpu: float) -> dict:
     a = report.attacks
     return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "findings": [f.code for f in report.findings],
@@ -325,8 +313,7 @@ def _estimate_summary(report, seen: _Observed, seconds: float, cpu: float) -> di
             "attacks": {k: {"epsilon_lower": v.bound.epsilon_lower,
                             # JSON form: an infinite upper end is "inf", as in the reports
                             **{key: v.estimates.model_dump(mode="json")[key]
-                               for key in ("auroc", "epsilon", "direction", "tpr_at_fpr")},
-                            "effect_size": effect_size(*seen.scores[k], seed=0)}
+                               for key in ("auroc", "epsilon", "direction", "tpr_at_fpr", "effect_size")}}
                         for k, v in a.attacks.items()}}
 
 

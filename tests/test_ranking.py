@@ -119,3 +119,97 @@ def test_the_compare_summary_prints_each_ranking_sentence():
     text = out.getvalue()
     assert f"estimates, not bounds: {doc.estimated_ranking.sentence}" in text
     assert f"estimates, not bounds: {doc.estimated_ranking_fixed_training.sentence}" in text
+
+
+def _hand_row(name: str, eps: tuple[float, float, float], effect: float):
+    """A row whose estimate is given: ε (point, lower, upper) and an effect size of ±0.5 around ``effect``."""
+    from audit.report.schema_attacks import EffectSize
+
+    est = Estimates(**_row(name, 0.0).leakage.estimates["mia"].model_dump())
+    est = est.model_copy(
+        update={
+            "epsilon": EstimateInterval(point=eps[0], lower=eps[1], upper=eps[2]),
+            "effect_size": EffectSize(
+                point=effect, lower=effect - 0.5, upper=effect + 0.5, meaning=est.effect_size.meaning
+            ),
+        }
+    )
+    return NS(name=name, leakage=NS(trial_mode="retrain", estimates={"mia": est}, positive_control_has_power=True))
+
+
+def test_only_the_ceiling_is_ordered_by_effect_size_as_a_distance_with_its_overlaps_named():
+    rows = [_row("none", 0.0, seed=25), _row("mid", 1.0, seed=26), _row("farther", 20.0, seed=27)]
+    rows += [_row("over", -15.0, seed=28), _row("far", 12.0, seed=29), _row("far-too", 12.0, seed=30)]
+    ranking = estimated_ranking(rows)
+    assert ranking.order[:2] == ["none", "mid"]  # off the ceiling: the ε order
+    assert set(ranking.effect_size) == {"far", "far-too", "over", "farther"}
+    assert ranking.order[2:4] in (["far", "far-too"], ["far-too", "far"])
+    assert ranking.order[4:] == ["over", "farther"]  # by magnitude: over-unlearning by 15 spreads is between
+    assert ranking.effect_size["over"].upper < 0 and ranking.direction["over"] == "over-unlearning"
+    assert ranking.effect_size_not_separable == [ranking.order[2:4]]
+    assert "ordered by effect size, which measures distance, not leakage" in ranking.sentence
+    assert f"not separable by it (intervals overlap): {ranking.order[2]} and {ranking.order[3]}." in ranking.sentence
+    assert "no trial count orders them by this estimate" in ranking.sentence  # still no ε order there
+    assert "measures distance, not leakage" in ranking.rule
+
+
+def test_an_epsilon_separable_pair_is_never_reordered_by_effect_size():
+    inf = float("inf")
+    # a: off the ceiling, separable from b by ε (4.2 < 4.6) and far larger by effect size: it stays first
+    rows = [_hand_row("a", (4.1, 4.0, 4.2), 90.0), _hand_row("b", (4.6, 4.6, inf), 60.0)]
+    rows += [_hand_row("c", (4.7, 4.7, inf), 10.0)]
+    ranking = estimated_ranking(rows)
+    assert ranking.order == ["a", "c", "b"] and set(ranking.effect_size) == {"b", "c"}
+    # x and z at the ceiling with y between them, separable from z by ε: no run, so nothing is reordered
+    rows = [_hand_row("x", (3.9, 3.9, inf), 90.0), _hand_row("y", (4.3, 4.25, 4.35), 1.0)]
+    rows += [_hand_row("z", (4.6, 4.6, inf), 10.0)]
+    ranking = estimated_ranking(rows)
+    assert ranking.order == ["x", "y", "z"] and ranking.effect_size is None
+    assert "effect size" not in ranking.sentence
+    # two runs at the ceiling with y, separable by ε, between them: each run ordered among itself, y stays
+    rows = [_hand_row("p", (3.9, 3.9, inf), 50.0), _hand_row("q", (3.9, 3.9, inf), 10.0), rows[1]]
+    rows += [_hand_row("r", (4.6, 4.6, inf), 90.0), _hand_row("s", (4.6, 4.6, inf), 5.0)]
+    ranking = estimated_ranking(rows)
+    assert ranking.order == ["q", "p", "y", "s", "r"]
+    assert (
+        "At the trial ceiling, q and p; s and r (each group among itself) are ordered by effect size"
+        in ranking.sentence
+    )
+
+
+def test_the_page_and_the_summary_show_the_effect_size_order():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from audit.cli.compare import _summary
+    from audit.report.comparison_html import render_comparison_html
+    from audit.report.html import fmt
+
+    ranking = estimated_ranking([_row("retrain", 0.0, seed=31), _row("noop", 20.0, seed=32), _row("ft", 12.0, seed=33)])
+    assert ranking.order == ["retrain", "ft", "noop"]
+    page = " ".join(
+        render_comparison_html(
+            {
+                "methods": [],
+                "recommendation": {"excluded": {}, "eligible": []},
+                "estimated_ranking": ranking.model_dump(mode="json"),
+            }
+        ).split()
+    )
+    assert "effect size [interval] (a distance, not leakage)</th>" in page
+    x = ranking.effect_size["noop"]
+    assert f"{fmt(x.point)} [{fmt(x.lower)}, {fmt(x.upper)}] (mia)</td>" in page
+    doc = NS(
+        methods=[],
+        not_applicable=[],
+        epsilon=1.0,
+        delta=1e-5,
+        recommendation=NS(why="w", rule="r", method=None),
+        estimated_ranking=ranking,
+        estimated_ranking_fixed_training=None,
+        measured_ranking=None,
+    )
+    out = StringIO()
+    _summary(Console(file=out, width=10_000), doc)
+    assert "ordered by effect size, which measures distance, not leakage" in out.getvalue()

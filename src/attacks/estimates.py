@@ -10,7 +10,9 @@ set, every metric a method, the bootstrap's draws and seed parameters):
   test accepts, and :meth:`ScorePair.gdp_bound`, its lower bound on μ, which is a valid bound
   in noise mode and an estimate under the Gaussian hypothesis elsewhere;
 * :meth:`ScorePair.roc`: the ROC curve, its AUROC and TPR at low FPR (:mod:`attacks.roc`);
-* :meth:`ScorePair.estimates`: how much the worlds differ, with intervals, and which way.
+* :meth:`ScorePair.estimates`: how much the worlds differ, with intervals, and which way;
+* :meth:`ScorePair.effect_size`: how far apart the worlds' scores lie in units of their own spread
+  (a distance, not a privacy number: it orders methods the others leave at the trial ceiling).
 
 The bound is a hypothesis test: it says whether the scores *prove* a leak, and a no-op, a weak
 fine-tune and a strong one all reach the trial ceiling together. The estimates say *how much*
@@ -28,6 +30,13 @@ are **estimates, never bounds**, and the report labels them so (``kind = "estima
   of Eq. (1) of :mod:`attacks.epsilon`) with the largest ε at the observed rates is chosen on a
   random half of each world and read, with a percentile bootstrap, on the other half (choosing
   and reading on the same trials reports the largest of many noisy values);
+* the effect size (:meth:`ScorePair.effect_size`): (mean U − mean R) / pooled s.d. with a
+  percentile bootstrap interval. It is **not a privacy number** (it assumes nothing and bounds
+  nothing, :data:`EFFECT_SIZE_MEANING`): where every trial separates the worlds, the AUROC is 1 and
+  the ε estimate is what the trials can show (about ln n) for a no-op and a strong fine-tune
+  alike, and only a distance still says which lies farther from retraining. Its sign follows the
+  direction's: positive where U's scores are larger (toward under-unlearning for an attack of
+  orientation "memory"), negative where smaller;
 * the direction of the evidence (:meth:`ScorePair.direction`): an attack whose larger score means
   "behaves like a model that saw Z" (orientation ``"memory"``) reads an AUROC interval above ½ as
   *under-unlearning* (the unlearned model is closer to the original than retraining is) and one
@@ -78,9 +87,11 @@ from certify.errors import PROBABILITY, Choice, Integer, Real
 __all__ = [
     "DEFAULT_BOOTSTRAP",
     "DIRECTIONS",
+    "EFFECT_SIZE_MEANING",
     "LOW_FPRS",
     "MIN_FALSE_POSITIVES",
     "ORIENTATIONS",
+    "EffectSize",
     "Estimates",
     "Interval",
     "ScorePair",
@@ -108,6 +119,9 @@ side of the original they lie: it cannot)."""
 DIRECTIONS: tuple[str, ...] = ("under-unlearning", "over-unlearning", "undetermined", "not-oriented")
 """Which way the evidence points (:meth:`ScorePair.direction`)."""
 
+EFFECT_SIZE_MEANING = "a distance in units of the trials' own spread; bounds nothing"
+"""What the effect size is, in the report next to it: never read as a leak or an ε."""
+
 _BOOTSTRAP = Integer(20)
 _FPR = Real(gt=0, lt=1)
 
@@ -125,6 +139,22 @@ class Interval:
 
     def overlaps(self, other: Interval) -> bool:
         return self.lower <= other.upper and other.lower <= self.upper
+
+
+@dataclass(frozen=True)
+class EffectSize(Interval):
+    """(mean U − mean R) / pooled s.d. and its interval (:meth:`ScorePair.effect_size`), with what
+    it is (:data:`EFFECT_SIZE_MEANING`); ±inf where both worlds' scores are constant and differ."""
+
+    meaning: str = EFFECT_SIZE_MEANING
+
+    def magnitude(self) -> Interval:
+        """|effect size| and its interval: the distance whichever way (0 where the interval straddles 0)."""
+        if self.lower >= 0.0:
+            return Interval(self.point, self.lower, self.upper)
+        if self.upper <= 0.0:
+            return Interval(-self.point, -self.upper, -self.lower)
+        return Interval(abs(self.point), 0.0, max(-self.lower, self.upper))
 
 
 @dataclass(frozen=True)
@@ -147,6 +177,7 @@ class Estimates:
     n_trials: tuple[int, int]
     note: str = ""
     kind: str = "estimate"
+    effect_size: EffectSize | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -370,6 +401,32 @@ class ScorePair:
         upper = math.inf if separated else max(0.0, float(hi), point)
         return Interval(max(0.0, point), max(0.0, min(float(lo), point)), upper)
 
+    # -- effect size ---------------------------------------------------------------------------
+
+    def effect_size(self) -> EffectSize:
+        """(mean U − mean R) / √(½(var U + var R)) (variances over n) with a percentile bootstrap
+        interval at this pair's confidence, seeded with the pair's seed (its own stream [seed, 2],
+        so that it draws the same resamples whatever else is asked): the gap between the worlds' scores in
+        units of their own spread. A distance, not a privacy number (:data:`EFFECT_SIZE_MEANING`).
+
+        Unlike the AUROC it does not saturate when every trial separates the worlds: two
+        fine-tunes both at AUROC 1 lie 50 and 85 spreads from retraining. It reads the scores'
+        scale, so it compares releases scored by the same attack, and it is +inf (−inf) only when
+        both worlds' scores are constant and U's are larger (smaller)."""
+        u, r = self.u, self.r
+        point = float(_gap_over_spread(u.mean(), u.var(), r.mean(), r.var()))
+        # its own stream [seed, 2]; resamples drawn as index arrays, a chunk of at most ~10^6 scores at a time
+        rng, draws = np.random.default_rng([self.seed, 2]), np.empty(self.n_bootstrap)
+        step = max(1, 1_000_000 // max(u.size, r.size))
+        for start in range(0, self.n_bootstrap, step):
+            b = min(step, self.n_bootstrap - start)
+            ru, rr = u[rng.integers(0, u.size, (b, u.size))], r[rng.integers(0, r.size, (b, r.size))]
+            draws[start : start + b] = _gap_over_spread(ru.mean(1), ru.var(1), rr.mean(1), rr.var(1))
+        tail = (1.0 - self.confidence) / 2.0
+        # inverted_cdf: no interpolation, so that an infinite draw stays infinite rather than nan
+        lo, hi = np.quantile(draws, [tail, 1.0 - tail], method="inverted_cdf")
+        return EffectSize(point, min(float(lo), point), max(float(hi), point))
+
     # -- direction -----------------------------------------------------------------------------
 
     def direction(self, orientation: str = "memory", auroc: Interval | None = None) -> str:
@@ -417,6 +474,7 @@ class ScorePair:
             seed=self.seed,
             n_trials=(int(self.u.size), int(self.r.size)),
             note="; ".join(notes),
+            effect_size=self.effect_size(),
         )
 
     # -- bootstrap -----------------------------------------------------------------------------
@@ -433,6 +491,14 @@ class ScorePair:
                 _Sample(sr, np.bincount(rng.integers(0, sr.size, sr.size), minlength=sr.size)),
             )
         return out
+
+
+def _gap_over_spread(mean_u: np.ndarray, var_u: np.ndarray, mean_r: np.ndarray, var_r: np.ndarray) -> np.ndarray:
+    """(mean U − mean R) / √(½(var U + var R)), elementwise; 0 where the means are equal, ±inf where
+    they differ and both worlds are constant."""
+    gap, sd = mean_u - mean_r, np.sqrt(0.5 * (var_u + var_r))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(gap == 0.0, 0.0, np.where(sd > 0.0, gap / sd, np.copysign(np.inf, gap)))
 
 
 def _rates(u: _Sample, r: _Sample, threshold: float, direction: int) -> tuple[float, float]:

@@ -16,6 +16,13 @@ Two things the order must not hide:
   "both at the trial ceiling", and more trials raise both estimates alike. Elsewhere an
   overlapping pair gets the trial count that would separate it if the intervals shrink like
   1/√n (:func:`trials_to_separate`).
+* **A distance is not a leak.** Methods at the ceiling next to each other in the ε order are
+  ordered among themselves, as a secondary order said as such, by the largest magnitude of any
+  of their attacks' effect sizes (:meth:`attacks.estimates.ScorePair.effect_size`: the score gap
+  in units of the trials' spread, which keeps growing where the AUROC saturates), with the
+  neighbours whose intervals overlap named. Only such a run is reordered: every pair in it has an
+  ε interval with an infinite upper end, so no ε difference that is separable is ever reversed,
+  and a method off the ceiling never moves.
 """
 
 from __future__ import annotations
@@ -23,27 +30,36 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
+from attacks.estimates import EffectSize
 from audit.report.comparison import EstimatedRanking
 
 #: The trial modes ranked together, by group: the key names the group in ``audit compare``'s
 #: document (``estimated_ranking`` for retrain mode, ``estimated_ranking_fixed_training`` for the rest).
 GROUPS: dict[str, tuple[str, ...]] = {"retrain": ("retrain",), "fixed-training": ("noise", "rerun")}
 
+#: The secondary order, in words (appended to each rule; the sentence repeats it where it applies).
+EFFECT_RULE = (
+    "; methods at the trial ceiling next to each other are ordered among themselves by the largest magnitude of "
+    "any of their attacks' effect sizes (the score gap in units of the trials' own spread), which measures "
+    "distance, not leakage"
+)
+
 #: The estimated ranking, in words, per group (the page and the document state it).
 RULES = {
     "retrain": (
         "estimates, not bounds: the methods audited in retrain mode (every trial a fresh training, no "
         "output noise) ordered by the largest epsilon estimate of any of their attacks (lowest first); "
-        "neighbours whose intervals overlap cannot be told apart at this trial count"
+        "neighbours whose intervals overlap cannot be told apart at this trial count" + EFFECT_RULE
     ),
     "fixed-training": (
         "estimates, not bounds: the methods audited in noise or rerun mode (the trained models fixed, "
         "every trial a fresh draw of the release's own noise) ordered by the largest epsilon estimate "
         "of any of their attacks (lowest first); they describe this training's release and are not "
         "comparable with retrain mode's; neighbours whose intervals overlap cannot be told apart at "
-        "this trial count"
+        "this trial count" + EFFECT_RULE
     ),
 }
 
@@ -55,19 +71,27 @@ NO_POWER = "the attacks proved nothing against the original model either (no pow
 def estimated_ranking(rows: Sequence[Any], group: str = "retrain") -> EstimatedRanking | None:
     """The rows of ``group`` (:data:`GROUPS`) ordered by their largest ε estimate (:data:`RULES`),
     with the neighbours whose intervals overlap; None with fewer than two rows to rank."""
-    best, not_ranked = _best_estimates(rows, GROUPS[group])
+    best, not_ranked, effects = _best_estimates(rows, GROUPS[group])
     if len(best) < 2:
         return None
-    order = sorted(best, key=lambda n: (best[n][1].epsilon.point, n))
-    eps = {n: best[n][1].epsilon for n in order}
+    eps = {n: best[n][1].epsilon for n in best}
+    order = _order_ceiling_by_effect(sorted(best, key=lambda n: (eps[n].point, n)), eps, effects)
+    by_effect = {n: effects[n] for n in order if n in effects and _in_effect_run(n, order, eps, effects)}
     n_trials = min(min(best[n][1].n_trials) for n in order)
     tied = [
         [a, b] for a, b in itertools.pairwise(order) if eps[a].lower <= eps[b].upper and eps[b].lower <= eps[a].upper
     ]
     needed = [trials_to_separate(eps[a], eps[b], n_trials) for a, b in tied]
     at_ceiling = [n for n in order if math.isinf(eps[n].upper)]
+    effect_tied = [
+        [a, b]
+        for a, b in itertools.pairwise(order)
+        if a in by_effect and b in by_effect and by_effect[a][1].magnitude().overlaps(by_effect[b][1].magnitude())
+    ]
     listed = "; ".join(
-        f"{n} {_entry(eps[n])} ({best[n][0]}, {best[n][1].direction}; AUROC {_interval(best[n][1].auroc)})"
+        f"{n} {_entry(eps[n])} ({best[n][0]}, {best[n][1].direction}; AUROC {_interval(best[n][1].auroc)}"
+        + (f"; effect size {_interval(by_effect[n][1])}, {by_effect[n][0]}" if n in by_effect else "")
+        + ")"
         for n in order
     )
     return EstimatedRanking(
@@ -83,15 +107,28 @@ def estimated_ranking(rows: Sequence[Any], group: str = "retrain") -> EstimatedR
         trial_modes=list(GROUPS[group]),  # type: ignore[arg-type]  # modes of audit.trials.MODES; pydantic checks the Literal
         not_ranked=not_ranked,
         sentence=f"Estimated epsilon, least first ({n_trials} trials per world): {listed}. "
-        + _separability(tied, needed, at_ceiling),
+        + _separability(
+            tied,
+            needed,
+            at_ceiling,
+            [list(g) for k, g in itertools.groupby(order, by_effect.__contains__) if k],
+            effect_tied,
+        ),
+        effect_size={n: asdict(x) for n, (_, x) in by_effect.items()} or None,  # type: ignore[misc]  # pydantic validates the dicts
+        effect_size_attack={n: a for n, (a, _) in by_effect.items()} or None,
+        effect_size_not_separable=effect_tied if by_effect else None,
     )
 
 
-def _best_estimates(rows: Sequence[Any], modes: tuple[str, ...]) -> tuple[dict[str, tuple[str, Any]], dict[str, str]]:
-    """Per row of ``modes``: (attack, estimates) of its largest ε estimate; and the rows left out
-    (:data:`NO_POWER`)."""
+def _best_estimates(
+    rows: Sequence[Any], modes: tuple[str, ...]
+) -> tuple[dict[str, tuple[str, Any]], dict[str, str], dict[str, tuple[str, EffectSize]]]:
+    """Per row of ``modes``: (attack, estimates) of its largest ε estimate; the rows left out
+    (:data:`NO_POWER`); and per ranked row that has effect sizes, (attack, effect size) of the
+    largest magnitude."""
     best: dict[str, tuple[str, Any]] = {}
     not_ranked: dict[str, str] = {}
+    effects: dict[str, tuple[str, EffectSize]] = {}
     for r in rows:
         if r.leakage is None or r.leakage.trial_mode not in modes or not r.leakage.estimates:
             continue
@@ -105,7 +142,34 @@ def _best_estimates(rows: Sequence[Any], modes: tuple[str, ...]) -> tuple[dict[s
             not_ranked[r.name] = NO_POWER
             continue
         best[r.name] = (attack, estimate)
-    return best, not_ranked
+        # getattr: estimates from reports written before the effect size carry none
+        sizes = {a: e.effect_size for a, e in r.leakage.estimates.items() if getattr(e, "effect_size", None)}
+        if sizes:
+            largest = max(sorted(sizes), key=lambda a: abs(sizes[a].point))
+            effects[r.name] = (largest, EffectSize(sizes[largest].point, sizes[largest].lower, sizes[largest].upper))
+    return best, not_ranked, effects
+
+
+def _in_effect_run(name: str, order: list[str], eps: dict[str, Any], effects: dict[str, Any]) -> bool:
+    """Whether ``name`` is in a run of two or more neighbours at the trial ceiling that all have effect sizes."""
+    ok = [math.isinf(eps[n].upper) and n in effects for n in order]
+    i = order.index(name)
+    return ok[i] and ((i > 0 and ok[i - 1]) or (i + 1 < len(order) and ok[i + 1]))
+
+
+def _order_ceiling_by_effect(
+    order: list[str], eps: dict[str, Any], effects: dict[str, tuple[str, EffectSize]]
+) -> list[str]:
+    """``order`` with each run of neighbours at the trial ceiling that all have effect sizes sorted by
+    the magnitude of their effect size (least first). Within such a run every ε interval's upper end is
+    infinite, so every pair overlaps by ε: the secondary order never reverses a separable ε difference,
+    and a method outside the runs keeps its place."""
+    out = list(order)
+    runs = [list(g) for k, g in itertools.groupby(order, key=lambda n: math.isinf(eps[n].upper) and n in effects) if k]
+    for run in runs:
+        start = out.index(run[0])
+        out[start : start + len(run)] = sorted(run, key=lambda n: (abs(effects[n][1].point), n))
+    return out
 
 
 def trials_to_separate(a: Any, b: Any, n_trials: int) -> int | None:
@@ -121,9 +185,16 @@ def trials_to_separate(a: Any, b: Any, n_trials: int) -> int | None:
     return max(n_trials + 1, math.ceil(n_trials * (widths / gap) ** 2 - 1e-9))  # 1e-9: 2.56 * 100 is not 257
 
 
-def _separability(tied: list[list[str]], needed: list[int | None], at_ceiling: list[str]) -> str:
+def _separability(
+    tied: list[list[str]],
+    needed: list[int | None],
+    at_ceiling: list[str],
+    effect_runs: list[list[str]],
+    effect_tied: list[list[str]],
+) -> str:
     """The sentence's second half: the overlapping pairs, with the trials that would separate each,
-    and the methods at the trial ceiling named once, as a group that no trial count orders."""
+    the methods at the trial ceiling named once, as a group that no trial count orders by ε, and
+    how the effect size orders them (a distance, not a leak), with its overlapping pairs."""
     ceiling = [n for n in at_ceiling if any(n in pair for pair in tied)]
     pairs = [
         f"{a} and {b} ({'equal estimates' if n is None else f'about {n:,} trials per world would separate them'})"
@@ -133,10 +204,25 @@ def _separability(tied: list[list[str]], needed: list[int | None], at_ceiling: l
     parts = ["Not separable at this trial count (intervals overlap): " + ", ".join(pairs) + "."] if pairs else []
     if len(ceiling) > 1:
         parts.append(
-            f"{', '.join(ceiling[:-1])} and {ceiling[-1]} are all at the trial ceiling (every trial separates "
+            f"{_names(ceiling)} are all at the trial ceiling (every trial separates "
             "them from retraining): no trial count orders them by this estimate."
         )
+    if effect_runs:
+        groups = "; ".join(_names(run) for run in effect_runs) + (" (each group among itself)" * (len(effect_runs) > 1))
+        parts.append(
+            f"At the trial ceiling, {groups} are ordered by effect size, which measures distance, not "
+            "leakage (the gap between the scores in standard deviations of the trials; it bounds nothing), least first"
+            + (
+                "; not separable by it (intervals overlap): " + ", ".join(f"{a} and {b}" for a, b in effect_tied) + "."
+                if effect_tied
+                else "; every neighbour separable by it."
+            )
+        )
     return " ".join(parts) or "Every neighbour is separable at this trial count."
+
+
+def _names(names: list[str]) -> str:
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _entry(x: Any) -> str:

@@ -63,6 +63,7 @@ from audit.report.schema import (
     schema_file,
     schema_version_field,
 )
+from audit.report.schema_attacks import EffectSize
 from certify.errors import InvalidInput
 
 COMPARISON_SCHEMA_VERSION = "1.2"
@@ -173,7 +174,7 @@ class EstimatedRanking(_Section):
 
     rule: Text
     order: list[MethodName]
-    """Least estimated leakage first."""
+    """Least estimated leakage first; neighbours at the trial ceiling, least effect size first (``effect_size``)."""
     epsilon: dict[MethodName, EstimateInterval]
     """Each ranked method's largest epsilon estimate (over its attacks) with its interval."""
     attack: dict[MethodName, AttackName]
@@ -194,6 +195,15 @@ class EstimatedRanking(_Section):
     """The trial modes ranked together (retrain mode alone; noise and rerun, which hold training fixed)."""
     not_ranked: dict[MethodName, Text] | None = Absent()
     """Methods of these modes left out, and why (no power and an estimate that contains no leak)."""
+    effect_size: dict[MethodName, EffectSize] | None = Absent()
+    """The methods at the trial ceiling that ``order`` places by effect size (a secondary order, within each run
+    of neighbours there: every epsilon interval in such a run has an infinite upper end, so no separable epsilon
+    difference is reversed): each one's effect size of largest magnitude over its attacks, with its interval. A
+    distance in units of the trials' own spread, not leakage; absent where no run of two or more has one."""
+    effect_size_attack: dict[MethodName, AttackName] | None = Absent()
+    """The attack that gave each ``effect_size``."""
+    effect_size_not_separable: list[list[MethodName]] | None = Absent()
+    """Neighbours in ``order`` ordered by effect size whose intervals (of its magnitude) overlap."""
 
 
 class Recommendation(_Section):

@@ -187,6 +187,19 @@ class EstimateInterval(_Section):
     upper: ExtNonNeg
 
 
+class EffectSize(_Section):
+    """(mean U - mean R) / pooled s.d. of an attack's scores, with a percentile bootstrap interval
+    (``Estimates.confidence``, ``n_bootstrap``, ``seed``): how far apart the worlds' scores lie in units
+    of the trials' own spread. A distance, not a privacy number: it bounds nothing and is no epsilon.
+    Positive where the unlearned world's scores are larger (for an attack of orientation "memory": toward
+    under-unlearning), negative where smaller; +-inf only when both worlds' scores are constant."""
+
+    point: ExtFloat
+    lower: ExtFloat
+    upper: ExtFloat
+    meaning: Literal["a distance in units of the trials' own spread; bounds nothing"]
+
+
 class Estimates(_Section):
     """How much the attack's scores separate the worlds, and which way (:mod:`attacks.estimates`):
     estimates with intervals, never bounds. They rank methods; the bound tests the certificate."""
@@ -214,6 +227,9 @@ class Estimates(_Section):
     seed: Seed
     n_trials: Pair
     note: Str
+    effect_size: EffectSize | None = Absent()
+    """The score gap in units of the trials' spread (absent in older reports): it orders methods that the
+    AUROC and epsilon estimates leave at the trial ceiling, as a distance, never as a leak."""
 
 
 class AttackResult(_Section):
