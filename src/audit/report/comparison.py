@@ -66,7 +66,7 @@ from audit.report.schema import (
 from audit.report.schema_attacks import EffectSize
 from certify.errors import InvalidInput
 
-COMPARISON_SCHEMA_VERSION = "1.2"
+COMPARISON_SCHEMA_VERSION = "1.3"
 COMPARISON_SCHEMA_ID = f"https://unlearn-audit.dev/schemas/comparison-{COMPARISON_SCHEMA_VERSION}.schema.json"
 MethodName = Annotated[str, Field(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$")]
 
