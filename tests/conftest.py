@@ -1,4 +1,3 @@
-import copy
 import os
 
 # One BLAS thread, set before NumPy and SciPy load their OpenBLAS (the subprocesses the CLI tests start
@@ -59,28 +58,3 @@ def pytest_terminal_summary(terminalreporter):
         )
         for t, nodeid in slow:
             terminalreporter.write_line(f"{t:8.1f} s  {nodeid}")
-
-
-#: Adult's parsed arrays by the exact bytes parsed (and group column), for this process's session.
-_adult_parses: dict = {}
-
-
-@pytest.fixture(autouse=True)
-def _adult_parsed_once(request, monkeypatch):
-    """Each in-process audit of the default dataset parses the same vendored Adult bytes again (~0.2 s of
-    CPU, about 150 times in the fast lane): the loader gets each parse once per process, as a fresh copy,
-    keyed by the bytes themselves (a changed copy is parsed anew and refused as before). The SHA-256 check
-    still runs at every load; tests/test_datasets_adult.py, which tests the parser, always runs it."""
-    if request.path.name == "test_datasets_adult.py":
-        return
-    from audit.datasets.loaders import adult
-
-    parse = adult.adult_arrays
-
-    def parsed_once(data, group_column=None):
-        key = (tuple(data.items()), group_column)
-        if key not in _adult_parses:
-            _adult_parses[key] = parse(data, group_column)
-        return copy.deepcopy(_adult_parses[key])
-
-    monkeypatch.setattr(adult, "adult_arrays", parsed_once)

@@ -175,6 +175,29 @@ def test_adult_group_column() -> None:
     assert not any(n.startswith("race=") for n in data.preprocessing["feature_names_in"])
 
 
+def test_a_second_load_parses_once_and_returns_its_own_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated in-process loads (audit compare, a pipeline's loop) parse the verified files once per
+    group column; each load gets arrays of its own, and still reads and verifies the files."""
+    calls: list[str | None] = []
+    parse = adult_loader.adult_arrays
+
+    def counted(data: dict, group_column: str | None = None) -> dict:
+        calls.append(group_column)
+        return parse(data, group_column)
+
+    monkeypatch.setattr(adult_loader, "adult_arrays", counted)
+    monkeypatch.setattr(adult_loader, "_LAST_PARSE", {})
+    verified: list[str] = []
+    read = adult_loader.read_verified
+    monkeypatch.setattr(adult_loader, "read_verified", lambda *a: verified.append(a[1]) or read(*a))
+    first = load_dataset("adult", max_train=500)
+    second = load_dataset("adult", max_train=500)
+    assert calls == [None] and len(verified) == 2 * len(ADULT_SHA256)
+    assert np.array_equal(first.X_train, second.X_train) and first.X_train is not second.X_train
+    load_dataset("adult", max_train=500, group_column="race")
+    assert calls == [None, "race"]
+
+
 # -- the vectorised parser against the former line-by-line one --------------------------------
 
 
