@@ -31,10 +31,12 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attacks.estimates import EffectSize
 from audit.report.comparison import EstimatedRanking
+
+if TYPE_CHECKING:  # attacks.estimates imports scipy.stats (0.4 s): `audit --help` must not pay it
+    from attacks.estimates import EffectSize
 
 #: The trial modes ranked together, by group: the key names the group in ``audit compare``'s
 #: document (``estimated_ranking`` for retrain mode, ``estimated_ranking_fixed_training`` for the rest).
@@ -126,6 +128,8 @@ def _best_estimates(
     """Per row of ``modes``: (attack, estimates) of its largest ε estimate; the rows left out
     (:data:`NO_POWER`); and per ranked row that has effect sizes, (attack, effect size) of the
     largest magnitude."""
+    from attacks.estimates import EffectSize  # here, not at import: see the TYPE_CHECKING import
+
     best: dict[str, tuple[str, Any]] = {}
     not_ranked: dict[str, str] = {}
     effects: dict[str, tuple[str, EffectSize]] = {}
