@@ -11,6 +11,7 @@ import torch
 from audit import memory
 from audit.memory import (
     ACTIVATION_COPIES,
+    BOOTSTRAP_ARRAYS,
     DEVICE_PER_RECORD,
     DEVICE_PER_TRIAL,
     FIXED_BYTES,
@@ -91,7 +92,8 @@ def test_trial_bytes_counts_every_term() -> None:
     stacks = HELD_STACKS["noise"] * n * d * 8 + max(n * d * 8, RELEARN_STACKS * n * d * 8)
     activations = ACTIVATION_COPIES * n * m * w * 8  # all 1000 models evaluated at once
     assert device == stacks + activations + n * (DEVICE_PER_TRIAL + DEVICE_PER_RECORD * m) * 8
-    assert host == n * (HOST_PER_TRIAL + HOST_PER_RECORD * m) * 8 + FIXED_BYTES
+    bootstrap = BOOTSTRAP_ARRAYS * min(200 * n, 1_000_000) * 8  # the effect size's resamples
+    assert host == n * (HOST_PER_TRIAL + HOST_PER_RECORD * m) * 8 + FIXED_BYTES + bootstrap
     # float32 parameters halve the device terms, not the host's float64 scores
     device32, host32 = trial_bytes(n, d, torch.float32, "noise", forget_size=m, width=w)
     assert device32 * 2 == device and host32 == host
@@ -263,8 +265,10 @@ def test_too_many_trials_are_refused_with_needed_and_available_bytes() -> None:
     assert _needed(fits, **shape) <= 64 * MIB < _needed(fits + 1, **shape)  # the largest count that fits
     assert err.allowed.startswith(f"at most {fits:,} on this machine (needs ")
     # 10 M trials: 3 held stacks and one transient of 24 bytes, activations of 2**20 models of
-    # width 1, 8 device values and 96 host values of 8 bytes per trial, 512 KiB fixed: 8.92 GiB
+    # width 1, 8 device values and 96 host values of 8 bytes per trial, 512 KiB fixed, the effect
+    # size's bootstrap (6 arrays of one resample of 10^7 float64 scores): 9.37 GiB
     needed = 4 * 24 * 10**7 + ACTIVATION_COPIES * 2**20 * 8 + 8 * 8 * 10**7 + 96 * 8 * 10**7 + FIXED_BYTES
+    needed += BOOTSTRAP_ARRAYS * 10**7 * 8
     assert needed == _needed(10_000_000, **shape)
     assert f"{needed / 2**30:.3g} GiB for 10,000,000 trials per world" in err.allowed
     assert "64 MiB available on the host" in err.allowed

@@ -120,6 +120,10 @@ DIRECTIONS: tuple[str, ...] = ("under-unlearning", "over-unlearning", "undetermi
 """Which way the evidence points (:meth:`ScorePair.direction`)."""
 
 EFFECT_SIZE_MEANING = "a distance in units of the trials' own spread; bounds nothing"
+
+#: Scores resampled at once by the effect size's bootstrap (it holds a few arrays of this many
+#: values, whatever the trial count: :func:`audit.memory.trial_bytes` counts them).
+BOOTSTRAP_CHUNK = 1_000_000
 """What the effect size is, in the report next to it: never read as a leak or an ε."""
 
 _BOOTSTRAP = Integer(20)
@@ -417,7 +421,7 @@ class ScorePair:
         point = float(_gap_over_spread(u.mean(), u.var(), r.mean(), r.var()))
         # its own stream [seed, 2]; resamples drawn as index arrays, a chunk of at most ~10^6 scores at a time
         rng, draws = np.random.default_rng([self.seed, 2]), np.empty(self.n_bootstrap)
-        step = max(1, 1_000_000 // max(u.size, r.size))
+        step = max(1, BOOTSTRAP_CHUNK // max(u.size, r.size))
         for start in range(0, self.n_bootstrap, step):
             b = min(step, self.n_bootstrap - start)
             ru, rr = u[rng.integers(0, u.size, (b, u.size))], r[rng.integers(0, r.size, (b, r.size))]

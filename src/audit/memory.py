@@ -39,6 +39,8 @@ first), d parameters of ``itemsize`` bytes, m forgotten records and an activatio
   score tensors) and ``HOST_PER_TRIAL·N·8`` on the host: the float64 scores of both worlds and,
   dominating, the Clopper-Pearson and GDP bounds and the ROC summary over the 2N pooled scores
   (sorted copies, ranks, cumulative counts and rates in both directions: about 390 bytes a trial);
+* the effect size's bootstrap on the host: :data:`BOOTSTRAP_ARRAYS` arrays of min(200·N,
+  max(N, 10^6)) float64 values (it resamples a chunk at a time);
 * where the parameters live on a GPU, one stack on the host: the noise is drawn on the CPU and
   then moved;
 * a **fixed** :data:`FIXED_BYTES` for what does not grow with N (the noise generator's chunk
@@ -246,9 +248,24 @@ def trial_bytes(
         training = TRAINING_STACKS * stack + ACTIVATION_COPIES * train_models * records * w * b
         device_bytes = max(attacks, training)
     host_bytes = n * (HOST_PER_TRIAL + HOST_PER_RECORD * m) * 8 + FIXED_BYTES + (stack if on_gpu else 0)
+    host_bytes += _bootstrap_bytes(n)
     if mode in ("retrain", "rerun"):  # the white-box distinguisher's features are parameters in these modes
         host_bytes += SHIPPED_STACKS * n * d * 8
     return device_bytes, host_bytes
+
+
+#: Arrays of one bootstrap chunk alive at once in the effect size's resampling (each world's resampled
+#: scores, the index array being gathered, the variance's temporary, with room to spare).
+BOOTSTRAP_ARRAYS = 6
+
+
+def _bootstrap_bytes(n: int) -> int:
+    """The effect size's bootstrap (:meth:`attacks.estimates.ScorePair.effect_size`): resamples of n
+    scores drawn a chunk at a time, at most ``BOOTSTRAP_CHUNK`` values (or one resample) per array."""
+    from attacks.estimates import BOOTSTRAP_CHUNK, DEFAULT_BOOTSTRAP
+
+    values = min(DEFAULT_BOOTSTRAP * n, max(n, BOOTSTRAP_CHUNK))
+    return BOOTSTRAP_ARRAYS * values * 8
 
 
 def _gib(n: float) -> str:
