@@ -48,6 +48,24 @@ def test_models_outside_the_closed_form_keep_the_autograd_path():
     assert mlp_layout(Objective(build_model("mlp", 4, 2, hidden=(3,)))) is not None
 
 
+def test_an_objective_with_its_own_gradient_keeps_it():
+    """NegGrad's descent-ascent offers ``grad`` over an MLP's objective: the batched trainer must call
+    it (the closed form would silently drop the ascent), and NegGrad's models must be its own."""
+    from unlearners.neggrad import _DescentAscent
+    from unlearners.training import batched_gradient_descent
+
+    obj = Objective(build_model("mlp", 4, 2, hidden=(3,)).double())
+    X, y = torch.randn(20, 4, dtype=torch.float64), torch.randint(0, 2, (20,))
+    wrapped = _DescentAscent(obj, X[:5], y[:5], alpha=0.5)
+    assert mlp_layout(wrapped) is None
+    thetas = torch.stack([default_init(obj, torch.Generator().manual_seed(s)) for s in range(3)])
+    got, _ = batched_gradient_descent(wrapped, thetas, X, y, eta=0.1, steps=3)
+    want = thetas.clone()
+    for _ in range(3):
+        want = want - 0.1 * torch.stack([wrapped.grad(t, X, y) for t in want])
+    assert torch.allclose(got, want, atol=1e-12)
+
+
 def test_a_partial_last_block_is_padded_only_as_far_as_its_bits_need():
     X = torch.zeros(300, 2)  # 300 records: blocks of a multiple of 4 rows fill whole vector iterations
     threads = torch.get_num_threads()

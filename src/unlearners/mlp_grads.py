@@ -67,7 +67,11 @@ class MLPLayout:
 def mlp_layout(objective: Objective) -> MLPLayout | None:
     """The layout when the objective's model is exactly ``nn.Sequential([Flatten,] Linear, act,
     Linear, …, Linear)`` with biases, activations from :data:`ACTIVATION_BACKWARD`, no hooks and
-    no buffers in θ (what :func:`unlearners.models.mlp` builds); else None."""
+    no buffers in θ (what :func:`unlearners.models.mlp` builds); else None. Only a plain
+    :class:`Objective` qualifies: anything else that offers ``grad`` (NegGrad's descent-ascent, a
+    subclass) computes another gradient than the one written out here."""
+    if type(objective) is not Objective:
+        return None
     model = objective.model
     if type(model) is not nn.Sequential or objective.buffer_names or model._forward_hooks or model._forward_pre_hooks:
         return None
