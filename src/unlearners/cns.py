@@ -27,12 +27,8 @@ Zhang, Dong, Wang & Li, "Towards Certified Unlearning for Deep Neural Networks",
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 import torch
 from torch import Tensor
-from torch.func import grad, jvp, vmap
 
 from certify.bounds.cns import BOUND_VERSIONS, cns_bound, logistic_hessian_lipschitz
 from certify.certificate import Certificate, Constant, issue
@@ -40,14 +36,18 @@ from certify.constants import estimated_constant, user_constant
 from certify.errors import Choice, Integer, InvalidInput, MappingOf, Optional, Real
 from certify.params import Param
 from unlearners.base import Precision, Unlearner
-from unlearners.lanczos import lanczos_bounds
-from unlearners.linalg import (
-    dense_solve,
-    explicit_hessian,
-    hvp_operator,
-    lissa,
-    stochastic_operator,
+from unlearners.cns_constants import (
+    SAFETY,
+    enforced_constants,
+    estimate_hessian_lipschitz,
+    lissa_constants,
+    merge_estimates,
+    spectrum_constants,
+    training_residual_constant,
+    with_solve_error,
 )
+from unlearners.cns_spectrum import downdated_spectrum, hessian_spectrum, weyl_spectrum
+from unlearners.linalg import dense_solve, hvp_operator, lissa, stochastic_operator
 from unlearners.modelcheck import SMOOTH, STATELESS
 from unlearners.objective import Objective, regularized_grad
 from unlearners.smoothness import model_constants
@@ -58,19 +58,8 @@ GRADIENTS = ("retain", "forget")
 OVERRIDABLE = ("L", "M", "lambda_min", "G")
 #: λ = LAM_MARGIN·‖∇²L(w*, D)‖ when ``lam`` is None (the theorem needs λ > ‖H_{w*}‖).
 LAM_MARGIN = 1.25
-SAFETY = 1.2
 #: Iterates (evenly spaced, first and last included) at which L and M are estimated.
 ESTIMATION_POINTS = 4
-#: Lanczos products for ‖H‖ and λ_min when no explicit Hessian is formed: at most LANCZOS_ITERS,
-#: stopping once both extreme Ritz residuals are <= LANCZOS_TOL·‖H‖ (after LANCZOS_MIN_ITERS); each
-#: end carries its residual (:mod:`unlearners.lanczos`). Built-in CNN, 1,000 MNIST images: 24
-#: products instead of 60, each costing about 2.6 full-data gradients.
-LANCZOS_ITERS = 60
-LANCZOS_TOL = 1e-3
-LANCZOS_MIN_ITERS = 12
-#: The spectrum of the retained-loss Hessian at w* is bounded from the one measured on D after
-#: training (Weyl) when the m deleted records can move it by at most this fraction of λ.
-WEYL_FRACTION = 0.01
 
 # -- the cost model behind solver="auto" ---------------------------------------------------------
 # Seconds on one CPU thread of the development machine (2 cores shared with other work; the
@@ -343,7 +332,7 @@ class ConstrainedNewtonStep(Unlearner):
         if L0 is None or L0.provenance != "estimated":
             L = self._per_sample_L(iterates, gen)
         else:  # θ_0 was already sampled for the step size
-            L = _merge_estimates(L0, self._per_sample_L([kept[t] for t in sample_at if t != 0], gen))
+            L = merge_estimates(L0, self._per_sample_L([kept[t] for t in sample_at if t != 0], gen))
         self.constants_ = {
             "L": L,
             "M": self._hessian_lipschitz(iterates, gen),
@@ -570,7 +559,7 @@ class ConstrainedNewtonStep(Unlearner):
                 "times (R^2+1)^{3/2}, R = max ||x||)",
                 {"max_feature_norm": R, "n_classes": n_classes},
             )
-        return _estimate_hessian_lipschitz(self.objective, *self.fitted_data(), iterates, gen)
+        return estimate_hessian_lipschitz(self.objective, *self.fitted_data(), iterates, gen)
 
     def _residual_bound(self) -> Constant:
         if "G" in self.constants:
@@ -608,28 +597,7 @@ class ConstrainedNewtonStep(Unlearner):
     def _spectrum(self, theta: Tensor, X: Tensor, y: Tensor, gen: torch.Generator) -> dict:
         """‖H‖ and λ_min of ∇²L(θ) + l2·I on (X, y): from the explicit Hessian when one is
         formed (:meth:`_needs_matrix`), else by Lanczos (at most min(d, 60) products, fewer once converged)."""
-        d = self.objective.dim
-        if self._needs_matrix():
-            H = explicit_hessian(self.objective, theta, X, y, l2=self.l2)
-            ev = torch.linalg.eigvalsh(H)
-            lo, hi = float(ev[0]), float(ev[-1])
-            method = "dense eigendecomposition (exact up to rounding)"
-        else:
-            H = None
-            k = min(d, LANCZOS_ITERS)
-            out = lanczos_bounds(
-                hvp_operator(self.objective, theta, X, y, l2=self.l2),
-                d,
-                max_iters=k,
-                tol=LANCZOS_TOL,
-                min_iters=min(k, LANCZOS_MIN_ITERS),
-                generator=gen,
-                dtype=theta.dtype,
-                device=theta.device,
-            )
-            lo, hi = out.lower, out.upper
-            method = out.describe(k, LANCZOS_TOL)
-        return {"H": H, "lambda_min": lo, "lambda_max": hi, "norm": max(abs(lo), abs(hi)), "method": method}
+        return hessian_spectrum(self.objective, theta, X, y, gen, l2=self.l2, explicit=self._needs_matrix())
 
     def _choose_solver(self, n: int) -> tuple[str, str]:
         """The solver that runs and why: the requested one, or ``auto``'s choice by
@@ -673,40 +641,15 @@ class ConstrainedNewtonStep(Unlearner):
 
         Elsewhere (sequential steps after the first) it is measured anew (:meth:`_spectrum`).
         """
-        fit = self.spectrum_fit_
         if removed is None:
             return self._spectrum(theta, X_r, y_r, gen)
-        n, m, l2 = int(removed.numel()), int(removed.sum()), self.l2
+        fit = self.spectrum_fit_
+        n, m = int(removed.numel()), int(removed.sum())
         if fit["H"] is not None:
-            if m > n - m:
-                return self._spectrum(theta, X_r, y_r, gen)
-            eye = torch.eye(fit["H"].shape[0], dtype=fit["H"].dtype, device=fit["H"].device)
-            X, y = self.fitted_data()
-            H_Z = explicit_hessian(self.objective, theta, X[removed], y[removed])
-            H = (n * fit["H"] - m * H_Z - (m * l2) * eye) / (n - m)
-            ev = torch.linalg.eigvalsh(H)
-            lo, hi = float(ev[0]), float(ev[-1])
-            return {
-                "H": H,
-                "lambda_min": lo,
-                "lambda_max": hi,
-                "norm": max(abs(lo), abs(hi)),
-                "method": "dense eigendecomposition (exact up to rounding) of H(D_r) = (n H(D) - m H(Z))/(n - m), "
-                "H(D) formed after training",
-            }
-        shift = m * self.constants_["L"].value / (n - m)
-        if shift > WEYL_FRACTION * self.lam_:
-            return self._spectrum(theta, X_r, y_r, gen)
-        hi = (n * (fit["lambda_max"] - l2)) / (n - m) + shift + l2
-        lo = (n * (fit["lambda_min"] - l2)) / (n - m) - shift + l2
-        return {
-            "H": None,
-            "lambda_min": lo,
-            "lambda_max": hi,
-            "norm": max(abs(lo), abs(hi)),
-            "method": f"Weyl bounds from the Hessian on D at w* ({fit['method']}) and ||sum of the {m} deleted "
-            f"records' Hessians|| <= m L: shifted by m L/(n - m) = {shift:.3g}",
-        }
+            reused = downdated_spectrum(self.objective, fit, theta, *self.fitted_data(), removed, l2=self.l2)
+        else:
+            reused = weyl_spectrum(fit, n=n, m=m, L=self.constants_["L"].value, lam=self.lam_, l2=self.l2)
+        return reused if reused is not None else self._spectrum(theta, X_r, y_r, gen)
 
     def _scale(self) -> float:
         return float(self.hessian_scale) if self.hessian_scale is not None else self.constants_["L"].value + self.lam_
@@ -730,92 +673,29 @@ class ConstrainedNewtonStep(Unlearner):
         steps = self._sequence(requests, single=single)[1]
         lam = self.lam_
         L, M, G = self.constants_["L"], self.constants_["M"], self.constants_["G"]
-        hnorm = max(s["hessian_norm"] for s in steps)
-        lmin_measured = min(s["lambda_min"] for s in steps)
-        method = steps[0]["spectrum_method"]
-        if "lambda_min" in self.constants_:
-            lmin = self.constants_["lambda_min"]
-        elif self.objective.is_linear:
-            lmin = Constant(
-                "lambda_min",
-                self.l2,
-                "analytic",
-                "lower bound on the smallest eigenvalue of the retained-loss Hessian: the "
-                "logistic loss is convex, so the Hessian is >= l2 I for every theta",
-                {"measured": lmin_measured, "estimator": method},
-            )
-        else:
-            lmin = Constant(
-                "lambda_min",
-                lmin_measured,
-                "estimated",
-                "smallest eigenvalue of the retained-loss Hessian (plus l2) at the point of "
-                "each Newton step (the minimum over sequential steps)",
-                {"estimator": method},
-            )
-        hn = Constant(
-            "||H||",
-            hnorm,
-            "estimated",
-            "spectral norm of the retained-loss Hessian (plus l2) at the point of each Newton "
-            "step (the maximum over sequential steps); only the condition lambda > ||H|| uses it",
-            {"estimator": method},
+        lmin, hn = spectrum_constants(
+            steps, self.constants_.get("lambda_min"), linear=self.objective.is_linear, l2=self.l2
         )
         lissa_path = self.solver_ == "lissa"
         rho = (self.rho if self.rho is not None else delta / 2.0) if lissa_path else 0.0
         retrain_residual = self._retrain_with_residual(union)[1]
-        exact = [
-            Constant(
-                "C",
-                self.C,
-                "enforced",
-                "norm bound: every training step is projected onto "
-                "||theta|| <= C (PGD), for the original and the retrained model",
-            ),
-            Constant(
-                "lambda",
-                lam,
-                "enforced",
-                "local convex coefficient added to the Hessian only"
-                + (
-                    f" (chosen as {LAM_MARGIN} x ||grad^2 L(w*, D)|| = {LAM_MARGIN} x {self.spectrum_fit_['norm']:.6g})"
-                    if self.lam is None
-                    else ""
-                ),
-            ),
-            Constant("d", float(d), "enforced", "number of parameters"),
-            Constant("n", float(n), "enforced", "training records |D| (counted)"),
-            Constant("m", float(m), "enforced", "deleted records |D_u| (counted)"),
-            Constant(
-                "retrain_residual",
-                retrain_residual,
-                "enforced",
-                "||grad L(w~*, D_r)|| of the retrained model, measured (Prop. 4.1 needs it <= G)",
-            ),
-        ]
+        exact = enforced_constants(
+            C=self.C,
+            lam=lam,
+            lam_margin=LAM_MARGIN if self.lam is None else None,
+            fit_norm=self.spectrum_fit_["norm"],
+            d=d,
+            n=n,
+            m=m,
+            retrain_residual=retrain_residual,
+        )
         if lissa_path:
-            exact += [
-                Constant("s", float(self.depth), "enforced", "LiSSA recursion depth"),
-                Constant(
-                    "H_scale",
-                    self._scale(),
-                    "enforced",
-                    "LiSSA scale H" + (" = L + lambda" if self.hessian_scale is None else ""),
-                ),
-                Constant(
-                    "rho", rho, "enforced", "LiSSA failure probability; the Gaussian is calibrated at delta - rho"
-                ),
-            ]
+            exact += lissa_constants(
+                depth=self.depth, scale=self._scale(), default_scale=self.hessian_scale is None, rho=rho
+            )
         trick = single and self.gradient == "forget"
         if trick:  # Algorithm 2 always uses the retained gradient
-            exact.append(
-                Constant(
-                    "||grad L(w*, D)||",
-                    self.residual_,
-                    "estimated",
-                    "residual gradient of training, measured at w* (enters the forget-set shortcut's extra error)",
-                )
-            )
+            exact.append(training_residual_constant(self.residual_))
         bound = cns_bound(
             C=self.C,
             M=M.value,
@@ -832,7 +712,7 @@ class ConstrainedNewtonStep(Unlearner):
             lissa=lissa_path,
             depth=self.depth,
             scale=self._scale(),
-            hessian_norm=hnorm,
+            hessian_norm=hn.value,
             theta_norm=float(torch.linalg.vector_norm(self.theta_)),
             start_norms=[(s["request"], s["start_norm"]) for s in steps if "request" in s],
             diverged=any(s.get("diverged") for s in steps),
@@ -842,7 +722,7 @@ class ConstrainedNewtonStep(Unlearner):
             constants=(L, M, lmin, G, hn, *exact),
         )
         if not lissa_path:
-            bound = self._with_solve_error(bound, steps[-1], lam + lmin.value)
+            bound = with_solve_error(bound, steps[-1], lam + lmin.value)
         return issue(
             self.name,
             "output-noise",
@@ -852,32 +732,6 @@ class ConstrainedNewtonStep(Unlearner):
             bound=bound,
             assumptions=self.assumptions,
             reserved_delta=rho,
-        )
-
-    @staticmethod
-    def _with_solve_error(bound, step: dict, curvature: float):
-        """Theorem 3.4 bounds the *exact* step x* = (H + λI)⁻¹v; the Cholesky solution x differs by
-        ‖x − x*‖ <= ‖(H + λI)x − v‖ / (λ + λ_min) (as ‖(H + λI)⁻¹‖ = 1/(λ + λ_min), Eq. 25), the
-        measured residual over the certificate's λ + λ_min. Added to Δ (triangle inequality), so the
-        dense certificate covers the computed step, not an idealised one; it is ~1e-15 of Δ in
-        float64 (H + λI has condition number below 2λ/(λ + λ_min) as λ > ‖H‖)."""
-        if not curvature > 0 or not math.isfinite(bound.value):
-            return bound
-        err = step.get("residual_norm", 0.0) / curvature
-        return dataclasses.replace(
-            bound,
-            value=bound.value + err,
-            formula=bound.formula + " + ||(H + lambda I)x - v||/(lambda + lambda_min) (the Cholesky solve's "
-            "measured residual: Delta covers the computed step)",
-            constants=bound.constants
-            + (
-                Constant(
-                    "solve_error",
-                    err,
-                    "enforced",
-                    "||x - x*|| <= ||(H + lambda I)x - v||/(lambda + lambda_min), the dense solve's rounding, measured",
-                ),
-            ),
         )
 
     def report_hyperparameters(self) -> dict:
@@ -903,70 +757,3 @@ class ConstrainedNewtonStep(Unlearner):
             "seed": self.seed,
             "batch_size": self.batch_size,
         }
-
-
-# -- estimator of the Hessian-Lipschitz constant --------------------------------------------------
-def _estimate_hessian_lipschitz(
-    objective: Objective,
-    X: Tensor,
-    y: Tensor,
-    points: list[Tensor],
-    gen: torch.Generator,
-    records: int = 64,
-    iters: int = 12,
-    safety: float = SAFETY,
-) -> Constant:
-    """M ≈ safety × max over records and points of ‖∇³f_z(θ)‖ (higher-order power method).
-
-    For a symmetric 3-tensor T = ∇³f_z(θ), ‖∇²f_z(θ₁) − ∇²f_z(θ₂)‖ <= sup_seg ‖T‖·‖θ₁ − θ₂‖ and
-    ‖T‖ = sup_{‖u‖=1} ‖T(·, u, u)‖ (Banach). T(·, u, u) = ∇_θ(uᵀ∇²f_z(θ)u) by automatic
-    differentiation; u ← T(·, u, u)/‖T(·, u, u)‖, keeping the largest norm seen (a lower
-    estimate of the supremum, hence the safety factor and the provenance ``estimated``).
-    """
-    idx = torch.randperm(X.shape[0], generator=gen)[:records].to(X.device)
-    Xs, ys = X[idx], y[idx]
-
-    def contraction(theta: Tensor, x: Tensor, t: Tensor, u: Tensor) -> Tensor:
-        xb, tb = x.unsqueeze(0), t.unsqueeze(0)
-
-        def quad(th: Tensor) -> Tensor:
-            g = lambda s: grad(objective.loss)(s, xb, tb)  # noqa: E731
-            return torch.dot(u, jvp(g, (th,), (u,))[1])
-
-        return grad(quad)(theta)
-
-    def one(theta: Tensor, x: Tensor, t: Tensor, u0: Tensor) -> Tensor:
-        u = u0 / torch.linalg.vector_norm(u0)
-        best = torch.zeros((), dtype=theta.dtype, device=theta.device)
-        for _ in range(iters):
-            w = contraction(theta, x, t, u)
-            nw = torch.linalg.vector_norm(w)
-            best = torch.maximum(best, nw)
-            u = w / (nw + 1e-300)
-        return best
-
-    samples = []
-    for theta in points:
-        u0 = torch.randn((len(idx), theta.numel()), generator=gen, dtype=theta.dtype).to(theta.device)
-        samples.append(vmap(one, in_dims=(None, 0, 0, 0))(theta, Xs, ys, u0))
-    return estimated_constant(
-        "M",
-        torch.cat(samples).detach().cpu().numpy(),
-        safety_factor=safety,
-        description="per-sample Hessian-Lipschitz constant, estimated: max third-derivative norm "
-        "||grad^3 f_z(theta)|| by a higher-order power method over a random subset of records at "
-        "sampled iterates, times a safety factor (Assumption 3.2)",
-        estimator=f"higher-order power method ({iters} steps) on {len(idx)} records at {len(points)} iterates",
-    )
-
-
-def _merge_estimates(a: Constant, b: Constant) -> Constant:
-    """One estimated constant from two sampled maxima of the same supremum."""
-    da, db = a.diagnostics, b.diagnostics
-    diag = {
-        "estimator": f"{da.get('estimator')}; {db.get('estimator')}",
-        "n_samples": int(da.get("n_samples", 0)) + int(db.get("n_samples", 0)),
-        "max": max(da.get("max", -math.inf), db.get("max", -math.inf)),
-        "safety_factor": da.get("safety_factor"),
-    }
-    return Constant(a.name, max(a.value, b.value), "estimated", a.description, diag)

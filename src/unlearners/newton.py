@@ -381,6 +381,76 @@ class NewtonRemoval(Unlearner):
                 "optimal only to that accuracy (the measured residual is counted in beta)"
             )
         sensitivity = guo_parameter_sensitivity(beta, lam, n - m)
+        constants = self._certificate_constants(
+            ledger, G, L, n=n, m=m, beta=beta, source=source, R_value=R_value, R_what=R_what, sensitivity=sensitivity
+        )
+        if self.output_noise:
+            bound = guo_bound(beta, lam, n, m, source=source)
+            return issue(
+                self.name,
+                "output-noise",
+                epsilon=epsilon,
+                delta=delta,
+                mechanism=mechanism,
+                bound=bound,
+                constants=constants,
+                assumptions=self.assumptions,
+                warnings=warnings,
+            )
+        budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
+        if mechanism == "classic":
+            constants.append(
+                Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's delta = 1.5 exp(-c^2/2)")
+            )
+        constants.append(
+            Constant(
+                "epsilon_prime",
+                budget,
+                "enforced",
+                "residual budget certified by the loss noise: "
+                + (
+                    "sigma_b * epsilon / c (Theorem 3)"
+                    if mechanism == "classic"
+                    else "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
+                    "analytic Gaussian mechanism)"
+                ),
+            )
+        )
+        warnings.append(
+            "the privacy comes from the objective perturbation b, so a realized or empirical "
+            "epsilon computed from output noise does not apply to this release"
+        )
+        bound = guo_bound(beta, lam, n, m, source=source, budget=budget, sigma_b=self.loss_noise)
+        return issue(
+            self.name,
+            "training-noise",
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            bound=bound,
+            constants=constants,
+            assumptions=self.assumptions,
+            warnings=warnings,
+        )
+
+    def _certificate_constants(
+        self,
+        ledger: list[dict] | None,
+        G: Constant,
+        L: Constant,
+        *,
+        n: int,
+        m: int,
+        beta: float,
+        source: str,
+        R_value: float,
+        R_what: str,
+        sensitivity: float,
+    ) -> list[Constant]:
+        """The constants the certificate reports, in their report order (both release modes share
+        them; the loss-noise mode appends its budget's): the regulariser, the counts, the loss's
+        constants, the residual β and Δ_θ, and A's noise and stopping rule."""
+        lam, r0 = self.l2, self.train_residual_
         constants = [
             Constant(
                 "lambda",
@@ -457,54 +527,7 @@ class NewtonRemoval(Unlearner):
                     "spectral norm of the retained design matrix at the last request, exact (eigenvalues of X'^T X')",
                 ),
             )
-        if self.output_noise:
-            bound = guo_bound(beta, lam, n, m, source=source)
-            return issue(
-                self.name,
-                "output-noise",
-                epsilon=epsilon,
-                delta=delta,
-                mechanism=mechanism,
-                bound=bound,
-                constants=constants,
-                assumptions=self.assumptions,
-                warnings=warnings,
-            )
-        budget = guo_budget(self.loss_noise, epsilon, delta, mechanism)
-        if mechanism == "classic":
-            constants.append(
-                Constant("c", guo_c(delta), "analytic", "sqrt(2 ln(1.5/delta)), Theorem 3's delta = 1.5 exp(-c^2/2)")
-            )
-        constants.append(
-            Constant(
-                "epsilon_prime",
-                budget,
-                "enforced",
-                "residual budget certified by the loss noise: "
-                + (
-                    "sigma_b * epsilon / c (Theorem 3)"
-                    if mechanism == "classic"
-                    else "sigma_b / sigma_analytic(epsilon, delta, 1) (Theorems 2-3 with the "
-                    "analytic Gaussian mechanism)"
-                ),
-            )
-        )
-        warnings.append(
-            "the privacy comes from the objective perturbation b, so a realized or empirical "
-            "epsilon computed from output noise does not apply to this release"
-        )
-        bound = guo_bound(beta, lam, n, m, source=source, budget=budget, sigma_b=self.loss_noise)
-        return issue(
-            self.name,
-            "training-noise",
-            epsilon=epsilon,
-            delta=delta,
-            mechanism=mechanism,
-            bound=bound,
-            constants=constants,
-            assumptions=self.assumptions,
-            warnings=warnings,
-        )
+        return constants
 
     # -- helpers -----------------------------------------------------------------------------
     def _keep(self, forget: Tensor) -> Tensor:

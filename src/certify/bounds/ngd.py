@@ -340,25 +340,7 @@ def ngd_bound(
     """
     c = constants
     gamma = ngd_sensitivity(c["M"].value, c["C"].value, c["mu"].value, c["Q"].value, c["K"].value, n, m)
-    if variant == "v4":
-        proved = ngd_newton_step_bound(
-            c["M"].value, c["C"].value, c["mu"].value, n, m, train_tol=train_tol, solve_tol=solver_tol
-        )
-    elif variant == "v3":
-        proved = ngd_full_fisher_step_bound(
-            c["M"].value,
-            c["C"].value,
-            c["mu"].value,
-            c["Q"].value,
-            c["K"].value,
-            n,
-            m,
-            l2=l2,
-            train_tol=train_tol,
-            solve_tol=solver_tol,
-        )
-    else:
-        proved = None
+    proved = _proved_bound(c, n, m, variant=variant, l2=l2, train_tol=train_tol, solver_tol=solver_tol)
     conditions = [
         Condition(
             "variant has a bound",
@@ -381,28 +363,8 @@ def ngd_bound(
                 "for v3, or loose tolerances): the certificate is not issued",
             )
         )
-    for label, info in (("training", trained), ("retraining", retrained)):
-        conditions.append(
-            Condition(
-                f"{label} converged",
-                bool(info["converged"]),
-                f"{label} reached ||grad L|| = {info['gradient_norm']:.3g} <= train_tol = {train_tol:.3g}"
-                if info["converged"]
-                else f"{label} stopped at ||grad L|| = {info['gradient_norm']:.3g} > train_tol = {train_tol:.3g} after "
-                f"{info['iterations']} Newton iterations: the certificate is not issued",
-            )
-        )
-    residual = solve["residual_norm"]
-    conditions.append(
-        Condition(
-            "solve accurate",
-            residual <= solver_tol,
-            f"the {solver} solve left a residual {residual:.3g} <= solver_tol = {solver_tol:.3g}"
-            if residual <= solver_tol
-            else f"the {solver} solve left a residual {residual:.3g} > solver_tol = {solver_tol:.3g}"
-            + (" (raise lissa_depth, or use solver='dense' or 'cg')" if solver == "lissa" else "")
-            + ": the certificate is not issued",
-        )
+    conditions += _tolerance_conditions(
+        trained, retrained, solve, train_tol=train_tol, solver_tol=solver_tol, solver=solver
     )
     exact = [
         Constant("n", float(n), "enforced", "training records |S| (counted)"),
@@ -439,3 +401,60 @@ def ngd_bound(
         conditions=tuple(conditions),
         constants=(c["R"], c["K"], c["Q"], c["M"], c["mu"], c["B"], c["C"], *exact),
     )
+
+
+def _proved_bound(
+    c: dict[str, Constant], n: int, m: int, *, variant: str, l2: float, train_tol: float, solver_tol: float
+) -> float | None:
+    """The bound proved for the step ``variant`` computes (tolerances included), or None for v2,
+    whose printed step has no bound: ngd_bound checks that γ dominates it."""
+    if variant == "v4":
+        return ngd_newton_step_bound(
+            c["M"].value, c["C"].value, c["mu"].value, n, m, train_tol=train_tol, solve_tol=solver_tol
+        )
+    if variant == "v3":
+        return ngd_full_fisher_step_bound(
+            c["M"].value,
+            c["C"].value,
+            c["mu"].value,
+            c["Q"].value,
+            c["K"].value,
+            n,
+            m,
+            l2=l2,
+            train_tol=train_tol,
+            solve_tol=solver_tol,
+        )
+    return None
+
+
+def _tolerance_conditions(
+    trained: dict, retrained: dict, solve: dict, *, train_tol: float, solver_tol: float, solver: str
+) -> list[Condition]:
+    """The conditions under which the proved bound's tolerances hold: A and the retrain reached
+    ``train_tol`` and the solve met ``solver_tol`` (the bound assumes both, so a miss voids it)."""
+    conditions = []
+    for label, info in (("training", trained), ("retraining", retrained)):
+        conditions.append(
+            Condition(
+                f"{label} converged",
+                bool(info["converged"]),
+                f"{label} reached ||grad L|| = {info['gradient_norm']:.3g} <= train_tol = {train_tol:.3g}"
+                if info["converged"]
+                else f"{label} stopped at ||grad L|| = {info['gradient_norm']:.3g} > train_tol = {train_tol:.3g} after "
+                f"{info['iterations']} Newton iterations: the certificate is not issued",
+            )
+        )
+    residual = solve["residual_norm"]
+    conditions.append(
+        Condition(
+            "solve accurate",
+            residual <= solver_tol,
+            f"the {solver} solve left a residual {residual:.3g} <= solver_tol = {solver_tol:.3g}"
+            if residual <= solver_tol
+            else f"the {solver} solve left a residual {residual:.3g} > solver_tol = {solver_tol:.3g}"
+            + (" (raise lissa_depth, or use solver='dense' or 'cg')" if solver == "lissa" else "")
+            + ": the certificate is not issued",
+        )
+    )
+    return conditions
