@@ -10,10 +10,10 @@ Every second-order unlearning method (Newton step, NGD, CNS/LiSSA, CureNewton) n
   (:func:`explicit_hessian` + :func:`dense_solve`, small models only), by conjugate gradients
   (:func:`conjugate_gradient`, matrix-free, deterministic) or by the LiSSA stochastic Neumann
   series (:func:`lissa`, matrix-free, cost independent of n);
-* **extreme eigenvalues** (:func:`power_iteration`, :func:`smallest_eigenvalue`,
-  :func:`lanczos_extremes`; :func:`unlearners.lanczos.lanczos_bounds` stops on the Ritz residuals
-  and moves each end outward by its residual): the LiSSA scale must exceed ‖A‖, and the
-  certificates use λ_min(∇²f_D);
+* **extreme eigenvalues** (:func:`power_iteration`, :func:`smallest_eigenvalue`, from
+  :mod:`unlearners.power`; :func:`lanczos_extremes`; :func:`unlearners.lanczos.lanczos_bounds`
+  stops on the Ritz residuals and moves each end outward by its residual): the LiSSA scale must
+  exceed ‖A‖, and the certificates use λ_min(∇²f_D);
 * **minimisers** of the L2-regularised empirical risk (:func:`newton_minimize` for convex linear
   models, :func:`lbfgs_minimize` otherwise, :func:`fit_regularized` choosing between them) and
   the dense Fisher (:func:`fisher_matrix`).
@@ -59,6 +59,7 @@ from certify.errors import require_nonnegative as _nonneg
 from certify.errors import require_positive as _positive
 from unlearners.lanczos import lanczos_extremes
 from unlearners.objective import Objective, regularized_grad, regularized_loss, vjp_pair
+from unlearners.power import power_iteration, smallest_eigenvalue
 
 Operator = Callable[[Tensor], Tensor]
 
@@ -110,11 +111,6 @@ def _check_vector(field: str, v: Tensor, dim: int) -> None:
     if not isinstance(v, Tensor) or v.dim() != 1 or v.numel() != dim:
         got = tuple(v.shape) if isinstance(v, Tensor) else v
         raise InvalidInput(field, f"a flat tensor of shape ({dim},)", got)
-
-
-def _randn(dim: int, generator: torch.Generator, dtype, device) -> Tensor:
-    """Standard normal vector drawn on the generator's device, moved to ``device``."""
-    return torch.randn(dim, generator=generator, dtype=dtype, device=generator.device).to(device)
 
 
 # -- curvature operators --------------------------------------------------------------------
@@ -595,109 +591,6 @@ def lissa(
         "repeat_std": spread,
     }
     return mean, info
-
-
-# -- eigenvalues -------------------------------------------------------------------------------
-def _power(matvec: Operator, v: Tensor, iters: int, tol: float) -> tuple[float, Tensor]:
-    v = v / torch.linalg.vector_norm(v)
-    lam = float("nan")
-    for _ in range(iters):
-        w = matvec(v)
-        new = float(torch.dot(v, w))  # Rayleigh quotient vᵀAv, ‖v‖ = 1
-        norm = torch.linalg.vector_norm(w)
-        if float(norm) == 0.0:
-            return 0.0, v
-        v = w / norm
-        if tol and math.isfinite(lam) and abs(new - lam) <= tol * max(abs(new), 1e-300):
-            lam = new
-            break
-        lam = new
-    lam = float(torch.dot(v, matvec(v)))
-    return lam, v
-
-
-def power_iteration(
-    matvec: Operator,
-    dim: int,
-    *,
-    iters: int = 100,
-    generator: torch.Generator,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-    tol: float = 0.0,
-) -> tuple[float, Tensor]:
-    """Estimate the largest (algebraic) eigenvalue of a symmetric operator by power iteration.
-
-    Golub & Van Loan §7.3.1: v ← A v / ‖A v‖ from a Gaussian start drawn with ``generator``; the
-    estimate is the Rayleigh quotient vᵀ A v, which never exceeds λ_max and converges at rate
-    (λ_2/λ_1)^{2k} (as a lower bound on λ_max; use a safety factor when it must bound ‖A‖, e.g. a
-    LiSSA scale). Plain power iteration finds the eigenvalue of largest **magnitude**; if that
-    estimate is negative (an indefinite A with |λ_min| > λ_max), a second run on A − μI with
-    μ the negative estimate returns the algebraically largest eigenvalue instead.
-
-    Parameters
-    ----------
-    iters:
-        Power steps per run, >= 1.
-    tol:
-        Stop early when the Rayleigh quotient changes by <= tol relative (0: run all iters).
-
-    Returns
-    -------
-    (eigenvalue, unit eigenvector estimate)
-    """
-    d = _count("dim", dim)
-    k = _count("iters", iters)
-    tol = _nonneg("tol", tol)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    v0 = _randn(d, generator, dtype, device)
-    lam, v = _power(matvec, v0, k, tol)
-    if lam < 0:
-        mu = lam
-        shifted = lambda u: matvec(u) - mu * u  # noqa: E731  spectrum shifted to [0, λ_max − μ]
-        top, v = _power(shifted, _randn(d, generator, dtype, device), k, tol)
-        lam = float(torch.dot(v, matvec(v)))
-    return lam, v
-
-
-def smallest_eigenvalue(
-    matvec: Operator,
-    dim: int,
-    *,
-    largest: float | None = None,
-    iters: int = 100,
-    generator: torch.Generator,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-    tol: float = 0.0,
-) -> tuple[float, Tensor]:
-    """Estimate the smallest (algebraic) eigenvalue of a symmetric operator A.
-
-    Power iteration on the shifted operator B = c·I − A with c >= λ_max(A), whose dominant
-    eigenvalue is c − λ_min(A) >= 0 (Golub & Van Loan §7.3.2); returns c − λ_max(B) and its
-    eigenvector. ``largest`` is c; if not given it is estimated with :func:`power_iteration`
-    (same ``iters``, ``generator``). Convergence is governed by (c − λ_{d−1})/(c − λ_d), which is
-    close to 1 when the bottom of the spectrum is clustered (typical of Hessians): use many
-    iterations, or :func:`lanczos_extremes`, which converges much faster for the same number of
-    products. The estimate is an upper bound on λ_min(A) (a Rayleigh quotient).
-
-    Returns
-    -------
-    (eigenvalue, unit eigenvector estimate)
-    """
-    d = _count("dim", dim)
-    k = _count("iters", iters)
-    tol = _nonneg("tol", tol)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    if largest is None:
-        largest, _ = power_iteration(matvec, d, iters=k, generator=generator, dtype=dtype, device=device, tol=tol)
-    c = float(largest)
-    if not math.isfinite(c):
-        raise InvalidInput("largest", "a finite number (an upper bound on the largest eigenvalue)", largest)
-    c = c + 1e-12 * abs(c)  # strictly above λ_max so that B is PSD even at the top
-    shifted = lambda u: c * u - matvec(u)  # noqa: E731
-    _, v = _power(shifted, _randn(d, generator, dtype, device), k, tol)
-    return float(torch.dot(v, matvec(v))), v
 
 
 # ----------------------------------------------------------------------------------------------
