@@ -141,9 +141,7 @@ def from_user_data(
     )
 
 
-# the steps of from_user_data, in the order it takes them (each check keeps its field and message)
-
-
+# -- the steps of from_user_data, in its order (each check keeps its field and message) --------
 def _parts(data: Any, label_column: str | None, id_column: str | None, group_column: str | None) -> list[_Part]:
     """The data's parts: one, or the caller's training then test part (checked of one kind)."""
     if isinstance(data, Mapping):

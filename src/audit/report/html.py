@@ -371,6 +371,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------------------
 # the parts of the page's context, one helper each so that _context stays a readable list
 
 
