@@ -160,41 +160,15 @@ def summary(err: Console, report: Any) -> None:
     """The headline line, then the verdict, the certificate (none for an uncertified method), the
     ledger of a sequence, measured epsilons, utility and timings; then every finding."""
     headline_line(err, report)
-    cert, real, util = report.certificate, report.realized, report.utility
+    real, util = report.realized, report.utility
     table = Table(
         title=f"{report.method.title} audit: verdict {report.verdict.upper()}", show_header=True, header_style="bold"
     )
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    if cert.kind == "none":
-        rows = [
-            ("certificate", "none: the method has no theorem (nothing is certified)"),
-            ("output noise sigma (uncalibrated)", _fmt(cert.sigma)),
-        ]
-    elif not cert.valid:
-        rows = [
-            ("certificate", f"{cert.kind}: NOT ISSUED (a condition failed; see the findings)"),
-            ("sensitivity bound Delta", _fmt(cert.sensitivity)),
-        ]
-    else:
-        rows = [
-            ("certified epsilon (delta)", f"{_fmt(cert.epsilon)} ({_fmt(cert.delta)})"),
-            ("certificate", f"{cert.kind}, valid" + (" (conditional)" if cert.conditional else "")),
-            ("sensitivity bound Delta", _fmt(cert.sensitivity)),
-            ("noise sigma", _fmt(cert.sigma)),
-        ]
-    ledger = report.ledger
-    if ledger is not None:
-        rows.append(
-            (
-                f"cumulative epsilon over {len(ledger.releases)} releases (delta)",
-                f"{_fmt(ledger.cumulative_epsilon)} ({_fmt(ledger.delta)})",
-            )
-        )
-        budget = "none set" if ledger.budget_epsilon is None else _fmt(ledger.budget_epsilon)
-        rows.append(("budget epsilon", budget))
-        due = ("YES, since release " + str(ledger.first_release_over_budget)) if ledger.retrain_due else "no"
-        rows.append(("retrain due", due))
+    rows = _certificate_rows(report.certificate)
+    if report.ledger is not None:
+        rows += _ledger_rows(report.ledger)
     rows += [
         ("||theta_U - theta_R|| (before noise)", _fmt(real.distance_unlearned_retrained)),
         ("realized epsilon", _fmt(real.epsilon)),
@@ -211,36 +185,98 @@ def summary(err: Console, report: Any) -> None:
             )
         )
     if report.attacks:
-        cmp = report.attacks.comparison
-        for name, result in report.attacks.attacks.items():
-            b = result.bound
-            rows.append(
-                (
-                    f"empirical epsilon >= ({name}, {report.attacks.trials.n_per_world} trials/world)",
-                    _bound(
-                        b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon, "trials/world"
-                    ),
-                )
+        rows += _attack_rows(report.attacks)
+    rows += _one_run_rows(report.one_run or {}, report.one_run_whitebox or {})
+    check = report.reproducibility
+    if check is not None:
+        rows.append(
+            (
+                f"train twice with one seed ({check.records} records)",
+                "identical" if check.equal else f"DIFFERENT (by up to {check.max_abs_difference:.3g})",
             )
-            if b.gdp_bound is not None:
-                rows.append((f"GDP bound epsilon >= ({name}, valid in noise mode)", _fmt(b.gdp_bound.epsilon_lower)))
-        sizing = report.attacks.trials.sizing
-        if sizing is not None:
-            rows.append(("trial count", sizing.why))
-        if cmp.ordering_holds is not None:
-            rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
-        placed = report.attacks.production
-        if placed is not None:
-            rows.append(
-                (
-                    "production model: loss on D (trials' range, z of log loss)",
-                    f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})",
-                )
+        )
+    rows += _timing_rows(report)
+    for r in rows:
+        table.add_row(*r)
+    err.print(table)
+    for f in report.findings:
+        colour = "red" if f.severity == "error" else "yellow"
+        err.print(f"[{colour}]{f.severity}[/]: {escape(f.message)}", highlight=False, soft_wrap=True)
+
+
+# the summary table's rows, a helper per block of the report, in the table's order
+
+
+def _certificate_rows(cert: Any) -> list[tuple[str, str]]:
+    """The certificate: none for a method without a theorem, not issued, or its epsilon."""
+    if cert.kind == "none":
+        return [
+            ("certificate", "none: the method has no theorem (nothing is certified)"),
+            ("output noise sigma (uncalibrated)", _fmt(cert.sigma)),
+        ]
+    if not cert.valid:
+        return [
+            ("certificate", f"{cert.kind}: NOT ISSUED (a condition failed; see the findings)"),
+            ("sensitivity bound Delta", _fmt(cert.sensitivity)),
+        ]
+    return [
+        ("certified epsilon (delta)", f"{_fmt(cert.epsilon)} ({_fmt(cert.delta)})"),
+        ("certificate", f"{cert.kind}, valid" + (" (conditional)" if cert.conditional else "")),
+        ("sensitivity bound Delta", _fmt(cert.sensitivity)),
+        ("noise sigma", _fmt(cert.sigma)),
+    ]
+
+
+def _ledger_rows(ledger: Any) -> list[tuple[str, str]]:
+    """A sequence's ledger: the cumulative epsilon, the budget and whether a retrain is due."""
+    rows = [
+        (
+            f"cumulative epsilon over {len(ledger.releases)} releases (delta)",
+            f"{_fmt(ledger.cumulative_epsilon)} ({_fmt(ledger.delta)})",
+        )
+    ]
+    budget = "none set" if ledger.budget_epsilon is None else _fmt(ledger.budget_epsilon)
+    rows.append(("budget epsilon", budget))
+    due = ("YES, since release " + str(ledger.first_release_over_budget)) if ledger.retrain_due else "no"
+    rows.append(("retrain due", due))
+    return rows
+
+
+def _attack_rows(attacks: Any) -> list[tuple[str, str]]:
+    """Each attack's bound (and GDP bound), the trial sizing, the ordering and the production model."""
+    rows = []
+    cmp = attacks.comparison
+    for name, result in attacks.attacks.items():
+        b = result.bound
+        rows.append(
+            (
+                f"empirical epsilon >= ({name}, {attacks.trials.n_per_world} trials/world)",
+                _bound(b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon, "trials/world"),
             )
-    one_run = report.one_run or {}
+        )
+        if b.gdp_bound is not None:
+            rows.append((f"GDP bound epsilon >= ({name}, valid in noise mode)", _fmt(b.gdp_bound.epsilon_lower)))
+    sizing = attacks.trials.sizing
+    if sizing is not None:
+        rows.append(("trial count", sizing.why))
+    if cmp.ordering_holds is not None:
+        rows.append(("certified >= realized >= empirical", "holds" if cmp.ordering_holds else "NO"))
+    placed = attacks.production
+    if placed is not None:
+        rows.append(
+            (
+                "production model: loss on D (trials' range, z of log loss)",
+                f"{placed.loss:.4g} ([{placed.trials_min:.4g}, {placed.trials_max:.4g}], z = {placed.z:+.2f})",
+            )
+        )
+    return rows
+
+
+def _one_run_rows(one_run: dict[str, Any], whitebox: dict[str, Any]) -> list[tuple[str, str]]:
+    """The one-run audit's bound and the white-box one's (or why it was skipped)."""
+    rows = []
     if "ceiling" in one_run:
         rows.append((f"one-run epsilon >= ({one_run['m']} canary pairs)", _one_run_bound(one_run)))
-    whitebox = report.one_run_whitebox or {}
     if "epsilon_lower" in whitebox:
         rows.append(
             (
@@ -251,22 +287,19 @@ def summary(err: Console, report: Any) -> None:
         )
     elif "skipped" in whitebox:
         rows.append(("white-box one-run audit", "skipped: " + whitebox["skipped"]))
-    check = report.reproducibility
-    if check is not None:
-        rows.append(
-            (
-                f"train twice with one seed ({check.records} records)",
-                "identical" if check.equal else f"DIFFERENT (by up to {check.max_abs_difference:.3g})",
-            )
-        )
+    return rows
+
+
+def _timing_rows(report: Any) -> list[tuple[str, str]]:
+    """The learn, unlearn and retrain seconds, and the trials' estimated cost next to what they took."""
     tm = report.timings
-    rows.append(
+    rows = [
         (
             "learn / unlearn / retrain seconds",
             f"{tm.learn_s:.3f} / {tm.unlearn_s:.3f} / {tm.retrain_s:.3f}"
             + (f" (medians of {len(tm.unlearn_repeats_s)} runs)" if tm.unlearn_repeats_s else ""),
         )
-    )
+    ]
     cost = report.attacks.execution.cost if report.attacks and report.attacks.execution else None
     if cost is not None:  # the estimate made before the trials, next to what they took
         rows.append(
@@ -277,12 +310,7 @@ def summary(err: Console, report: Any) -> None:
                 f"{_fmt(cost.estimated_s)} / {_fmt(tm.attacks_s)}",
             )
         )
-    for r in rows:
-        table.add_row(*r)
-    err.print(table)
-    for f in report.findings:
-        colour = "red" if f.severity == "error" else "yellow"
-        err.print(f"[{colour}]{f.severity}[/]: {escape(f.message)}", highlight=False, soft_wrap=True)
+    return rows
 
 
 def nothing_saved(err: Console) -> None:

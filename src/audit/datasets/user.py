@@ -78,39 +78,9 @@ def from_user_data(
     name: str = "caller",
 ) -> AuditData:
     """The caller's data as an :class:`AuditData` (see the module docstring for the forms)."""
-    if isinstance(data, Mapping):
-        unknown = sorted(set(data) - {"train", "test"})
-        if unknown or "train" not in data or "test" not in data:
-            raise InvalidInput(
-                "data",
-                "one part of data, or {'train': part, 'test': part} (the caller's own split)",
-                sorted(map(str, data)),
-            )
-        parts = {
-            split: _part(data[split], f"data['{split}']", label_column, id_column, group_column)
-            for split in ("train", "test")
-        }
-        if parts["train"].kind != parts["test"].kind:
-            raise InvalidInput(
-                "data['test']", f"the same kind of data as data['train'] ({parts['train'].kind})", parts["test"].kind
-            )
-        ordered = [parts["train"], parts["test"]]
-    else:
-        ordered = [_part(data, "data", label_column, id_column, group_column)]
+    ordered = _parts(data, label_column, id_column, group_column)
     kind = ordered[0].kind
-    if kind == "DataFrame":
-        X, feature_names, columns = _encode_frames(ordered, label_column, id_column, group_column)
-    else:
-        shapes = {p.X.shape[1:] for p in ordered}
-        if len(shapes) > 1:
-            raise InvalidInput(
-                "data['test']",
-                f"records of the training records' shape {ordered[0].X.shape[1:]}",
-                ordered[1].X.shape[1:],
-            )
-        X = np.concatenate([p.X for p in ordered])
-        feature_names = [f"x{i}" for i in range(int(np.prod(X.shape[1:])))]
-        columns = None
+    X, feature_names, columns = _joined_records(ordered, label_column, id_column, group_column)
     n_train = ordered[0].X.shape[0]
     y_raw = np.concatenate([p.y for p in ordered])
     if y_raw.dtype.kind == "f" and not np.all(np.isfinite(y_raw)):
@@ -119,16 +89,7 @@ def from_user_data(
     if len(classes) < 2:
         raise InvalidInput("y", "labels with at least 2 distinct classes", classes)
     ids = _joined_ids(ordered)
-    groups = None
-    if any(p.groups is not None for p in ordered):
-        if len(ordered) > 1:
-            raise InvalidInput(
-                "group_column",
-                "None with the caller's own split (groups select records to forget from a single table)",
-                group_column,
-            )
-        assert ordered[0].groups is not None  # the only part, and some part has groups (checked above)
-        groups, _ = encode_labels(ordered[0].groups, "groups")
+    groups = _groups(ordered, group_column)
 
     shaped = X.ndim > 2
     fm = resolve_feature_map(feature_map, SHAPED_FEATURE_MAP if shaped else TABULAR_FEATURE_MAP)
@@ -178,6 +139,62 @@ def from_user_data(
         ids=ids,
         train_rows=np.arange(n_train, dtype=np.int64) if len(ordered) > 1 else None,
     )
+
+
+# -- the steps of from_user_data, in its order (each check keeps its field and message) --------
+def _parts(data: Any, label_column: str | None, id_column: str | None, group_column: str | None) -> list[_Part]:
+    """The data's parts: one, or the caller's training then test part (checked of one kind)."""
+    if isinstance(data, Mapping):
+        unknown = sorted(set(data) - {"train", "test"})
+        if unknown or "train" not in data or "test" not in data:
+            raise InvalidInput(
+                "data",
+                "one part of data, or {'train': part, 'test': part} (the caller's own split)",
+                sorted(map(str, data)),
+            )
+        parts = {
+            split: _part(data[split], f"data['{split}']", label_column, id_column, group_column)
+            for split in ("train", "test")
+        }
+        if parts["train"].kind != parts["test"].kind:
+            raise InvalidInput(
+                "data['test']", f"the same kind of data as data['train'] ({parts['train'].kind})", parts["test"].kind
+            )
+        return [parts["train"], parts["test"]]
+    return [_part(data, "data", label_column, id_column, group_column)]
+
+
+def _joined_records(
+    ordered: list[_Part], label_column: str | None, id_column: str | None, group_column: str | None
+) -> tuple[np.ndarray, list[str], dict[str, Any] | None]:
+    """The parts' records joined (training records first), their feature names, and how a
+    DataFrame's columns were encoded (None for arrays); the parts' records have one shape."""
+    if ordered[0].kind == "DataFrame":
+        return _encode_frames(ordered, label_column, id_column, group_column)
+    shapes = {p.X.shape[1:] for p in ordered}
+    if len(shapes) > 1:
+        raise InvalidInput(
+            "data['test']",
+            f"records of the training records' shape {ordered[0].X.shape[1:]}",
+            ordered[1].X.shape[1:],
+        )
+    X = np.concatenate([p.X for p in ordered])
+    return X, [f"x{i}" for i in range(int(np.prod(X.shape[1:])))], None
+
+
+def _groups(ordered: list[_Part], group_column: str | None) -> np.ndarray | None:
+    """The groups encoded as ints, when the data has them (never with the caller's own split)."""
+    if not any(p.groups is not None for p in ordered):
+        return None
+    if len(ordered) > 1:
+        raise InvalidInput(
+            "group_column",
+            "None with the caller's own split (groups select records to forget from a single table)",
+            group_column,
+        )
+    assert ordered[0].groups is not None  # the only part, and some part has groups (checked above)
+    groups, _ = encode_labels(ordered[0].groups, "groups")
+    return groups
 
 
 # -- one part ------------------------------------------------------------------------------------

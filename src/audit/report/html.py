@@ -288,9 +288,6 @@ def _signature(signed_by: str | None, page: str, envelope_beside: bool) -> dict[
 
 # ----------------------------------------------------------------------------------------
 def _context(report: Mapping[str, Any]) -> dict[str, Any]:
-    def g(d: Any, *keys: str, default: Any = None) -> Any:
-        return _get(d, keys, default)
-
     cert = report.get("certificate") or {}
     realized = report.get("realized") or {}
     attacks = report.get("attacks") or None
@@ -299,6 +296,88 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     utility = report.get("utility") or {}
     config = report.get("config") or {}
     method = report.get("method") or {}
+    verdict, label, sentence, top, no_theorem = _banner(report, cert)
+    certified = cert.get("epsilon") if cert.get("valid") and not no_theorem else None
+
+    confidence = _get(attacks, ("trials", "confidence"))
+    relearn = _relearn(attack_results)
+    tradeoff = report.get("tradeoff")
+    fdp = _fdp(cert, attack_results, comparison.get("best_attack"))
+    charts = _charts(report, certified, confidence, relearn, fdp)
+    attack_rows = _attack_rows(attack_results, comparison.get("best_attack"), certified)
+    population = _population(attack_results)
+    models, splits = _utility_layout(utility)
+
+    defaults = _config_defaults()
+    full = command_line(config)
+    short = command_line(config, defaults) if defaults is not None else None
+    env = report.get("environment") or {}
+    findings = report.get("findings") or []
+    severity_rank = {"error": 0, "warning": 1, "info": 2}
+    findings = sorted(findings, key=lambda f: severity_rank.get(f.get("severity"), 3))
+
+    return {
+        "r": report,
+        "verdict": verdict,
+        "verdict_label": label,
+        "verdict_sentence": sentence,
+        "headline": top,
+        "cert": cert,
+        "realized": realized,
+        "attacks": attacks,
+        "comparison": comparison,
+        "attack_rows": attack_rows,
+        "population": population,
+        "utility": utility,
+        "models": models,
+        "splits": splits,
+        "config": config,
+        "frontier": report.get("frontier"),
+        "tradeoff": tradeoff,
+        "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [], key=lambda r: plots.num(r.get("value"))),
+        "knob": (tradeoff or {}).get("knob") or {},
+        "no_theorem": no_theorem,
+        "certified": certified,
+        "method": method,
+        "dataset": report.get("dataset") or {},
+        "seeds": report.get("seeds") or {},
+        "model": report.get("model") or {},
+        "environment": env,
+        "packages": _packages(report, env),
+        "tool": report.get("tool") or {},
+        "timings": report.get("timings") or {},
+        "parameters": report.get("parameters") or {},
+        "deletion": report.get("deletion_request") or {},
+        "request": _request(report),
+        "model_box": _model(report),
+        "checkpoint": report.get("checkpoint_recovery"),
+        "findings": findings,
+        "errors": [f for f in findings if f.get("severity") == "error"],
+        "hashes": _report_hashes(report),
+        "command": full,
+        "command_short": short if short != full else None,
+        "charts": charts,
+        "csp": Markup(CSP),  # a constant, so its quotes stay literal
+        "report_json": embedded_json(report),
+        "confidence": confidence,
+        "trials": (attacks or {}).get("trials") or {},
+        "control": (attacks or {}).get("positive_control"),
+        **_one_run_context(report, comparison),
+        "relearn": relearn,
+        "histograms": utility.get("loss_histograms"),
+        "ledger": report.get("ledger"),
+        "fdp": fdp,
+        "competition": _competition(attack_results),
+    }
+
+
+# ----------------------------------------------------------------------------------------
+# the parts of the page's context, one helper each so that _context stays a readable list
+
+
+def _banner(report: Mapping[str, Any], cert: Mapping[str, Any]) -> tuple[str, str, str, Any, bool]:
+    """The verdict, its banner label and sentence, the headline finding, and whether the method
+    has no theorem (certificate kind ``none``)."""
     verdict = _verdict(report)
     label, sentence = VERDICTS.get(verdict, (verdict.upper(), "Unrecognised verdict."))
     no_theorem = cert.get("kind") == "none"
@@ -307,46 +386,64 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     top = headline(verdict, report.get("findings") or [])
     if top.caution:  # the sentence must not read as a clean pass when the banner names a warning
         sentence = QUALIFIED[bool(top.vacuous)]
-    certified = cert.get("epsilon") if cert.get("valid") and not no_theorem else None
+    return verdict, label, sentence, top, no_theorem
 
-    confidence = g(attacks, "trials", "confidence")
-    relearn = next(
+
+def _relearn(attack_results: Mapping[str, Any]) -> Any:
+    """The details of the first attack that kept a relearning curve of the unlearned model."""
+    return next(
         (
             r.get("details")
             for r in attack_results.values()
-            if isinstance(g(r, "details", "unlearned"), Mapping) and g(r, "details", "unlearned", "curve_forget_loss")
+            if isinstance(_get(r, ("details", "unlearned")), Mapping)
+            and _get(r, ("details", "unlearned", "curve_forget_loss"))
         ),
         None,
     )
-    tradeoff = report.get("tradeoff")
-    fdp = _fdp(cert, attack_results, comparison.get("best_attack"))
+
+
+def _charts(
+    report: Mapping[str, Any], certified: Any, confidence: Any, relearn: Any, fdp: Mapping[str, Any]
+) -> dict[str, Markup]:
+    """The page's charts as inline SVG (the frontier only when the report has one)."""
+    realized = report.get("realized") or {}
+    attacks = report.get("attacks") or None
+    comparison = (attacks or {}).get("comparison") or {}
+    attack_results = (attacks or {}).get("attacks") or {}
+    utility = report.get("utility") or {}
     charts = {
         "epsilon": plots.epsilon_chart(
             certified,
             realized.get("epsilon"),
             comparison.get("empirical_epsilon_lower") if attacks else None,
-            {k: g(v, "bound", "ceiling") for k, v in attack_results.items()},
+            {k: _get(v, ("bound", "ceiling")) for k, v in attack_results.items()},
             comparison.get("best_attack"),
             confidence,
         ),
-        "roc": plots.roc_chart({k: g(v, "bound", "roc") for k, v in attack_results.items() if g(v, "bound", "roc")}),
+        "roc": plots.roc_chart(
+            {k: _get(v, ("bound", "roc")) for k, v in attack_results.items() if _get(v, ("bound", "roc"))}
+        ),
         "losses": plots.loss_histogram_chart(utility.get("loss_histograms")),
         "relearn": plots.relearn_chart(relearn),
-        "tradeoff": plots.tradeoff_chart(tradeoff, certified),
+        "tradeoff": plots.tradeoff_chart(report.get("tradeoff"), certified),
         "fdp": plots.fdp_chart(fdp["roc"], fdp["direction"], fdp["attack"], fdp["mu"], fdp["chart_reason"]),
     }
     frontier = report.get("frontier")
     if frontier and frontier.get("applicable"):  # drawn only when the report has one (a seventh chart)
         charts["frontier"] = plots.frontier_chart(
-            {method.get("name") or "this method": frontier},
-            epsilon=config.get("epsilon"),
-            retrained=g(utility, "retrained", "test", "accuracy"),
+            {(report.get("method") or {}).get("name") or "this method": frontier},
+            epsilon=(report.get("config") or {}).get("epsilon"),
+            retrained=_get(utility, ("retrained", "test", "accuracy")),
             chance=utility.get("test_chance_accuracy"),
         )
     # safe: SVG written by audit.report.plots, which escapes every string from the report
     # (tick, legend and title text) before it reaches the markup
-    charts = {k: Markup(v) for k, v in charts.items()}
+    return {k: Markup(v) for k, v in charts.items()}
 
+
+def _attack_rows(attack_results: Mapping[str, Any], best_attack: Any, certified: Any) -> list[dict[str, Any]]:
+    """One row per attack, by name: its bound, ROC and GDP figures, and whether it exceeds the
+    certified epsilon."""
     attack_rows = []
     for name in sorted(attack_results):
         r = attack_results[name] or {}
@@ -389,17 +486,21 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                     plots.num(b.get("epsilon_lower")), plots.num((b.get("gdp_bound") or {}).get("epsilon_lower", 0))
                 )
                 > plots.num(certified) * (1 + 1e-9),
-                "best": name == comparison.get("best_attack"),
+                "best": name == best_attack,
             }
         )
+    return attack_rows
 
+
+def _population(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The population AUROC rows (model, noiseless or released) of the first attack that kept them."""
     population = []
     populations = (
         next(
             (
-                g(r, "details", "population_auroc")
+                _get(r, ("details", "population_auroc"))
                 for r in attack_results.values()
-                if isinstance(g(r, "details", "population_auroc"), Mapping)
+                if isinstance(_get(r, ("details", "population_auroc")), Mapping)
             ),
             None,
         )
@@ -410,7 +511,11 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             p = (entry or {}).get(kind)
             if p:
                 population.append({"model": model, "kind": kind, **p})
+    return population
 
+
+def _utility_layout(utility: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The utility table's models (columns) and splits (rows), in the page's order."""
     models = [m for m in ("original", "unlearned", "retrained") if isinstance(utility.get(m), Mapping)]
     splits: list[str] = []
     for m in models:
@@ -418,82 +523,36 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(utility[m][s], Mapping) and s not in splits:
                 splits.append(s)
     splits.sort(key=lambda s: _SPLIT_ORDER.get(s, 9))
+    return models, splits
 
-    defaults = _config_defaults()
-    full = command_line(config)
-    short = command_line(config, defaults) if defaults is not None else None
-    env = report.get("environment") or {}
-    findings = report.get("findings") or []
-    severity_rank = {"error": 0, "warning": 1, "info": 2}
-    findings = sorted(findings, key=lambda f: severity_rank.get(f.get("severity"), 3))
 
+def _packages(report: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, Any]:
+    """The environment's packages less the tool itself: the tool's version is the report's tool
+    block; earlier reports also list the tool among the packages (from the installed metadata,
+    which may lag the code), so it is shown once."""
+    return {k: v for k, v in (env.get("packages") or {}).items() if k != (report.get("tool") or {}).get("name")}
+
+
+def _report_hashes(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The hashes of the dataset, model, parameters and deletion request, in that order."""
+    return (
+        _hashes({"dataset": report.get("dataset") or {}})
+        + _hashes({"model": report.get("model") or {}})
+        + _hashes({"parameters": report.get("parameters") or {}})
+        + _hashes({"deletion_request": report.get("deletion_request") or {}})
+    )
+
+
+def _one_run_context(report: Mapping[str, Any], comparison: Mapping[str, Any]) -> dict[str, Any]:
+    """The one-run audits and what a bound below its own resolution cannot test (audit.sizing):
+    the words of the finding."""
     return {
-        "r": report,
-        "verdict": verdict,
-        "verdict_label": label,
-        "verdict_sentence": sentence,
-        "headline": top,
-        "cert": cert,
-        "realized": realized,
-        "attacks": attacks,
-        "comparison": comparison,
-        "attack_rows": attack_rows,
-        "population": population,
-        "utility": utility,
-        "models": models,
-        "splits": splits,
-        "config": config,
-        "frontier": frontier,
-        "tradeoff": tradeoff,
-        "tradeoff_rows": sorted((tradeoff or {}).get("rows") or [], key=lambda r: plots.num(r.get("value"))),
-        "knob": (tradeoff or {}).get("knob") or {},
-        "no_theorem": no_theorem,
-        "certified": certified,
-        "method": method,
-        "dataset": report.get("dataset") or {},
-        "seeds": report.get("seeds") or {},
-        "model": report.get("model") or {},
-        "environment": env,
-        # the tool's version is the report's tool block; earlier reports also list the tool among the
-        # packages (from the installed metadata, which may lag the code): shown once
-        "packages": {
-            k: v for k, v in (env.get("packages") or {}).items() if k != (report.get("tool") or {}).get("name")
-        },
-        "tool": report.get("tool") or {},
-        "timings": report.get("timings") or {},
-        "parameters": report.get("parameters") or {},
-        "deletion": report.get("deletion_request") or {},
-        "request": _request(report),
-        "model_box": _model(report),
-        "checkpoint": report.get("checkpoint_recovery"),
-        "findings": findings,
-        "errors": [f for f in findings if f.get("severity") == "error"],
-        "hashes": (
-            _hashes({"dataset": report.get("dataset") or {}})
-            + _hashes({"model": report.get("model") or {}})
-            + _hashes({"parameters": report.get("parameters") or {}})
-            + _hashes({"deletion_request": report.get("deletion_request") or {}})
-        ),
-        "command": full,
-        "command_short": short if short != full else None,
-        "charts": charts,
-        "csp": Markup(CSP),  # a constant, so its quotes stay literal
-        "report_json": embedded_json(report),
-        "confidence": confidence,
-        "trials": (attacks or {}).get("trials") or {},
-        "control": (attacks or {}).get("positive_control"),
         "one_run": report.get("one_run"),
         "one_run_whitebox": report.get("one_run_whitebox"),
-        # what a bound below its own resolution cannot test (audit.sizing): the words of the finding
         "cannot_test": cannot_test(comparison.get("certified_epsilon")),
         "one_run_cannot_test": cannot_test((report.get("one_run") or {}).get("certified_epsilon")),
         "one_run_blind": one_run_blind(report.get("one_run") or {}),
         "one_run_cannot_catch": cannot_catch_no_op((report.get("one_run") or {}).get("m") or 0),
-        "relearn": relearn,
-        "histograms": utility.get("loss_histograms"),
-        "ledger": report.get("ledger"),
-        "fdp": fdp,
-        "competition": _competition(attack_results),
     }
 
 
