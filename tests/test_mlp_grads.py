@@ -77,3 +77,46 @@ def test_a_partial_last_block_is_padded_only_as_far_as_its_bits_need():
         assert padded_rows(17, 16, X) == 32
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(
+    "hidden,activation,records,rows",
+    [
+        ((16,), "softplus", 41, 2),  # 2 x 41 = 82 outputs: the logistic stage is padded to whole vectors
+        ((4, 3), "tanh", 40, 2),  # two hidden layers: 2 x 40 x 4 and 2 x 40 x 3 whole
+        ((2,), "softplus", GRAD_CHUNK + 9, 8),  # the 9-record chunk: 8 x 9 x 2 is the first whole sub-block
+    ],
+)
+def test_sub_blocks_keep_the_bits_of_the_whole_block(monkeypatch, one_thread, hidden, activation, records, rows):
+    """A block is computed a few rows at a time (for the cache); each row keeps the bits of the
+    vmapped autograd gradient of the whole block, partial vectors and record chunks included."""
+    from unlearners import mlp_grads as module
+
+    objective, thetas, X, y = _problem(3, 2, hidden, activation, records, rows=16)
+    layout = mlp_layout(objective)
+    monkeypatch.setattr(module, "SUB_BLOCK_ELEMENTS", 1)  # the fewest rows the vectors allow
+    assert module.sub_block_rows(objective, layout, 16, X) == rows
+    reference = vmap(objective.grad, in_dims=(0, None, None))(thetas, X, y)
+    assert torch.equal(mlp_grads(objective, layout, thetas, X, y), reference)
+
+
+def test_blocks_are_split_only_where_the_bits_stay(one_thread):
+    from unlearners.mlp_grads import sub_block_rows
+
+    objective, _, X, _ = _problem(2, 2, (64,), "softplus", 1000, rows=1)
+    layout = mlp_layout(objective)
+    assert sub_block_rows(objective, layout, 16, X) == 4  # the default MLP on 1,000 records: 4 x 64,000 elements
+    assert sub_block_rows(objective, layout, 3, X) == 3  # 3 x 1,000 outputs end in a partial vector: whole
+    assert sub_block_rows(objective, layout, 16, X[:999]) == 4  # 999 records: only the padded output stage
+    softmax, _, X3, _ = _problem(2, 3, (64,), "softplus", 1000, rows=1)
+    assert sub_block_rows(softmax, mlp_layout(softmax), 16, X3) == 16  # the softmax's derivative is left whole
+    torch.set_num_threads(2)  # threads split elementwise work by position: whole blocks
+    assert sub_block_rows(objective, layout, 16, X) == 16

@@ -18,10 +18,17 @@ inner size 1, and nothing is recorded for backward. The equality is tested bit f
 the vmapped autograd path (``tests/test_mlp_grads.py``); models this module does not recognise
 (:func:`mlp_layout` returns None) keep that path.
 
-On the default MLP (2-64-1, softplus, 1,000 records, blocks of 16 models, one thread) a training
-step costs about three quarters of the vmapped one's CPU: 1.31× the retrain-mode trials per
-CPU-second at 64 trials (``bench/bench_mlp_trials.py``). What remains is the kernels themselves:
-softplus about a third, the four ``bmm`` about a third, ``softplus_backward`` a sixth.
+On one thread a block is computed a few rows at a time (:func:`sub_block_rows`), each sub-block's
+forward and backward before the next, so that its activations are still in the cache when its
+backward reads them; a row's bits do not depend on the rows beside it as long as every
+transcendental kernel runs on whole vectors (the logistic output stage of a sub-block is padded to
+them) and ``bmm`` has two or more matrices. The logistic stage folds autograd's negations into the
+next step (exact: rounding to nearest is symmetric).
+
+On the default MLP (2-64-1, softplus, 1,000 records, blocks of 16 models in sub-blocks of 4, one
+thread) the retrain-mode trials take about 0.46× the CPU of the vmapped autograd path with glibc's
+allocator as it comes (``bench/bench_mlp_trials.py``). What remains is the kernels themselves:
+softplus about two fifths, the four ``bmm`` a quarter, ``softplus_backward`` a seventh.
 """
 
 from __future__ import annotations
@@ -103,6 +110,17 @@ def mlp_grads(objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor
     chunks of :data:`~unlearners.objective.GRAD_CHUNK` records on larger data."""
     if layout.flatten:
         X = X.reshape(X.shape[0], -1)
+    rows = sub_block_rows(objective, layout, int(thetas.shape[0]), X)
+    if rows < thetas.shape[0]:
+        starts = list(range(0, int(thetas.shape[0]), rows))
+        if thetas.shape[0] - starts[-1] < 2:  # a last piece of one row joins the one before
+            starts.pop()
+        ends = starts[1:] + [int(thetas.shape[0])]
+        return torch.cat([_block_grads(objective, layout, thetas[a:b], X, y) for a, b in zip(starts, ends)])
+    return _block_grads(objective, layout, thetas, X, y)
+
+
+def _block_grads(objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor, y: Tensor) -> Tensor:
     n = int(X.shape[0])
     if n <= GRAD_CHUNK:
         return _chunk_grads(objective, layout, thetas, X, y, mean=True)
@@ -146,20 +164,36 @@ def _chunk_grads(
 def _logistic_output_grad(z: Tensor, y: Tensor, mean: bool) -> Tensor:
     """∂/∂z of the mean (or sum) logistic loss, (B, n), through the steps autograd takes back
     through ATen's binary_cross_entropy_with_logits (loss = (1 − y) z + m + log(e^{−m} + e^{−z−m}),
-    m = max(−z, 0)), in its order, so the rounding is the same."""
+    m = max(−z, 0)), in its order, so the rounding is the same.
+
+    A sub-block's B·n need not be a whole number of :data:`VECTOR_ELEMENTS` (the whole block's
+    is): then the steps run on the flattened values padded with zeros, so that no element takes
+    the scalar tail of the ``exp`` kernels, which a whole block's do not (:func:`sub_block_rows`)."""
     B, n = z.shape
-    upstream = torch.ones(B, dtype=z.dtype, device=z.device).view(B, 1).expand(B, n)
-    if mean:
-        upstream = upstream.div(n)
+    upstream = 1 / n if mean else 1.0  # autograd's incoming gradient of a mean (or sum), fl(1/n)
+    pad = -(B * n) % VECTOR_ELEMENTS
+    if not pad:
+        return _logistic_steps(z, 1 - y.to(z.dtype), upstream)
+    flat_z = torch.cat([z.reshape(-1), z.new_zeros(pad)])
+    flat_y = torch.cat([y.to(z.dtype).expand(B, n).reshape(-1), z.new_zeros(pad)])
+    return _logistic_steps(flat_z, 1 - flat_y, upstream)[: B * n].view(B, n)
+
+
+def _logistic_steps(z: Tensor, not_y: Tensor, upstream: float) -> Tensor:
+    """The elementwise steps of :func:`_logistic_output_grad`, with ``not_y`` = 1 − y broadcast
+    against z. Autograd's chain, with each negation folded into the next step (negation is exact
+    and rounding to nearest symmetric, so fl(−a + b) = fl(b − a) bit for bit):
+    g_s = u / (e^{−m} + e^{−z−m}), g_zm = g_s e^{−z−m}, g_m = u − (g_zm + g_s e^{−m}),
+    g_z = u (1 − y) − g_zm, ∂/∂z = g_z − [z ≤ 0] g_m."""
     negated = z.neg()
     m = negated.clamp_min(0)
     e_m = m.neg().exp_()
-    e_zm = z.neg().sub(m).exp_()
-    g_sum = upstream.div(e_m.add(e_zm))
+    e_zm = negated.sub(m).exp_()
+    g_sum = torch.full_like(z, upstream).div_(e_m.add(e_zm))
     g_zm = g_sum.mul(e_zm)
-    g_m = g_zm.neg().add(g_sum.mul(e_m).neg()).add(upstream)
-    g_z = g_zm.neg().add(upstream.mul(1 - y.to(z.dtype)))
-    return g_z.add(torch.where(negated.ge(0), g_m, 0.0).neg())
+    g_m = torch.rsub(g_sum.mul_(e_m).add_(g_zm), upstream)
+    g_z = torch.sub(not_y.mul(upstream), g_zm)
+    return g_z.sub_(torch.where(negated.ge(0), g_m, 0.0))
 
 
 def _output_grad(objective: Objective, out: Tensor, y: Tensor, mean: bool) -> Tensor:
@@ -199,8 +233,52 @@ def padded_rows(n: int, size: int, X: Tensor) -> int:
     last = n % size
     if last == 0 or torch.get_num_threads() > 1:
         return full
-    records = int(X.shape[0])
-    lengths = {min(records, GRAD_CHUNK)} | ({records % GRAD_CHUNK} - {0} if records > GRAD_CHUNK else set())
-    step = math.lcm(*(VECTOR_ELEMENTS // math.gcd(VECTOR_ELEMENTS, length) for length in lengths))
+    step = _row_step(_chunk_lengths(X), (1,))
     rows = -(-max(last, 2) // step) * step
     return full if rows >= size else n - last + rows
+
+
+#: Elements of a sub-block's widest activation (rows × records of a gradient chunk × units):
+#: :func:`mlp_grads` computes a block this many elements at a time, forward and backward of one
+#: sub-block before the next, so that its activations are still in the cache when its backward
+#: reads them. The default MLP on 1,000 records: 4 of a block's 16 rows at a time (2 MiB per
+#: activation; L2 caches of 1 MiB per core), about 0.9× the CPU of whole blocks in the trials of
+#: ``bench/bench_mlp_trials.py`` (12.6 s against 13.7 s at 100 trials; 2 and 8 rows were slower).
+SUB_BLOCK_ELEMENTS = 1 << 18
+
+
+def sub_block_rows(objective: Objective, layout: MLPLayout, rows: int, X: Tensor) -> int:
+    """Rows of a block of ``rows`` that :func:`mlp_grads` computes together: fewer than ``rows``
+    only where every row keeps the bits the whole block gives it.
+
+    That needs one thread on the CPU (ATen splits elementwise work between threads by position),
+    a binary output (the softmax's vmapped derivative is left whole), a block with no element in a
+    scalar tail (rows × records of each gradient chunk a whole number of :data:`VECTOR_ELEMENTS`,
+    as every block of :func:`unlearners.training.batched_gradient_descent` is), and sub-blocks of
+    at least two rows (``bmm`` of one matrix rounds apart) whose hidden activations (rows ×
+    records × units) are whole numbers of vectors too; their logistic output stage is padded to
+    one (:func:`_logistic_output_grad`). X is the flattened input."""
+    lengths = _chunk_lengths(X)
+    if X.device.type != "cpu" or torch.get_num_threads() > 1 or objective.n_outputs != 1:
+        return rows
+    if rows % _row_step(lengths, (1,)):
+        return rows
+    units = tuple(out for _, _, out, _ in layout.layers[:-1])
+    step = _row_step(lengths, units)
+    wanted = max(2, SUB_BLOCK_ELEMENTS // (max(lengths) * max(units)))
+    return min(rows, -(-wanted // step) * step)
+
+
+def _chunk_lengths(X: Tensor) -> tuple[int, ...]:
+    """The record counts of the chunks a gradient over X is summed from (:data:`GRAD_CHUNK`)."""
+    records = int(X.shape[0])
+    rest = records % GRAD_CHUNK if records > GRAD_CHUNK else 0
+    return (min(records, GRAD_CHUNK),) + ((rest,) if rest else ())
+
+
+def _row_step(lengths: tuple[int, ...], units: tuple[int, ...]) -> int:
+    """The fewest rows whose tensors of rows × length × units elements are whole numbers of
+    :data:`VECTOR_ELEMENTS` for every chunk length and every width in ``units``."""
+    return math.lcm(
+        *(VECTOR_ELEMENTS // math.gcd(VECTOR_ELEMENTS, length * unit) for length in lengths for unit in units)
+    )
