@@ -17,11 +17,14 @@ noiseless and initial parameter). Variants alternate, ``--repeats`` times; media
 
 ``--report`` also runs ``audit run --model mlp --method retrain --trial-mode retrain`` with both
 trees (same seed, same commitment salt) and compares the report JSON key by key, leaving out only
-``timings``, ``created_at`` and ``started_at``.
+``timings``, ``created_at`` and ``started_at``; keys only one tree writes (report features added
+since the reference) are listed apart from values that differ. ``--report-base`` compares the
+report against another commit than the timings' reference (e.g. the commit before a change).
 
 The machine is shared: CPU time (not wall) is the measure, and ratios are between runs
 interleaved in this one. Prints JSON and writes bench/results/mlp_trials.json.
-Usage: python bench/bench_mlp_trials.py [--trials 8,64] [--max-train 1000] [--repeats 3] [--report] [--out FILE]
+Usage: python bench/bench_mlp_trials.py [--trials 8,64] [--max-train 1000] [--repeats 3] [--report]
+[--report-base COMMIT] [--out FILE]
 (``--max-train 40000 --trials 2 --out bench/results/mlp_trials_full.json``: all of Adult's 34,190
 records, where a block is one model and a gradient is summed over 34 chunks of 1,024 records.)
 """
@@ -125,16 +128,26 @@ def _timings(trees: dict[str, Path], counts: list[int], max_train: int, repeats:
     return out
 
 
-def _differences(a, b, path: str = "") -> list[str]:
+def _differences(a, b, path: str = "") -> dict[str, list[str]]:
+    """Report keys whose values differ, and keys only one of the two reports has (a newer tree
+    writes keys an older one did not: new report features, not changed results)."""
+    out: dict[str, list[str]] = {"values": [], "only_base": [], "only_this": []}
     if isinstance(a, dict) and isinstance(b, dict):
-        return [
-            d
-            for k in sorted(set(a) | set(b))
-            for d in (_differences(a.get(k), b.get(k), f"{path}/{k}") if k in a and k in b else [f"{path}/{k}"])
-        ]
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (u, v) in enumerate(zip(a, b)) for d in _differences(u, v, f"{path}[{i}]")]
-    return [] if a == b else [path]
+        for k in sorted(set(a) | set(b)):
+            if k not in b:
+                out["only_base"].append(f"{path}/{k}")
+            elif k not in a:
+                out["only_this"].append(f"{path}/{k}")
+            else:
+                for kind, paths in _differences(a[k], b[k], f"{path}/{k}").items():
+                    out[kind] += paths
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (u, v) in enumerate(zip(a, b)):
+            for kind, paths in _differences(u, v, f"{path}[{i}]").items():
+                out[kind] += paths
+    elif a != b:
+        out["values"].append(path)
+    return out
 
 
 def _reports(trees: dict[str, Path], trials: int, max_train: int, work: Path) -> dict:
@@ -163,8 +176,12 @@ def _reports(trees: dict[str, Path], trials: int, max_train: int, work: Path) ->
         "command": "audit run --model mlp --method retrain --trial-mode retrain "
         f"--max-train {max_train} --trials {trials} --seed 0 --commitment-salt FILE",
         "left_out": list(VOLATILE),
-        "identical_reports": not differ,
-        "differing_keys": differ,
+        "identical_reports": not any(differ.values()),
+        "same_values_on_shared_keys": differ["values"] in ([], ["/schema_version"]),
+        "schema_version": {tree: reports[tree].get("schema_version") for tree in reports},
+        "differing_values": differ["values"],
+        "keys_only_in_base": differ["only_base"],
+        "keys_only_in_this": differ["only_this"],
         "audit_cpu_s": cpu,
     }
 
@@ -178,6 +195,7 @@ def main() -> None:
     parser.add_argument("--this", default="worktree", help="the tree measured: the working tree, or a commit")
     parser.add_argument("--report", action="store_true", help="also compare a whole audit's report")
     parser.add_argument("--report-trials", type=int, default=64)
+    parser.add_argument("--report-base", default=None, help="the report's reference commit (default: --base)")
     parser.add_argument("--out", default=str(RESULTS), help="the JSON file written")
     args = parser.parse_args()
     counts = [int(x) for x in args.trials.split(",") if x.strip()]
@@ -201,7 +219,13 @@ def main() -> None:
         }
         _write(result, load_before, Path(args.out))  # kept if the report's audits fail
         if args.report:
-            result["report"] = _reports(trees, args.report_trials, args.max_train, work)
+            report_trees = dict(trees)
+            if args.report_base not in (None, args.base):
+                report_trees["base"] = _extract(args.report_base, work / "report_base")
+            result["report"] = {
+                "base_commit": args.report_base or args.base,
+                **_reports(report_trees, args.report_trials, args.max_train, work),
+            }
     print(_write(result, load_before, Path(args.out)))
 
 
