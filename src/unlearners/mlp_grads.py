@@ -26,8 +26,8 @@ them) and ``bmm`` has two or more matrices. The logistic stage folds autograd's 
 next step (exact: rounding to nearest is symmetric).
 
 On the default MLP (2-64-1, softplus, 1,000 records, blocks of 16 models in sub-blocks of 4, one
-thread) the retrain-mode trials take about 0.46× the CPU of the vmapped autograd path with glibc's
-allocator as it comes (``bench/bench_mlp_trials.py``). What remains is the kernels themselves:
+thread) 100 retrain-mode trials take 0.47× the CPU of the vmapped autograd path with glibc's
+allocator as it comes (13.1 s against 27.9 s, ``bench/bench_mlp_trials.py``). What remains is the kernels themselves:
 softplus about two fifths, the four ``bmm`` a quarter, ``softplus_backward`` a seventh.
 """
 
@@ -242,8 +242,9 @@ def padded_rows(n: int, size: int, X: Tensor) -> int:
 #: :func:`mlp_grads` computes a block this many elements at a time, forward and backward of one
 #: sub-block before the next, so that its activations are still in the cache when its backward
 #: reads them. The default MLP on 1,000 records: 4 of a block's 16 rows at a time (2 MiB per
-#: activation; L2 caches of 1 MiB per core), about 0.9× the CPU of whole blocks in the trials of
-#: ``bench/bench_mlp_trials.py`` (12.6 s against 13.7 s at 100 trials; 2 and 8 rows were slower).
+#: activation; L2 caches of 1 MiB per core), about 0.93× the CPU of whole blocks in the trials of
+#: ``bench/bench_mlp_trials.py`` (13.1 s against 13.7 s at 100 trials, pooled medians of separate
+#: runs; 2 and 8 rows were slower in isolation).
 SUB_BLOCK_ELEMENTS = 1 << 18
 
 
