@@ -364,8 +364,8 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         est = getattr(r, "estimates", None)  # reports written before the estimates carry none
         if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
             continue
-        gdp = getattr(r.bound, "gdp_bound", None)  # a valid bound in noise mode only; older reports have none
-        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None and gdp.kind == "bound" else 0.0)
+        gdp = valid_gdp_bound(r.bound)  # a valid bound in noise mode only; older reports have none
+        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None else 0.0)
         if proven > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
                 f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
