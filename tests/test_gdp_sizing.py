@@ -57,9 +57,10 @@ def test_noise_mode_can_test_with_the_gdp_bound_where_clopper_pearson_cannot():
         "size_to_test": trials_to_test(8.0, DELTA, EACH, cap=MAX_TRIALS),
         "test_bound": "clopper-pearson",
     }
-    # both can: Clopper-Pearson stays named where its ceiling is the higher (never here), the GDP bound otherwise
-    assert attack_resolution(cp, gdp, 1.0, DELTA, EACH, cap=MAX_TRIALS)["test_bound"] == "gdp-bound"
+    # both can: Clopper-Pearson is named (valid everywhere); the GDP bound only where it alone can
+    assert attack_resolution(cp, gdp, 1.0, DELTA, EACH, cap=MAX_TRIALS)["test_bound"] == "clopper-pearson"
     assert attack_resolution(cp, None, 1.0, DELTA, EACH, cap=MAX_TRIALS)["test_bound"] == "clopper-pearson"
+    assert attack_resolution(cp, gdp, 0.0, DELTA, EACH, cap=MAX_TRIALS)["test_bound"] == "clopper-pearson"
 
 
 def test_when_neither_bound_can_the_size_is_the_smaller_and_names_its_bound():
@@ -102,6 +103,11 @@ def test_an_attack_section_decides_with_its_valid_bounds_only(gaussian_release):
         assert r.bound.gdp_bound is None
         size = trials_to_test(5.0, DELTA, EACH, cap=MAX_TRIALS)
         assert (r.bound.can_test, r.bound.size_to_test, r.bound.test_bound) == (False, size, "clopper-pearson")
+    # epsilon 1 is within the Clopper-Pearson ceiling: that bound decides in every mode
+    r = _result(
+        _Attack, su, sr, {}, delta=DELTA, confidence=EACH, seed=1, target=1.0, gaussian_release=gaussian_release
+    )
+    assert (r.bound.can_test, r.bound.size_to_test, r.bound.test_bound) == (True, None, "clopper-pearson")
 
 
 def _attacks(bound, certified=40.0):

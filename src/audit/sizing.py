@@ -101,19 +101,21 @@ def attack_resolution(
 
     ``ceiling`` is the Clopper–Pearson bound's; ``gdp_ceiling`` the GDP bound's where that bound is
     valid (noise mode, ``kind == "bound"``), else None: an estimate never decides. The attack can
-    test ``target`` when the higher ceiling exceeds it, and ``test_bound`` names that bound
-    (Clopper–Pearson on a tie). When neither can, ``size_to_test`` is the fewest trials per world
-    (at the per-attack ``confidence``, up to ``cap``) at which either would, ``test_bound`` the
-    bound that would then (Clopper–Pearson on a tie), or, when no count could, the one with the
-    higher ceiling."""
+    test ``target`` when the higher ceiling exceeds it; ``test_bound`` is then Clopper–Pearson
+    where its own ceiling does (valid in every mode, so the GDP bound is named only where it alone
+    can: the page then says the Clopper–Pearson bound alone cannot), else the GDP bound. When
+    neither can, ``size_to_test`` is the fewest trials per world (at the per-attack
+    ``confidence``, up to ``cap``) at which either would, ``test_bound`` the bound that would then
+    (Clopper–Pearson on a tie), or, when no count could, the one with the higher ceiling."""
     sizes: dict[str, tuple[float, Callable[[float], int | None]]] = {
         CLOPPER_PEARSON: (ceiling, lambda t: trials_to_test(t, delta, confidence, cap=cap))
     }
     if gdp_ceiling is not None:
         sizes[GDP_BOUND] = (gdp_ceiling, lambda t: gdp_trials_to_test(t, delta, confidence, cap=cap))
+    able = [name for name, (value, _) in sizes.items() if exceeds(value, target)]  # Clopper-Pearson first
+    if able:
+        return {"can_test": True, "size_to_test": None, "test_bound": able[0]}
     highest = max(sizes, key=lambda name: sizes[name][0])  # the first (Clopper-Pearson) on a tie
-    if exceeds(sizes[highest][0], target):
-        return {"can_test": True, "size_to_test": None, "test_bound": highest}
     reachable = {name: n for name, (_, size) in sizes.items() if (n := size(target)) is not None}
     if not reachable:
         return {"can_test": False, "size_to_test": None, "test_bound": highest}

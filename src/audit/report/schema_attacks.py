@@ -179,9 +179,10 @@ class EpsilonBound(_Section):
     certified epsilon (``test_bound`` says which); null when it can, or when no count up to the
     configuration's limit can."""
     test_bound: Literal["clopper-pearson", "gdp-bound"] | None = Absent()
-    """The bound that decides ``can_test``: the valid one with the higher ceiling (gdp-bound only in
-    noise mode, where it is valid; never an estimate); when the attack cannot test, the one that would
-    at ``size_to_test``. Absent in older reports (there: clopper-pearson)."""
+    """The bound that decides ``can_test``: clopper-pearson where its ceiling exceeds the certified
+    epsilon, else gdp-bound where that one's does (noise mode only, where it is valid; never an
+    estimate); when the attack cannot test, the one that would at ``size_to_test``. Absent in older
+    reports (there: clopper-pearson)."""
 
 
 class EstimateInterval(_Section):
