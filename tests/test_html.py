@@ -971,3 +971,16 @@ def test_the_trial_count_is_explained_under_the_attacks(page, consistent):
     said = "16,000 trials per world, sized by cost (0.23 ms per trial measured on a pilot)"
     r["attacks"]["trials"]["sizing"] = {"chosen_by": "cost", "why": said, "stopped_by": "decided"}
     assert f"Trial count: {said}." in render_html(r) and "Trial count:" not in page
+
+
+def test_a_noise_mode_bound_below_both_ceilings_says_either_bound_and_the_count_by_its_bound(consistent):
+    """audit.sizing.attack_resolution: the attack row and the best bound say which bound the count is for."""
+    report = copy.deepcopy(consistent)
+    bound = report["attacks"]["attacks"][report["attacks"]["comparison"]["best_attack"]]["bound"]
+    gdp = {"kind": "bound", "ceiling": 0.9, "epsilon_lower": 0.0, "mu_lower": 0.0}
+    bound.update(ceiling=0.6, can_test=False, size_to_test=13, test_bound="gdp-bound", gdp_bound=gdp)
+    page = " ".join(render_html(report).split())
+    assert page.count("with either bound; 13 trials per world could with the GDP bound") == 2
+    bound.update(can_test=True, size_to_test=None, gdp_bound={**gdp, "ceiling": 33.6})
+    page = " ".join(render_html(report).split())
+    assert page.count("tested by the GDP bound (ceiling 33.6); the Clopper-Pearson bound alone cannot test") == 2

@@ -236,14 +236,19 @@ def test_a_planted_violation_at_small_sizes_is_underpowered_or_refuted(planted):
     bound = planted.attacks.attacks["whitebox"].bound
     each = planted.attacks.trials.per_attack_confidence
     codes = [f.code for f in planted.findings]
-    assert bound.can_test is False and bound.ceiling <= certified
-    assert bound.size_to_test == trials_to_test(certified, DELTA, each, cap=10_000_000) > 10
+    # noise mode: the Clopper-Pearson ceiling (0.598 at 10 trials) cannot reach epsilon 1, the valid GDP
+    # bound's (3.12) can, and it refutes the certificate; the attack is not "underpowered" (audit.sizing)
+    assert bound.ceiling <= certified < bound.gdp_bound.ceiling
+    assert trials_to_test(certified, DELTA, each, cap=10_000_000) > 10
+    assert (bound.can_test, bound.size_to_test, bound.test_bound) == (True, None, "gdp-bound")
+    assert bound.gdp_bound.epsilon_lower > certified and planted.attacks.comparison.violated_by == "gdp-bound"
     one = planted.one_run
     assert one["can_test"] is False and one["size_to_test"] == 251  # pairs_to_test(1, 1e-5), checked above
     # never a bare lower bound at or below the certificate without the finding that says it cannot test it
     assert one["violation"] or "underpowered" in codes
-    assert bound.epsilon_lower > certified or "underpowered" in codes
-    assert codes.count("underpowered") == 2 and "realized-exceeds-certified" in codes
+    assert max(bound.epsilon_lower, bound.gdp_bound.epsilon_lower) > certified or "underpowered" in codes
+    assert codes.count("underpowered") == 1 and "realized-exceeds-certified" in codes
+    assert "certificate-violated" in codes
     # the no-op reference is in the realized section (the planted sigma is far too small for it)
     real = planted.realized
     assert real.no_op_epsilon == pytest.approx(epsilon_for(planted.certificate.sigma, DELTA, real.no_op_distance))
@@ -258,13 +263,15 @@ def test_the_page_and_the_cli_say_cannot_test_with_the_size_that_could(planted):
     from audit.report.html import render_html
 
     page = render_html(planted)
-    assert page.count("cannot test epsilon = 1 at this size") >= 3  # the attack row, the best bound, the one-run
-    assert f"{planted.attacks.attacks['whitebox'].bound.size_to_test} trials per world could" in page
+    # the attack row and the best bound (the Clopper-Pearson bound alone; the GDP bound tests it), the one-run
+    assert page.count("cannot test epsilon = 1 at this size") >= 3
+    assert page.count("tested by the GDP bound (ceiling 3.122); the Clopper-Pearson bound alone") == 2
     assert 'id="no-op"' in page
     err = Console(record=True, width=200)
     summary(err, planted)
     text = err.export_text()
     assert "cannot test epsilon = 1 at this size" in text and "no-op epsilon" in text
+    assert "0.597969 (tested by the GDP bound (ceiling 3.122); the Clopper-Pearson bound alone" in text
     assert f"{planted.one_run['size_to_test']} pairs could" in text
     # the same run had its ceiling reached: its one-run control is recorded, judged by underpowered alone
     assert set(planted.one_run["control"]) == {"v", "r", "epsilon_lower", "has_power"}

@@ -131,6 +131,7 @@ __all__ = [
     "DEFAULT_STRATEGY",
     "SPLITS",
     "EpsilonBound",
+    "ceiling_counts",
     "clopper_pearson_epsilon",
     "epsilon_ceiling",
     "strategy_ceiling",
@@ -252,8 +253,18 @@ def strategy_ceiling(
     >>> round(strategy_ceiling(1000, 1e-5), 2), round(strategy_ceiling(1000, 1e-5, split="half"), 2)
     (5.6, 4.91)
     """
-    n_u, n_r = _trial_counts(n_trials)
     dlt = _delta(delta)
+    n_u, n_r, level = ceiling_counts(n_trials, confidence, split=split)
+    return _ceiling(n_u, n_r, dlt, level)
+
+
+def ceiling_counts(
+    n_trials: int | tuple[int, int], confidence: float = 0.95, *, split: str | ThresholdStrategy = "pareto-bonferroni"
+) -> tuple[int, int, float]:
+    """(n_u, n_r, level): the trials a perfectly separating attack is counted on under ``split``
+    and the level of each rate's bound (:func:`strategy_ceiling`). Every bound built on the
+    strategy's rates has its ceiling there: the GDP bound's too (:func:`attacks.gdp.gdp_ceiling`)."""
+    n_u, n_r = _trial_counts(n_trials)
     alpha = 1.0 - _confidence(confidence)
     strategy = as_strategy(split)
     if isinstance(strategy, Split):
@@ -267,7 +278,7 @@ def strategy_ceiling(
         tests = 2 if strategy.direction is None else 1
     else:
         tests = 1
-    return _ceiling(n_u, n_r, dlt, 1.0 - alpha / (2.0 * max(tests, 1)))
+    return n_u, n_r, 1.0 - alpha / (2.0 * max(tests, 1))
 
 
 def _ceiling(n_u: int, n_r: int, delta: float, level: float) -> float:

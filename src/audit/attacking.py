@@ -34,7 +34,7 @@ from attacks.roc import auroc
 from audit.memory import STACKS, activation_width, check_trial_memory, trial_bytes
 from audit.report import schema
 from audit.seeds import child_seed
-from audit.sizing import resolution, trials_to_test
+from audit.sizing import attack_resolution
 from certify.errors import InvalidInput
 from unlearners.base import Unlearner
 from unlearners.objective import Objective
@@ -412,13 +412,14 @@ def _result(
     cls, su, sr, details, *, delta: float, confidence: float, seed: int, target: float, gaussian_release: bool = False
 ) -> schema.AttackResult:
     """One attack's section; ``target`` is the ε its ceiling must exceed to test anything (the
-    certified ε, or 0 without a certificate: :func:`audit.sizing.resolution`). Where the release is
+    certified ε, or 0 without a certificate: :func:`audit.sizing.attack_resolution`). Where the release is
     the Gaussian mechanism on fixed models (``gaussian_release``: noise mode) the GDP bound is a
     valid bound and is reported as one (:func:`attacks.gdp.gdp_bound`); elsewhere the GDP reading's
     own lower bound, gated by the shape test, is the estimate under the Gaussian hypothesis."""
     pair = ScorePair(to_numpy(su).astype(float), to_numpy(sr).astype(float), confidence=confidence, seed=seed)
     bound = pair.bound(delta)
     estimates = pair.estimates(delta, cls.orientation)
+    gdp = pair.gdp_bound(delta, gaussian_release=True) if gaussian_release else None
     return schema.AttackResult(
         title=cls.title,
         description=cls.description,
@@ -427,12 +428,11 @@ def _result(
             **bound.to_dict(),
             roc=pair.roc().to_dict(),  # type: ignore[arg-type]  # pydantic validates it into Roc
             gdp_estimate=pair.gdp(delta).to_dict(),  # type: ignore[arg-type]  # pydantic validates it into GdpEstimate
-            gdp_bound=(
-                pair.gdp_bound(delta, gaussian_release=True).to_dict()  # type: ignore[arg-type]  # pydantic validates it
-                if gaussian_release
-                else None
+            gdp_bound=None if gdp is None else gdp.to_dict(),  # type: ignore[arg-type]  # pydantic validates it
+            # a valid GDP bound (noise mode) may decide what the attack can test; an estimate never does
+            **attack_resolution(
+                bound.ceiling, None if gdp is None else gdp.ceiling, target, delta, confidence, cap=MAX_TRIALS
             ),
-            **resolution(bound.ceiling, target, lambda t: trials_to_test(t, delta, confidence, cap=MAX_TRIALS)),
         ),
         details=details,
     )

@@ -364,8 +364,8 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
         est = getattr(r, "estimates", None)  # reports written before the estimates carry none
         if est is None or est.direction not in ("under-unlearning", "over-unlearning"):
             continue
-        gdp = getattr(r.bound, "gdp_bound", None)  # a valid bound in noise mode only; older reports have none
-        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None and gdp.kind == "bound" else 0.0)
+        gdp = valid_gdp_bound(r.bound)  # a valid bound in noise mode only; older reports have none
+        proven = max(r.bound.epsilon_lower, gdp.epsilon_lower if gdp is not None else 0.0)
         if proven > allowed * (1 + _TOL):
             by_direction.setdefault(est.direction, []).append(
                 f"{name} (AUROC {est.auroc.point:.3f}, interval [{est.auroc.lower:.3f}, {est.auroc.upper:.3f}])"
@@ -382,26 +382,49 @@ def direction_findings(attacks: Any) -> list[dict[str, str]]:
 
 
 def underpowered_attacks(attacks: Any) -> list[dict[str, str]]:
-    """``underpowered`` when an attack's ceiling at this trial count cannot exceed the certified ε
-    (0 when nothing is certified): one finding naming the attacks and the count that could."""
+    """``underpowered`` when no valid bound's ceiling at this trial count can exceed the certified ε
+    (0 when nothing is certified; :func:`audit.sizing.attack_resolution` decides, in noise mode with
+    the GDP bound too): one finding naming the attacks, the bounds and the count that could."""
     weak = {name: r.bound for name, r in attacks.attacks.items() if r.bound.can_test is False}
     if not weak:
         return []
-    size = next(iter(weak.values())).size_to_test
+    first = next(iter(weak.values()))
+    size, gdp = first.size_to_test, [g.ceiling for b in weak.values() if (g := valid_gdp_bound(b)) is not None]
+    by = f", with {BOUND_WORDS[first.test_bound or 'clopper-pearson']}" if gdp else ""
     could = (
-        f"{size:,} trials per world could (--trials {size})"
+        f"{size:,} trials per world could (--trials {size}){by}"
         if size is not None
         else "no trial count up to the configuration's limit could"
     )
+    cp = f"{max(b.ceiling for b in weak.values()):.4g}"
+    ceilings = f"ceilings: Clopper-Pearson {cp}, GDP bound {max(gdp):.4g}" if gdp else f"ceiling {cp}"
     return [
         finding(
             "underpowered",
             f"{', '.join(weak)}: {cannot_test(attacks.comparison.certified_epsilon)} with "
-            f"{attacks.trials.n_per_world} trials per world (ceiling "
-            f"{max(b.ceiling for b in weak.values()):.4g}: no bound they give can exceed it); "
-            f"{could}",
+            f"{attacks.trials.n_per_world} trials per world{' by either bound' if gdp else ''} ({ceilings}: "
+            f"no bound they give can exceed it); {could}",
         )
     ]
+
+
+#: ``EpsilonBound.test_bound`` in words (:data:`audit.sizing.CLOPPER_PEARSON`, :data:`audit.sizing.GDP_BOUND`).
+BOUND_WORDS = {"clopper-pearson": "the Clopper-Pearson bound", "gdp-bound": "the GDP bound"}
+
+
+def valid_gdp_bound(bound: Any) -> Any:
+    """An attack's GDP bound where it is valid (noise mode), else None (an estimate, or an older report)."""
+    gdp = getattr(bound, "gdp_bound", None)
+    return gdp if gdp is not None and gdp.kind == "bound" else None
+
+
+def tested_by_gdp(ceiling: float, gdp_ceiling: float, target: float | str | None) -> str:
+    """The words for an attack that only its valid GDP bound lets test ``target`` (``can_test`` true,
+    ``test_bound`` "gdp-bound": the Clopper-Pearson ``ceiling`` is at or below it), in the report and the CLI."""
+    return (
+        f"tested by the GDP bound (ceiling {gdp_ceiling:.4g}); the Clopper-Pearson bound alone "
+        f"{cannot_test(target)} at this size (ceiling {ceiling:.4g})"
+    )
 
 
 def cannot_test(target: float | str | None) -> str:

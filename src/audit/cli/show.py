@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from audit.findings import cannot_catch_no_op, cannot_test, one_run_blind
+from audit.findings import BOUND_WORDS, cannot_catch_no_op, cannot_test, one_run_blind, tested_by_gdp, valid_gdp_bound
 from audit.progress import Throughput
 
 #: Width of tables and lines when stderr is not a terminal (and COLUMNS is not set).
@@ -126,13 +126,27 @@ def refused_as_vacuous(err: Console, report: Any) -> None:
 
 
 def _bound(
-    value: float, ceiling: float, can_test: bool | None, size: int | None, target: float | None, unit: str
+    value: float,
+    ceiling: float,
+    can_test: bool | None,
+    size: int | None,
+    target: float | None,
+    unit: str,
+    gdp: Any = None,
+    test_bound: str | None = None,
 ) -> str:
-    """A lower bound with its ceiling, or, below its own resolution, what it cannot test and the size that could."""
+    """A lower bound with its ceiling, or, below its own resolution, what it cannot test and the size that could;
+    with ``gdp`` (the attack's valid GDP bound, noise mode), which bound decided (:func:`audit.sizing.attack_resolution`)."""
     if can_test is not False:
+        if gdp is not None and can_test and test_bound == "gdp-bound":
+            return f"{_fmt(value)} ({tested_by_gdp(ceiling, gdp.ceiling, target)})"
         return f"{_fmt(value)} (ceiling {_fmt(ceiling)})"
-    could = f"{size:,} {unit} could" if size is not None else "no size could"
+    by = f", with {BOUND_WORDS[test_bound or 'clopper-pearson']}" if gdp is not None else ""
+    could = f"{size:,} {unit} could{by}" if size is not None else "no size could"
     shown = f"{_fmt(value)}: " if value > 0 else ""
+    if gdp is not None:
+        ceilings = f"ceilings: Clopper-Pearson {_fmt(ceiling)}, GDP bound {_fmt(gdp.ceiling)}"
+        return f"{shown}{cannot_test(target)} at this size by either bound ({ceilings}; {could})"
     return f"{shown}{cannot_test(target)} at this size (ceiling {_fmt(ceiling)}; {could})"
 
 
@@ -251,7 +265,16 @@ def _attack_rows(attacks: Any) -> list[tuple[str, str]]:
         rows.append(
             (
                 f"empirical epsilon >= ({name}, {attacks.trials.n_per_world} trials/world)",
-                _bound(b.epsilon_lower, b.ceiling, b.can_test, b.size_to_test, cmp.certified_epsilon, "trials/world"),
+                _bound(
+                    b.epsilon_lower,
+                    b.ceiling,
+                    b.can_test,
+                    b.size_to_test,
+                    cmp.certified_epsilon,
+                    "trials/world",
+                    valid_gdp_bound(b),
+                    b.test_bound,
+                ),
             )
         )
         if b.gdp_bound is not None:

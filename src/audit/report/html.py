@@ -34,7 +34,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
-from audit.findings import cannot_catch_no_op, cannot_test, headline, one_run_blind
+from audit.findings import BOUND_WORDS, cannot_catch_no_op, cannot_test, headline, one_run_blind, tested_by_gdp
 from audit.report import SALT_FILE, plots, write_atomic
 from audit.report.encoding import json_safe
 
@@ -479,6 +479,7 @@ def _attack_rows(attack_results: Mapping[str, Any], best_attack: Any, certified:
                 "gof_p": gdp.get("gof_p_value"),
                 "gdp_lower": gdp.get("epsilon_lower"),
                 "gdp_bound": b.get("gdp_bound"),
+                "resolution_note": _resolution_note(b, certified),
                 "per_record": _per_record(r.get("details") or {}),
                 "estimates": r.get("estimates"),
                 "exceeds": certified is not None
@@ -490,6 +491,21 @@ def _attack_rows(attack_results: Mapping[str, Any], best_attack: Any, certified:
             }
         )
     return attack_rows
+
+
+def _resolution_note(b: Mapping[str, Any], certified: Any) -> str | None:
+    """What decided the attack's test-ability (:func:`audit.sizing.attack_resolution`) where the row
+    must say it: below resolution, the size that could and by which bound; tested by the GDP bound alone."""
+    gdp = b.get("gdp_bound") or {}
+    valid = gdp.get("kind") == "bound"
+    by = f" with {BOUND_WORDS[b.get('test_bound') or 'clopper-pearson']}" if valid else ""
+    if b.get("can_test") is False:
+        size = b.get("size_to_test")
+        could = f"{size:,} trials per world could{by}" if size is not None else "no trial count could"
+        return f"{'with either bound; ' if valid else ''}{could}"
+    if b.get("can_test") is True and b.get("test_bound") == "gdp-bound" and valid:
+        return tested_by_gdp(plots.num(b.get("ceiling")), plots.num(gdp.get("ceiling")), certified)
+    return None
 
 
 def _population(attack_results: Mapping[str, Any]) -> list[dict[str, Any]]:

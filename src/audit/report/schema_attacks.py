@@ -170,12 +170,19 @@ class EpsilonBound(_Section):
     n_tests: PosCount | None = Absent()
     """(threshold, direction) tests the error was shared among (absent in older reports)."""
     can_test: Bool | None = Absent()
-    """Whether the ceiling exceeds the certified epsilon (0 when nothing is certified): if not, the bound
-    cannot refute the certificate at this size, and its value is reported as "cannot test"."""
+    """Whether a valid bound's ceiling exceeds the certified epsilon (0 when nothing is certified): this
+    Clopper-Pearson bound's, or in noise mode also the GDP bound's (``test_bound`` says which). If not,
+    the attack cannot refute the certificate at this size, and its value is reported as "cannot test"
+    (:func:`audit.sizing.attack_resolution`)."""
     size_to_test: PosCount | None = Absent()
-    """When it cannot: the fewest trials per world whose ceiling would exceed the certified epsilon
-    (:func:`audit.sizing.trials_to_test`); null when it can, or when no count up to the configuration's
-    limit can."""
+    """When it cannot: the fewest trials per world at which a valid bound's ceiling would exceed the
+    certified epsilon (``test_bound`` says which); null when it can, or when no count up to the
+    configuration's limit can."""
+    test_bound: Literal["clopper-pearson", "gdp-bound"] | None = Absent()
+    """The bound that decides ``can_test``: clopper-pearson where its ceiling exceeds the certified
+    epsilon, else gdp-bound where that one's does (noise mode only, where it is valid; never an
+    estimate); when the attack cannot test, the one that would at ``size_to_test``. Absent in older
+    reports (there: clopper-pearson)."""
 
 
 class EstimateInterval(_Section):
