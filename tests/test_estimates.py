@@ -295,6 +295,16 @@ def test_effect_size_interval_is_the_bootstrap_t_that_scipys_resampling_gives():
     assert abs(percentile.confidence_interval.high - ours.upper) > 0.15
 
 
+def test_effect_size_interval_is_the_same_at_any_scale_of_the_scores():
+    # the gap is scale-free, and so is its interval: fourth moments of scores near 1e100 would overflow unscaled
+    rng = np.random.default_rng(12)
+    u, r = rng.normal(0.5, 1.0, 80), rng.normal(0.0, 1.0, 80)
+    est = ScorePair(u, r, seed=2).effect_size()
+    for scaled in (ScorePair(u * 1e100, r * 1e100, seed=2), ScorePair(u * 1e-100 + 3e-99, r * 1e-100 + 3e-99, seed=2)):
+        got = scaled.effect_size()
+        assert [got.point, got.lower, got.upper] == pytest.approx([est.point, est.lower, est.upper], rel=1e-9)
+
+
 def test_effect_size_interval_at_a_handful_of_trials_is_unbounded_rather_than_undefined():
     # one U score: every resample of U is constant, and the 1 in 9 with R's resample constant too have no
     # spread (t = +inf where R's score is below U's: 2 in 27 resamples, above the 2.5 % tail), so the

@@ -432,6 +432,11 @@ class ScorePair:
         both worlds' scores are constant and U's are larger (smaller)."""
         u, r = self.u, self.r
         point = float(_gap_over_spread(u.mean(), u.var(), r.mean(), r.var()))
+        # the gap and its s.e. are unchanged by one affine map of both worlds: centred and scaled into
+        # [-1, 1], the fourth powers stay finite (and non-zero) for any finite scores
+        center = 0.5 * (u.mean() + r.mean())
+        scale = max(float(np.abs(u - center).max()), float(np.abs(r - center).max())) or 1.0
+        u, r = (u - center) / scale, (r - center) / scale
         se = float(_effect_size_se(point, _moments(u[None].copy()), u.size, _moments(r[None].copy()), r.size)[0])
         if not se > 0.0:  # both worlds constant: every resample is the sample, nothing varies
             return EffectSize(point, point, point)
