@@ -433,7 +433,7 @@ class ScorePair:
         u, r = self.u, self.r
         point = float(_gap_over_spread(u.mean(), u.var(), r.mean(), r.var()))
         # the gap and its s.e. are unchanged by one affine map of both worlds: centred and scaled into
-        # [-1, 1], the fourth powers stay finite (and non-zero) for any finite scores
+        # [-1, 1], the fourth powers stay finite for any finite scores
         center = 0.5 * (u.mean() + r.mean())
         scale = max(float(np.abs(u - center).max()), float(np.abs(r - center).max())) or 1.0
         u, r = (u - center) / scale, (r - center) / scale
@@ -552,7 +552,7 @@ def _effect_size_se(
     θ = (m_U − m_R)/s with s² = ½(v_U + v_R); a U score x moves it by its influence
     [(x − m_U) − k((x − m_U)² − v_U)]/s with k = θ/(4s) (an R score: −(y − m_R) in place of
     (x − m_U)), so Var θ̂ ≈ Σ_worlds E[influence²]/n = Σ [v ∓ 2k·m3 + k²(m4 − v²)]/(s²·n), minus
-    for U and plus for R: first-order exact for any scores with four moments."""
+    for U and plus for R: right to first order for any scores with four moments."""
     (_, v_u, m3_u, m4_u), (_, v_r, m3_r, m4_r) = mu, mr
     s2 = 0.5 * (v_u + v_r)
     with np.errstate(divide="ignore", invalid="ignore"):
