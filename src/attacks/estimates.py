@@ -31,7 +31,7 @@ are **estimates, never bounds**, and the report labels them so (``kind = "estima
   random half of each world and read, with a percentile bootstrap, on the other half (choosing
   and reading on the same trials reports the largest of many noisy values);
 * the effect size (:meth:`ScorePair.effect_size`): (mean U − mean R) / pooled s.d. with a
-  percentile bootstrap interval. It is **not a privacy number** (it assumes nothing and bounds
+  studentized bootstrap interval [4]_. It is **not a privacy number** (it assumes nothing and bounds
   nothing, :data:`EFFECT_SIZE_MEANING`): where every trial separates the worlds, the AUROC is 1 and
   the ε estimate is what the trials can show (about ln n) for a no-op and a strong fine-tune
   alike, and only a distance still says which lies farther from retraining. Its sign follows the
@@ -56,6 +56,9 @@ References
    (the basic interval).
 .. [3] M. Nasr et al., "Tight Auditing of Differentially Private Machine Learning", USENIX
    Security 2023 (the GDP reading).
+.. [4] Efron and Tibshirani 1993 (above), ch. 12 (the bootstrap-t), and T. J. DiCiccio and B. Efron,
+   "Bootstrap confidence intervals", Statistical Science 11(3), 1996; the BCa interval it was
+   measured against: B. Efron, "Better bootstrap confidence intervals", JASA 82(397):171-185, 1987.
 """
 
 from __future__ import annotations
@@ -408,10 +411,20 @@ class ScorePair:
     # -- effect size ---------------------------------------------------------------------------
 
     def effect_size(self) -> EffectSize:
-        """(mean U − mean R) / √(½(var U + var R)) (variances over n) with a percentile bootstrap
+        """(mean U − mean R) / √(½(var U + var R)) (variances over n) with a studentized bootstrap
         interval at this pair's confidence, seeded with the pair's seed (its own stream [seed, 2],
         so that it draws the same resamples whatever else is asked): the gap between the worlds' scores in
         units of their own spread. A distance, not a privacy number (:data:`EFFECT_SIZE_MEANING`).
+
+        The interval is the bootstrap-t (Efron & Tibshirani 1993, ch. 12; DiCiccio & Efron
+        1996): each resample's gap is studentized by its own delta-method standard error
+        (:func:`_effect_size_se`, from the resample's first four moments, so O(n) per resample
+        and assumption-free about the scores' shape), and the quantiles of those t values,
+        scaled by the sample's standard error, set the ends. Over 1,000 samples per cell at 30-100
+        trials per world (``bench/bench_effect_size_coverage.py``) it covered 93.1-94.8 % on
+        Gaussian scores and 90.1-92.5 % on skewed ones at a gap of 2 spreads, where the
+        percentile interval it replaced covered 90.8-92.9 % and 82.9-89.2 %, and BCa (Efron
+        1987) 93.3-95.9 % and 87.8-91.0 %; 84.5-86.7 % on Student t(3) scores (infinite fourth moment).
 
         Unlike the AUROC it does not saturate when every trial separates the worlds: two
         fine-tunes both at AUROC 1 lie 50 and 85 spreads from retraining. It reads the scores'
@@ -419,17 +432,29 @@ class ScorePair:
         both worlds' scores are constant and U's are larger (smaller)."""
         u, r = self.u, self.r
         point = float(_gap_over_spread(u.mean(), u.var(), r.mean(), r.var()))
+        # the gap and its s.e. are unchanged by one affine map of both worlds: centred and scaled into
+        # [-1, 1], the fourth powers stay finite for any finite scores
+        center = 0.5 * (u.mean() + r.mean())
+        scale = max(float(np.abs(u - center).max()), float(np.abs(r - center).max())) or 1.0
+        u, r = (u - center) / scale, (r - center) / scale
+        se = float(_effect_size_se(point, _moments(u[None].copy()), u.size, _moments(r[None].copy()), r.size)[0])
+        if not se > 0.0:  # both worlds constant: every resample is the sample, nothing varies
+            return EffectSize(point, point, point)
         # its own stream [seed, 2]; resamples drawn as index arrays, a chunk of at most ~10^6 scores at a time
-        rng, draws = np.random.default_rng([self.seed, 2]), np.empty(self.n_bootstrap)
+        rng, t = np.random.default_rng([self.seed, 2]), np.empty(self.n_bootstrap)
         step = max(1, BOOTSTRAP_CHUNK // max(u.size, r.size))
         for start in range(0, self.n_bootstrap, step):
             b = min(step, self.n_bootstrap - start)
-            ru, rr = u[rng.integers(0, u.size, (b, u.size))], r[rng.integers(0, r.size, (b, r.size))]
-            draws[start : start + b] = _gap_over_spread(ru.mean(1), ru.var(1), rr.mean(1), rr.var(1))
+            mu = _moments(u[rng.integers(0, u.size, (b, u.size))])
+            mr = _moments(r[rng.integers(0, r.size, (b, r.size))])
+            draws = _gap_over_spread(mu[0], mu[1], mr[0], mr[1])
+            t[start : start + b] = _studentized(draws - point, _effect_size_se(draws, mu, u.size, mr, r.size))
         tail = (1.0 - self.confidence) / 2.0
-        # inverted_cdf: no interpolation, so that an infinite draw stays infinite rather than nan
-        lo, hi = np.quantile(draws, [tail, 1.0 - tail], method="inverted_cdf")
-        return EffectSize(point, min(float(lo), point), max(float(hi), point))
+        # inverted_cdf: no interpolation, so that an infinite t stays infinite rather than nan
+        t_lo, t_hi = np.quantile(t, [tail, 1.0 - tail], method="inverted_cdf")
+        # an infinite t gives an unbounded end (point and se are finite here)
+        lower, upper = point - float(t_hi) * se, point - float(t_lo) * se
+        return EffectSize(point, min(lower, point), max(upper, point))
 
     # -- direction -----------------------------------------------------------------------------
 
@@ -503,6 +528,46 @@ def _gap_over_spread(mean_u: np.ndarray, var_u: np.ndarray, mean_r: np.ndarray, 
     gap, sd = mean_u - mean_r, np.sqrt(0.5 * (var_u + var_r))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(gap == 0.0, 0.0, np.where(sd > 0.0, gap / sd, np.copysign(np.inf, gap)))
+
+
+def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's mean and central moments 2, 3, 4 (over n), for rows of resampled scores; ``x``
+    is overwritten (so that a chunk holds two arrays of its size, not five)."""
+    mean = x.mean(1)
+    x -= mean[:, None]
+    sq = x * x
+    x *= sq
+    m3 = x.mean(1)
+    m2 = sq.mean(1)
+    sq *= sq
+    return mean, m2, m3, sq.mean(1)
+
+
+def _effect_size_se(
+    theta: np.ndarray | float, mu: tuple[np.ndarray, ...], n_u: int, mr: tuple[np.ndarray, ...], n_r: int
+) -> np.ndarray:
+    """The delta-method standard error of :func:`_gap_over_spread` at ``theta``, from each world's
+    (mean, m2, m3, m4) (:func:`_moments`) and size; nan or 0 where both worlds are constant.
+
+    θ = (m_U − m_R)/s with s² = ½(v_U + v_R); a U score x moves it by its influence
+    [(x − m_U) − k((x − m_U)² − v_U)]/s with k = θ/(4s) (an R score: −(y − m_R) in place of
+    (x − m_U)), so Var θ̂ ≈ Σ_worlds E[influence²]/n = Σ [v ∓ 2k·m3 + k²(m4 − v²)]/(s²·n), minus
+    for U and plus for R: right to first order for any scores with four moments."""
+    (_, v_u, m3_u, m4_u), (_, v_r, m3_r, m4_r) = mu, mr
+    s2 = 0.5 * (v_u + v_r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = theta / (4.0 * np.sqrt(s2))
+        var_u = (v_u - 2.0 * k * m3_u + k * k * (m4_u - v_u * v_u)) / (s2 * n_u)
+        var_r = (v_r + 2.0 * k * m3_r + k * k * (m4_r - v_r * v_r)) / (s2 * n_r)
+        return np.sqrt(np.maximum(var_u + var_r, 0.0))
+
+
+def _studentized(deviation: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """deviation / se; where se is 0 or nan (a resample with both worlds constant), ±inf, or 0 where
+    the resample's gap is the sample's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inf = np.where(deviation == 0.0, 0.0, np.copysign(np.inf, deviation))
+        return np.where(se > 0.0, deviation / se, inf)
 
 
 def _rates(u: _Sample, r: _Sample, threshold: float, direction: int) -> tuple[float, float]:

@@ -254,8 +254,9 @@ def trial_bytes(
     return device_bytes, host_bytes
 
 
-#: Arrays of one bootstrap chunk alive at once in the effect size's resampling (each world's resampled
-#: scores, the index array being gathered, the variance's temporary, with room to spare).
+#: Arrays of one bootstrap chunk alive at once in the effect size's resampling: two (a world's index
+#: array and its gathered scores, then those scores' deviations and squared deviations, one world at
+#: a time); counted as six, with room to spare for numpy's temporaries.
 BOOTSTRAP_ARRAYS = 6
 
 

@@ -195,11 +195,12 @@ class EstimateInterval(_Section):
 
 
 class EffectSize(_Section):
-    """(mean U - mean R) / pooled s.d. of an attack's scores, with a percentile bootstrap interval
+    """(mean U - mean R) / pooled s.d. of an attack's scores, with a studentized bootstrap interval
     (``Estimates.confidence``, ``n_bootstrap``, ``seed``): how far apart the worlds' scores lie in units
     of the trials' own spread. A distance, not a privacy number: it bounds nothing and is no epsilon.
     Positive where the unlearned world's scores are larger (for an attack of orientation "memory": toward
-    under-unlearning), negative where smaller; +-inf only when both worlds' scores are constant."""
+    under-unlearning), negative where smaller; the point is +-inf only when both worlds' scores are
+    constant, an end of the interval also at a handful of trials (resamples without spread)."""
 
     point: ExtFloat
     lower: ExtFloat
