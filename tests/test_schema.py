@@ -383,9 +383,9 @@ def test_schema_file_is_in_sync():
 def test_schema_header():
     schema = json_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"] == "https://unlearn-audit.dev/schemas/report-2.4.schema.json"
-    assert schema["version"] == "2.4" and schema["title"]
-    assert schema_path().name == "report-2.4.schema.json"
+    assert schema["$id"] == "https://unlearn-audit.dev/schemas/report-2.5.schema.json"
+    assert schema["version"] == "2.5" and schema["title"]
+    assert schema_path().name == "report-2.5.schema.json"
     assert schema["additionalProperties"] is False
     assert set(schema["required"]) >= {
         "schema_version",
@@ -450,7 +450,7 @@ def test_schema_module_imports_first_without_a_cycle():
         [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src, "PATH": ""}, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "2.4"
+    assert out.stdout.strip() == "2.5"
 
 
 def test_a_fresh_audit_report_validates(validator):

@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "2.4"
+SCHEMA_VERSION = "2.5"
 TOOL = "unlearn-audit"
 #: The secret salt of the deletion commitment, written beside a report: the one file a signed
 #: report directory may hold unsigned (it opens the signed commitment).

@@ -342,7 +342,7 @@ verdict_of = _verdict_of
 
 
 class ReportModel(_Section):
-    """An unlearn-audit report (``report.json``), schema version 2.4."""
+    """An unlearn-audit report (``report.json``), schema version 2.5."""
 
     model_config = ConfigDict(
         extra="forbid",
