@@ -256,8 +256,10 @@ def trial_bytes(
 
 #: Arrays of one bootstrap chunk alive at once in the effect size's resampling: two (a world's index
 #: array and its gathered scores, then those scores' deviations and squared deviations, one world at
-#: a time); counted as six, with room to spare for numpy's temporaries.
-BOOTSTRAP_ARRAYS = 6
+#: a time; 15.3 MiB measured at 50,000 trials, two chunks of 8 MB); counted as four, twice that.
+#: Six overstated the default-model retrain run at 300 trials by just over the 3x the estimate is
+#: held to (tests/test_memory_precheck.py).
+BOOTSTRAP_ARRAYS = 4
 
 
 def _bootstrap_bytes(n: int) -> int:
