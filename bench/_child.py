@@ -16,3 +16,14 @@ def timed_child(command: list[str], **run_options) -> tuple[float, float, subpro
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc
+
+
+def write_results(path, result: dict) -> str:
+    """Write a benchmark's result as indented JSON to ``path`` (its folder made if missing) and
+    return the text, which the benchmark prints."""
+    import json
+
+    text = json.dumps(result, indent=2)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text + "\n")
+    return text

@@ -29,6 +29,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from _child import write_results  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "allocator.json"
 #: Retrain-mode trials of retraining itself: each trial trains the MLP from a fresh initial point (learn
 #: and retrain); r2d's fit of the MLP first estimates its constants, minutes of CPU outside the trials.
@@ -113,10 +115,7 @@ def main() -> None:
               "threads": first["threads"], **rows,
               "speedup_trials_per_cpu_s": rows["tuned"]["trials_per_cpu_s"] / rows["default"]["trials_per_cpu_s"],
               "identical_trials": len(digests) == 1, "sha256": sorted(digests)}
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":

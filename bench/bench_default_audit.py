@@ -42,7 +42,7 @@ TARGET_CPU_S = 3.0
 #: Issue 26: the command's CPU at most twice the minimal script's (it was 3.2 times).
 TARGET_SCRIPT_RATIO = 2.0
 COMMAND = ["audit", "run", "--method", "r2d", "--epsilon", "1"]
-from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
+from _child import timed_child, write_results  # noqa: E402  (bench/ is the script's directory)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "default_audit.json"
 
@@ -218,10 +218,7 @@ def main() -> None:
         "certified_epsilon": report["certificate"]["epsilon"],
         "best_empirical_epsilon": ((report["attacks"] or {}).get("comparison") or {}).get("best_empirical_epsilon"),
     }
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":

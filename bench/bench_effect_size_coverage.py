@@ -28,12 +28,12 @@ Usage: python bench/bench_effect_size_coverage.py [--samples 1000]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
+from _child import write_results  # noqa: E402
 from scipy.special import ndtr, ndtri
 from scipy.stats import bootstrap
 
@@ -159,10 +159,7 @@ def main() -> None:
         "bca_vs_scipy": _bca_vs_scipy(),
         "cells": cells,
     }
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from _child import write_results  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "noise_attacks.json"
 TARGET_CPU_S = 5.0
 ATTACK_STAGES = ("trials", "shadows", "attacks")
@@ -80,10 +82,7 @@ def main() -> None:
               "attack_stage_speedup_cpu": former["attack_stage_cpu_s"] / now["attack_stage_cpu_s"],
               "target_cpu_s": TARGET_CPU_S, "within_target": now["attack_stage_cpu_s"] <= TARGET_CPU_S,
               "identical_attack_sections": now["sha256"] == former["sha256"]}
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Usage: python bench/bench_startup.py [--repeats 5]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -23,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
+from _child import timed_child, write_results  # noqa: E402  (bench/ is the script's directory)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
 
@@ -63,10 +62,7 @@ def main() -> None:
               "repeats": args.repeats, "commands": rows,
               "light_commands_under_1s": all(rows[n]["wall_s"] < 1.0
                                              for n in ("audit --help", "audit calibrate", "audit verify"))}
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":

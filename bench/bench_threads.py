@@ -16,7 +16,6 @@ Usage: python bench/bench_threads.py [--repeats 3]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 
 TARGET_RATIO = 1.3
-from _child import timed_child  # noqa: E402  (bench/ is the script's directory)
+from _child import timed_child, write_results  # noqa: E402  (bench/ is the script's directory)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "threads.json"
 
@@ -75,10 +74,7 @@ def main() -> None:
         busy.wait()
     result = {"benchmark": "threads_under_load", "cpu_count": os.cpu_count(), "busy_processes": 1,
               "repeats": args.repeats, "target_ratio": TARGET_RATIO, "cases": cases}
-    text = json.dumps(result, indent=2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    print(write_results(RESULTS, result))
 
 
 if __name__ == "__main__":
