@@ -520,6 +520,26 @@ def test_the_restart_of_the_noise_free_phase_does_not_change_the_certificate(bn_
     )
 
 
+def test_the_number_of_noise_free_steps_does_not_change_the_certificate(game_method):
+    """post_steps (A's steps by default, half of them, none) only post-processes the noisy model:
+    sigma, epsilon, every constant and condition are the same; the theorem line names the count."""
+    forget = [0, 5, 9]
+    certs = {}
+    for post in (None, math.ceil(game_method.steps / 2), 0):
+        method = game_method.replica(post_steps=post)
+        method.fit(game_method.X_, game_method.y_, game_method.theta0_)
+        certs[post] = (method.sigma_, method.certify(forget, 1.0, 1e-5))
+    sigma, plain = certs[None]
+    for s, cert in certs.values():
+        assert s == sigma and cert.epsilon == plain.epsilon and cert.delta == plain.delta and cert.valid
+        assert [(c.name, c.value) for c in cert.constants] == [(c.name, c.value) for c in plain.constants]
+        assert [(c.name, c.met, c.detail) for c in cert.conditions] == [
+            (c.name, c.met, c.detail) for c in plain.conditions
+        ]
+    assert plain.theorem.endswith(f"then {game_method.steps} noise-free steps on D \\ Z (post-processing)")
+    assert certs[3][1].theorem == plain.theorem.replace(f"then {game_method.steps} noise-free", "then 3 noise-free")
+
+
 def test_init_scale_restores_the_initial_scales_and_keeps_the_noisy_directions(bn_fitted):
     """Without noise-free steps the release is the restarted noisy model: BatchNorm's scale 1 and
     shift 0, every other tensor the noisy one rescaled to its norm in theta0."""
