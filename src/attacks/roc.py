@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.rates import _scores
 from certify.errors import InvalidInput, Real
 
 __all__ = [
@@ -59,27 +60,6 @@ DEFAULT_CURVE_POINTS = 200
 
 _COUNT_TOL = 1e-9
 """Relative slack when turning a target FPR into a count of false positives (float rounding)."""
-
-
-def _scores(value: object, field: str) -> np.ndarray:
-    """A 1-D float array of at least one finite score, or :class:`InvalidInput` naming ``field``."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInput(field, "a 1-D array of finite real scores", value) from None
-    if arr.ndim != 1:
-        raise InvalidInput(field, "a 1-D array of finite real scores", f"array of shape {arr.shape}")
-    if arr.size < 1:
-        raise InvalidInput(field, "a 1-D array with at least 1 score", "0 scores")
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.count_nonzero(~np.isfinite(arr)))
-        raise InvalidInput(
-            field,
-            "a 1-D array of finite real scores",
-            f"{bad} NaN or infinite score(s)",
-            hint="Drop or clip failed trials explicitly before scoring.",
-        )
-    return arr
 
 
 def _labelled(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
