@@ -27,8 +27,9 @@ next step (exact: rounding to nearest is symmetric).
 
 On the default MLP (2-64-1, softplus, 1,000 records, blocks of 16 models in sub-blocks of 4, one
 thread) 100 retrain-mode trials take 0.47× the CPU of the vmapped autograd path with glibc's
-allocator as it comes (13.1 s against 27.9 s, ``bench/bench_mlp_trials.py``). What remains is the kernels themselves:
-softplus about two fifths, the four ``bmm`` a quarter, ``softplus_backward`` a seventh.
+allocator as it comes (13.1 s against 27.9 s, ``bench/bench_mlp_trials.py``). What remains is
+the kernels themselves: softplus about two fifths, the four ``bmm`` a quarter,
+``softplus_backward`` a seventh.
 """
 
 from __future__ import annotations
@@ -116,25 +117,31 @@ def mlp_grads(objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor
         if thetas.shape[0] - starts[-1] < 2:  # a last piece of one row joins the one before
             starts.pop()
         ends = starts[1:] + [int(thetas.shape[0])]
-        return torch.cat([_block_grads(objective, layout, thetas[a:b], X, y) for a, b in zip(starts, ends)])
-    return _block_grads(objective, layout, thetas, X, y)
+        parts = [_block_grads(objective, layout, thetas[a:b], X, y, sub_block=True) for a, b in zip(starts, ends)]
+        return torch.cat(parts)
+    return _block_grads(objective, layout, thetas, X, y, sub_block=False)
 
 
-def _block_grads(objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor, y: Tensor) -> Tensor:
+def _block_grads(
+    objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor, y: Tensor, *, sub_block: bool
+) -> Tensor:
     n = int(X.shape[0])
     if n <= GRAD_CHUNK:
-        return _chunk_grads(objective, layout, thetas, X, y, mean=True)
+        return _chunk_grads(objective, layout, thetas, X, y, mean=True, sub_block=sub_block)
     chunks = (
-        _chunk_grads(objective, layout, thetas, X[i : i + GRAD_CHUNK], y[i : i + GRAD_CHUNK], mean=False)
+        _chunk_grads(
+            objective, layout, thetas, X[i : i + GRAD_CHUNK], y[i : i + GRAD_CHUNK], mean=False, sub_block=sub_block
+        )
         for i in range(0, n, GRAD_CHUNK)
     )
     return cast(Tensor, sum(chunks)) / n  # as Objective.grad sums its chunks: (0 + g_1 + g_2 + …) / n
 
 
 def _chunk_grads(
-    objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor, y: Tensor, *, mean: bool
+    objective: Objective, layout: MLPLayout, thetas: Tensor, X: Tensor, y: Tensor, *, mean: bool, sub_block: bool
 ) -> Tensor:
-    """The gradient of the mean (or the sum) of the per-record losses on (X, y), for every row."""
+    """The gradient of the mean (or the sum) of the per-record losses on (X, y), for every row
+    (``sub_block``: the rows are part of a block, :func:`sub_block_rows`)."""
     B = thetas.shape[0]
     weights = [thetas[:, w : w + o * i].view(B, o, i) for w, _, o, i in layout.layers]
     biases = [thetas[:, b : b + o].view(B, 1, o) for _, b, o, _ in layout.layers]
@@ -146,7 +153,7 @@ def _chunk_grads(
         pres.append(pre)
         inputs.append(layout.activations[k](pre))
     if objective.n_outputs == 1:
-        g = _logistic_output_grad(pre.squeeze(2), y, mean).unsqueeze(2)
+        g = _logistic_output_grad(pre.squeeze(2), y, mean, pad=sub_block).unsqueeze(2)
     else:
         g = _output_grad(objective, pre, y, mean)
     pieces: list[Tensor] = []
@@ -161,21 +168,22 @@ def _chunk_grads(
     return torch.cat(pieces, 1)
 
 
-def _logistic_output_grad(z: Tensor, y: Tensor, mean: bool) -> Tensor:
+def _logistic_output_grad(z: Tensor, y: Tensor, mean: bool, *, pad: bool = False) -> Tensor:
     """∂/∂z of the mean (or sum) logistic loss, (B, n), through the steps autograd takes back
     through ATen's binary_cross_entropy_with_logits (loss = (1 − y) z + m + log(e^{−m} + e^{−z−m}),
     m = max(−z, 0)), in its order, so the rounding is the same.
 
-    A sub-block's B·n need not be a whole number of :data:`VECTOR_ELEMENTS` (the whole block's
-    is): then the steps run on the flattened values padded with zeros, so that no element takes
-    the scalar tail of the ``exp`` kernels, which a whole block's do not (:func:`sub_block_rows`)."""
+    ``pad`` (a sub-block's rows): B·n need not be a whole number of :data:`VECTOR_ELEMENTS` (the
+    whole block's is), so the steps run on the flattened values padded with zeros, and no element
+    takes the scalar tail of the ``exp`` kernels, as none of the whole block's does
+    (:func:`sub_block_rows`). A whole block runs unpadded, on autograd's own shape."""
     B, n = z.shape
     upstream = 1 / n if mean else 1.0  # autograd's incoming gradient of a mean (or sum), fl(1/n)
-    pad = -(B * n) % VECTOR_ELEMENTS
-    if not pad:
+    extra = -(B * n) % VECTOR_ELEMENTS if pad else 0
+    if not extra:
         return _logistic_steps(z, 1 - y.to(z.dtype), upstream)
-    flat_z = torch.cat([z.reshape(-1), z.new_zeros(pad)])
-    flat_y = torch.cat([y.to(z.dtype).expand(B, n).reshape(-1), z.new_zeros(pad)])
+    flat_z = torch.cat([z.reshape(-1), z.new_zeros(extra)])
+    flat_y = torch.cat([y.to(z.dtype).expand(B, n).reshape(-1), z.new_zeros(extra)])
     return _logistic_steps(flat_z, 1 - flat_y, upstream)[: B * n].view(B, n)
 
 

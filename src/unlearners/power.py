@@ -82,7 +82,7 @@ def power_iteration(
     if lam < 0:
         mu = lam
         shifted = lambda u: matvec(u) - mu * u  # noqa: E731  spectrum shifted to [0, λ_max − μ]
-        top, v = _power(shifted, _randn(d, generator, dtype, device), k, tol)
+        _, v = _power(shifted, _randn(d, generator, dtype, device), k, tol)
         lam = float(torch.dot(v, matvec(v)))
     return lam, v
 
